@@ -1,1 +1,5 @@
+"""Settings from ``HERALD_*`` environment variables, checked once at start-up."""
 
+from config.settings import ConfigError, Settings, load_settings
+
+__all__ = ["ConfigError", "Settings", "load_settings"]

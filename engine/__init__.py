@@ -1,1 +1,1 @@
-
+"""Herald's core: models, rendering, the send pipeline, queueing and plugin loading."""

@@ -1,0 +1,177 @@
+"""Typed settings read from the environment; every error names the setting at fault."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
+
+ENVIRONMENTS = ("development", "test", "production")
+DEV_SECRET_KEY = "herald-development-secret-key-not-for-production"
+DEFAULT_DATABASE_URL = "sqlite:///var/herald.sqlite3"
+
+
+class ConfigError(ValueError):
+    """A setting is missing or malformed; ``setting`` names the variable."""
+
+    def __init__(self, setting: str, message: str) -> None:
+        super().__init__(f"{setting}: {message}")
+        self.setting = setting
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything Herald reads from its environment, already validated."""
+
+    env: str = "development"
+    database_url: str = DEFAULT_DATABASE_URL
+    redis_url: str | None = None
+    secret_key: str = DEV_SECRET_KEY
+    public_url: str = "http://127.0.0.1:8000"
+    email_provider: str = "inbox://"
+    sms_provider: str = "inbox://"
+    port: int = 8000
+    webhook_allow_private: bool = False
+    webhook_max_attempts: int = 8
+    webhook_backoff: tuple[float, ...] = ()
+    trusted_proxies: int = 0
+    rate_limit_send_per_key: int = 300
+    rate_limit_send_per_ip: int = 300
+    rate_limit_validate_per_ip: int = 120
+    key_cache_seconds: float = 5.0
+    reconcile_after_seconds: float = 60.0
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def production(self) -> bool:
+        return self.env == "production"
+
+    def with_changes(self, **changes: object) -> Settings:
+        """A copy with some fields replaced (tests and `herald dev` use this)."""
+        return replace(self, **changes)
+
+
+def _bool(name: str, raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off", ""):
+        return False
+    raise ConfigError(name, f"expected a boolean (true/false), got {raw!r}")
+
+
+def _int(name: str, raw: str, minimum: int = 0) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigError(name, f"expected a whole number, got {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(name, f"must be at least {minimum}, got {value}")
+    return value
+
+
+def _float(name: str, raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ConfigError(name, f"expected a number, got {raw!r}") from None
+    if value < 0:
+        raise ConfigError(name, f"must not be negative, got {value}")
+    return value
+
+
+def _backoff(name: str, raw: str) -> tuple[float, ...]:
+    parts = [p for p in raw.split(",") if p.strip()]
+    values = tuple(_float(name, p) for p in parts)
+    if any(v > 900 for v in values):
+        raise ConfigError(name, "every wait must be at most 900 seconds (15 minutes)")
+    return values
+
+
+def _url(name: str, raw: str, schemes: tuple[str, ...]) -> str:
+    parts = urlsplit(raw)
+    if parts.scheme not in schemes:
+        raise ConfigError(name, f"scheme must be one of {', '.join(schemes)}; got {raw!r}")
+    return raw
+
+
+def _provider(name: str, raw: str) -> str:
+    parts = urlsplit(raw)
+    if not parts.scheme:
+        raise ConfigError(
+            name, f"expected a provider URL such as smtp://host:25 or inbox://, got {raw!r}"
+        )
+    return raw
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read and check every ``HERALD_*`` variable; raise ConfigError naming the first bad one."""
+    env = dict(os.environ if environ is None else environ)
+    get = env.get
+    name = "HERALD_ENV"
+    mode = get(name, "development").strip().lower() or "development"
+    if mode not in ENVIRONMENTS:
+        raise ConfigError(name, f"must be one of {', '.join(ENVIRONMENTS)}, got {mode!r}")
+
+    values: dict[str, object] = {"env": mode}
+    if raw := get("HERALD_DATABASE_URL"):
+        values["database_url"] = _url(
+            "HERALD_DATABASE_URL", raw, ("sqlite", "postgres", "postgresql")
+        )
+    if raw := get("HERALD_REDIS_URL"):
+        values["redis_url"] = _url("HERALD_REDIS_URL", raw, ("redis", "rediss", "unix"))
+
+    secret = get("HERALD_SECRET_KEY", "")
+    if secret:
+        if mode == "production" and len(secret) < 32:
+            raise ConfigError("HERALD_SECRET_KEY", "must be at least 32 characters in production")
+        values["secret_key"] = secret
+    elif mode == "production":
+        raise ConfigError("HERALD_SECRET_KEY", "is required in production")
+
+    if raw := get("HERALD_PUBLIC_URL"):
+        values["public_url"] = _url("HERALD_PUBLIC_URL", raw, ("http", "https")).rstrip("/")
+    if raw := get("HERALD_EMAIL_PROVIDER"):
+        values["email_provider"] = _provider("HERALD_EMAIL_PROVIDER", raw)
+    if raw := get("HERALD_SMS_PROVIDER"):
+        values["sms_provider"] = _provider("HERALD_SMS_PROVIDER", raw)
+    if raw := get("HERALD_PORT"):
+        port = _int("HERALD_PORT", raw, minimum=1)
+        if port > 65535:
+            raise ConfigError("HERALD_PORT", f"must be at most 65535, got {port}")
+        values["port"] = port
+    if (raw := get("HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS")) is not None:
+        allow = _bool("HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS", raw)
+        if allow and mode == "production":
+            raise ConfigError(
+                "HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS",
+                "is refused in production (development and test only)",
+            )
+        values["webhook_allow_private"] = allow
+    if raw := get("HERALD_WEBHOOK_MAX_ATTEMPTS"):
+        values["webhook_max_attempts"] = _int("HERALD_WEBHOOK_MAX_ATTEMPTS", raw, minimum=1)
+    if raw := get("HERALD_WEBHOOK_BACKOFF"):
+        values["webhook_backoff"] = _backoff("HERALD_WEBHOOK_BACKOFF", raw)
+    if raw := get("HERALD_TRUSTED_PROXIES"):
+        values["trusted_proxies"] = _int("HERALD_TRUSTED_PROXIES", raw)
+    for setting, attr in (
+        ("HERALD_RATE_LIMIT_SEND_PER_KEY", "rate_limit_send_per_key"),
+        ("HERALD_RATE_LIMIT_SEND_PER_IP", "rate_limit_send_per_ip"),
+        ("HERALD_RATE_LIMIT_VALIDATE_PER_IP", "rate_limit_validate_per_ip"),
+    ):
+        if raw := get(setting):
+            values[attr] = _int(setting, raw, minimum=1)
+    if raw := get("HERALD_KEY_CACHE_SECONDS"):
+        values["key_cache_seconds"] = min(_float("HERALD_KEY_CACHE_SECONDS", raw), 5.0)
+    if raw := get("HERALD_RECONCILE_AFTER_SECONDS"):
+        values["reconcile_after_seconds"] = _float("HERALD_RECONCILE_AFTER_SECONDS", raw)
+    if mode == "production":
+        for provider in ("email_provider", "sms_provider"):
+            setting = "HERALD_" + provider.upper()
+            if str(values.get(provider, "")).startswith("inbox:"):
+                # The dev inbox keeps mail in the database; it is never a production provider.
+                raise ConfigError(setting, "inbox:// is for development and test only")
+            # Unset in production means "not configured": deliveries fail visibly, not silently.
+            values.setdefault(provider, "")
+    return Settings(**values)  # type: ignore[arg-type]

@@ -1,0 +1,54 @@
+"""One database handle for the process, bound at start-up from HERALD_DATABASE_URL."""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from peewee import Database, DatabaseProxy, SqliteDatabase
+from playhouse.pool import PooledPostgresqlDatabase
+
+database = DatabaseProxy()
+
+
+def make_database(url: str) -> Database:
+    """Build (not connect) a peewee database for a sqlite:/// or postgresql:// URL."""
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        path = unquote(parts.path[1:] if parts.path.startswith("/") else parts.path)
+        if url.startswith("sqlite:////"):
+            path = "/" + path.lstrip("/")
+        if path and path != ":memory:":
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        # WAL lets the API read while a worker writes; busy_timeout turns lock contention
+        # between processes into a short wait instead of an error.
+        return SqliteDatabase(
+            path or ":memory:",
+            pragmas={
+                "journal_mode": "wal",
+                "foreign_keys": 1,
+                "busy_timeout": 10000,
+                "synchronous": "normal",
+            },
+            timeout=10,
+        )
+    if parts.scheme in ("postgres", "postgresql"):
+        options = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        return PooledPostgresqlDatabase(
+            unquote(parts.path.lstrip("/")) or "postgres",
+            user=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None,
+            host=parts.hostname or "127.0.0.1",
+            port=parts.port or 5432,
+            max_connections=int(options.pop("max_connections", 20)),
+            stale_timeout=300,
+            **options,
+        )
+    raise ValueError(f"unsupported database URL scheme: {parts.scheme!r}")
+
+
+def bind_database(url: str) -> Database:
+    """Point the shared proxy at the database named by ``url`` and return it."""
+    db = make_database(url)
+    database.initialize(db)
+    return db

@@ -1,0 +1,39 @@
+"""Process-wide wiring: settings, the database binding, the at-rest key and Redis."""
+
+from __future__ import annotations
+
+from peewee import Database
+from redis import Redis
+
+from config.settings import Settings
+from engine import secrets
+from engine.db import bind_database
+
+_settings: Settings | None = None
+_redis: Redis | None = None
+
+
+def configure(settings: Settings) -> Database:
+    """Bind everything a process needs from its settings; call once at start-up."""
+    global _settings, _redis
+    _settings = settings
+    _redis = None
+    secrets.configure(settings.secret_key)
+    return bind_database(settings.database_url)
+
+
+def settings() -> Settings:
+    if _settings is None:
+        raise RuntimeError("engine.runtime.configure() has not been called")
+    return _settings
+
+
+def redis() -> Redis:
+    """The shared Redis client (a connection pool underneath)."""
+    global _redis
+    if _redis is None:
+        url = settings().redis_url
+        if not url:
+            raise RuntimeError("HERALD_REDIS_URL is not set")
+        _redis = Redis.from_url(url, health_check_interval=30)
+    return _redis

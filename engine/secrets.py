@@ -1,0 +1,56 @@
+"""Encryption at rest for secrets that must be read back (signing secrets, provider credentials)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+
+from cryptography.fernet import Fernet, InvalidToken
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+_PREFIX = "enc:v1:"
+_cipher: Fernet | None = None
+
+
+def configure(secret_key: str) -> None:
+    """Derive the at-rest key from HERALD_SECRET_KEY (HKDF, so the raw setting is never the key)."""
+    global _cipher
+    derived = HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=b"herald-at-rest", info=b"herald secrets v1"
+    ).derive(secret_key.encode("utf-8"))
+    _cipher = Fernet(base64.urlsafe_b64encode(derived))
+
+
+def _require() -> Fernet:
+    if _cipher is None:
+        raise RuntimeError("engine.secrets.configure() has not been called")
+    return _cipher
+
+
+def encrypt(plaintext: str) -> str:
+    return _PREFIX + _require().encrypt(plaintext.encode("utf-8")).decode("ascii")
+
+
+def decrypt(token: str) -> str:
+    if not token.startswith(_PREFIX):
+        raise ValueError("value is not an encrypted Herald secret")
+    try:
+        return _require().decrypt(token[len(_PREFIX) :].encode("ascii")).decode("utf-8")
+    except InvalidToken:
+        raise ValueError("secret cannot be decrypted: HERALD_SECRET_KEY changed?") from None
+
+
+def new_signing_secret() -> str:
+    """A webhook signing secret; the HMAC key is exactly these UTF-8 characters (D7)."""
+    return "whsec_" + secrets.token_urlsafe(32)
+
+
+def new_api_key() -> str:
+    return "hk_" + secrets.token_urlsafe(32)
+
+
+def hash_api_key(value: str) -> str:
+    """Keys carry 256 bits of entropy, so a plain SHA-256 is a safe, fast lookup hash."""
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()

@@ -1,0 +1,92 @@
+"""Real parts for every test: a Redis server on a free port and the database under test.
+
+HERALD_TEST_DATABASE_URL picks PostgreSQL; otherwise a SQLite file in a temp folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from redis import Redis
+
+from config.settings import Settings
+from engine import runtime
+from engine.embedded_redis import EmbeddedRedis, start_redis
+from engine.migrations import upgrade
+from engine.models import ALL_MODELS
+
+TEST_SECRET_KEY = "test-secret-key-0123456789-abcdefghijklmnop"
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[EmbeddedRedis]:
+    server = start_redis()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    url = os.environ.get("HERALD_TEST_DATABASE_URL")
+    if url:
+        return url
+    return f"sqlite:///{tmp_path_factory.mktemp('db')}/herald-test.sqlite3"
+
+
+@pytest.fixture(scope="session")
+def base_settings(redis_server: EmbeddedRedis, database_url: str) -> Settings:
+    return Settings(
+        env="test",
+        database_url=database_url,
+        redis_url=redis_server.url,
+        secret_key=TEST_SECRET_KEY,
+        public_url="http://herald.test",
+        email_provider="inbox://",
+        sms_provider="inbox://",
+        webhook_allow_private=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def _schema(base_settings: Settings) -> Iterator[None]:
+    db = runtime.configure(base_settings)
+    db.connect(reuse_if_open=True)
+    # A leftover schema from an earlier run would hide migration bugs: start from nothing.
+    db.drop_tables(list(ALL_MODELS), safe=True, cascade=db.__class__.__name__ != "SqliteDatabase")
+    upgrade(db)
+    db.close()
+    yield
+
+
+@pytest.fixture
+def settings(base_settings: Settings, _schema: None) -> Iterator[Settings]:
+    """Settings bound into the engine, with an empty database and an empty Redis."""
+    db = runtime.configure(base_settings)
+    db.connect(reuse_if_open=True)
+    _empty_tables(db)
+    Redis.from_url(base_settings.redis_url).flushall()
+    yield base_settings
+    if not db.is_closed():
+        db.close()
+
+
+@pytest.fixture
+def db(settings: Settings):
+    from engine.db import database
+
+    return database.obj
+
+
+def _empty_tables(db) -> None:
+    from engine.models import SchemaVersion
+
+    tables = [m for m in reversed(ALL_MODELS) if m is not SchemaVersion]
+    if db.__class__.__name__ == "SqliteDatabase":
+        with db.atomic():
+            for model in tables:
+                model.delete().execute()
+    else:
+        names = ", ".join(f'"{m._meta.table_name}"' for m in tables)
+        db.execute_sql(f"TRUNCATE {names} RESTART IDENTITY CASCADE")

@@ -1,0 +1,69 @@
+import pytest
+
+from config.settings import ConfigError, load_settings
+
+
+def test_defaults_are_development_with_inbox_providers():
+    settings = load_settings({})
+    assert settings.env == "development"
+    assert settings.email_provider == "inbox://"
+    assert settings.database_url.startswith("sqlite:///")
+
+
+def test_production_requires_secret_key():
+    with pytest.raises(ConfigError) as err:
+        load_settings({"HERALD_ENV": "production"})
+    assert err.value.setting == "HERALD_SECRET_KEY"
+
+
+def test_production_refuses_private_webhook_destinations():
+    with pytest.raises(ConfigError) as err:
+        load_settings(
+            {
+                "HERALD_ENV": "production",
+                "HERALD_SECRET_KEY": "x" * 40,
+                "HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS": "true",
+            }
+        )
+    assert err.value.setting == "HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS"
+
+
+def test_production_refuses_the_dev_inbox():
+    with pytest.raises(ConfigError) as err:
+        load_settings(
+            {"HERALD_ENV": "production", "HERALD_SECRET_KEY": "x" * 40,
+             "HERALD_EMAIL_PROVIDER": "inbox://"}
+        )
+    assert err.value.setting == "HERALD_EMAIL_PROVIDER"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("HERALD_ENV", "staging"),
+        ("HERALD_PORT", "eighty"),
+        ("HERALD_PORT", "70000"),
+        ("HERALD_DATABASE_URL", "mysql://x"),
+        ("HERALD_REDIS_URL", "http://x"),
+        ("HERALD_WEBHOOK_MAX_ATTEMPTS", "0"),
+        ("HERALD_WEBHOOK_BACKOFF", "1,2,abc"),
+        ("HERALD_WEBHOOK_BACKOFF", "10,1000"),
+        ("HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS", "maybe"),
+        ("HERALD_TRUSTED_PROXIES", "-1"),
+        ("HERALD_PUBLIC_URL", "ftp://x"),
+    ],
+)
+def test_bad_setting_is_named_in_the_error(name, value):
+    with pytest.raises(ConfigError) as err:
+        load_settings({name: value})
+    assert err.value.setting == name
+    assert name in str(err.value)
+
+
+def test_values_are_parsed():
+    settings = load_settings(
+        {"HERALD_PORT": "8123", "HERALD_WEBHOOK_BACKOFF": "1, 5,30", "HERALD_TRUSTED_PROXIES": "2"}
+    )
+    assert settings.port == 8123
+    assert settings.webhook_backoff == (1.0, 5.0, 30.0)
+    assert settings.trusted_proxies == 2
