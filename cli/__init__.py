@@ -1,1 +1,1 @@
-
+"""The `herald` operator command (contract: ARCHITECTURE.md section 4)."""

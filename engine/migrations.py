@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from peewee import Database
+from peewee import Database, SqliteDatabase
 
 from engine.models import ALL_MODELS, SchemaVersion
 
@@ -24,13 +24,18 @@ def current_version(db: Database) -> int:
     return row.version if row else 0
 
 
+_LOCK_ID = 0x4E52414C44  # any constant: serialises concurrent upgrades on PostgreSQL
+
+
 def upgrade(db: Database) -> dict[str, int]:
-    """Apply the steps not yet applied; running it again is a no-op."""
-    before = current_version(db)
-    for number, step in enumerate(MIGRATIONS, start=1):
-        if number <= before:
-            continue
-        with db.atomic():
-            step(db)
-            SchemaVersion.create(version=number)
+    """Apply the steps not yet applied; running it again (or twice at once) is a no-op."""
+    postgres = not isinstance(db, SqliteDatabase)
+    with db.atomic():
+        if postgres:
+            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
+        before = current_version(db)
+        for number, step in enumerate(MIGRATIONS, start=1):
+            if number > before:
+                step(db)
+                SchemaVersion.create(version=number)
     return {"from": before, "to": len(MIGRATIONS)}

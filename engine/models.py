@@ -138,6 +138,9 @@ class ApiKey(BaseModel):
     expires_at = DateTimeField(null=True)
     revoked_at = DateTimeField(null=True)
 
+    class Meta:
+        indexes = ((("workspace", "name"), True),)
+
     def status_at(self, now: dt.datetime | None = None) -> str:
         now = now or utcnow()
         if self.revoked_at is not None:

@@ -1,0 +1,126 @@
+"""`herald dev`: SQLite, an embedded Redis, the API and a worker, and a demo key to try."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from config.settings import Settings
+
+STATE_DIR = Path("var")
+
+
+def _demo_key(settings: Settings) -> str:
+    """Reuse the demo key across restarts (kept in var/, development only) or make one."""
+    from engine import secrets
+    from engine.demo import DEMO_WORKSPACE_ID
+    from engine.keys import create_key
+    from engine.models import ApiKey, Workspace
+
+    path = STATE_DIR / "dev-api-key.json"
+    if path.exists():
+        saved = json.loads(path.read_text())
+        key = ApiKey.get_or_none(ApiKey.key_hash == secrets.hash_api_key(saved["key"]))
+        if key is not None and key.status_at() == "active":
+            return saved["key"]
+    workspace = Workspace.get_by_id(DEMO_WORKSPACE_ID)
+    key, value = create_key(workspace, f"dev-{int(time.time())}")
+    path.write_text(json.dumps({"id": str(key.id), "key": value}))
+    path.chmod(0o600)
+    return value
+
+
+def _prepare(settings: Settings) -> str:
+    from engine import runtime
+    from engine.demo import demo_document
+    from engine.migrations import upgrade
+    from engine.provisioning import apply_document
+
+    db = runtime.configure(settings)
+    db.connect(reuse_if_open=True)
+    upgrade(db)
+    apply_document(demo_document())
+    key = _demo_key(settings)
+    db.close()
+    return key
+
+
+def run_dev(settings: Settings, port: int | None = None) -> int:
+    """Run until Ctrl-C; every process started here is stopped on the way out."""
+    from engine.demo import DEMO_EMAIL_TEMPLATE_ID, DEMO_WORKSPACE_ID
+    from engine.embedded_redis import start_redis
+
+    if settings.production:
+        print("herald dev refuses HERALD_ENV=production", file=sys.stderr)
+        return 2
+    STATE_DIR.mkdir(exist_ok=True)
+    port = port or settings.port
+    redis = None
+    env = dict(os.environ)
+    if not settings.redis_url:
+        redis = start_redis()
+        env["HERALD_REDIS_URL"] = redis.url
+    env.setdefault("HERALD_PUBLIC_URL", f"http://127.0.0.1:{port}")
+    env["HERALD_ENV"] = settings.env
+    settings = settings.with_changes(redis_url=env["HERALD_REDIS_URL"])
+    children: list[subprocess.Popen] = []
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        key = _prepare(settings)
+        python = sys.executable
+        children.append(subprocess.Popen(
+            [python, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+             "--workers", "2"], env=env))
+        children.append(subprocess.Popen([python, "-m", "cli", "worker"], env=env))
+        base = f"http://127.0.0.1:{port}"
+        body = json.dumps({"tenantId": DEMO_WORKSPACE_ID, "templateId": DEMO_EMAIL_TEMPLATE_ID,
+                           "tags": [{"key": "name", "value": "Ada"}]})
+        print(f"""
+Herald is running (development).
+  API:        {base}/api/v1/   docs: {base}/docs   OpenAPI: {base}/openapi/v1.json
+  Dev inbox:  {base}/dev/inbox
+  Redis:      {settings.redis_url}{' (embedded)' if redis else ''}
+  Database:   {settings.database_url}
+
+Demo API key (shown for development only):
+  X-Api-Key: {key}
+
+Send the demo email:
+  curl -sS -X POST {base}/api/v1/notifications/send \\
+    -H 'Content-Type: application/json' -H 'X-Api-Key: {key}' \\
+    -d '{body}'
+
+Press Ctrl-C to stop.
+""", flush=True)
+        while not stopping:
+            for child in children:
+                if child.poll() is not None:
+                    print(f"herald dev: a child process exited ({child.returncode}); stopping",
+                          file=sys.stderr)
+                    stopping = True
+            time.sleep(0.2)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+        if redis is not None:
+            redis.stop()
+    return 0

@@ -1,0 +1,146 @@
+"""The `herald` command as an operator runs it: a real process, JSON out, errors on stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine.models import ApiKey, Template, TemplateVersion, Workspace
+from tests.conftest import TEST_SECRET_KEY
+from tests.engine.test_provisioning import TPL_ID, WS_ID, sample
+
+
+@pytest.fixture
+def herald(settings, tmp_path):
+    env = {
+        **os.environ,
+        "HERALD_ENV": "test",
+        "HERALD_DATABASE_URL": settings.database_url,
+        "HERALD_REDIS_URL": settings.redis_url,
+        "HERALD_SECRET_KEY": TEST_SECRET_KEY,
+    }
+
+    def run(*args: str, input: str | None = None, ok: bool = True):
+        proc = subprocess.run(
+            [sys.executable, "-m", "cli", *args], env=env, cwd=tmp_path, input=input,
+            capture_output=True, text=True, timeout=60,
+        )
+        if ok:
+            assert proc.returncode == 0, proc.stderr
+            return json.loads(proc.stdout)
+        return proc
+
+    return run
+
+
+def write(tmp_path: Path, doc: dict, name: str = "tenants.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_db_upgrade_is_idempotent(herald):
+    first = herald("db", "upgrade")
+    second = herald("db", "upgrade")
+    assert second["schema"]["from"] == second["schema"]["to"] == first["schema"]["to"]
+
+
+def test_apply_prints_created_keys_once_and_reapply_changes_nothing(herald, tmp_path):
+    path = write(tmp_path, sample())
+    first = herald("apply", path)
+    assert {k["name"] for k in first["apiKeys"]} == {"backend", "old", "temp"}
+    assert all(set(k) >= {"id", "workspaceId", "name", "key"} for k in first["apiKeys"])
+    second = herald("apply", path)
+    assert second["changed"] is False and second["apiKeys"] == []
+
+
+def test_apply_reads_json_from_stdin(herald):
+    out = herald("apply", "-", input=json.dumps(sample()))
+    assert len(out["apiKeys"]) == 3
+
+
+def test_bad_file_exits_non_zero_with_the_problem_on_stderr(herald, tmp_path):
+    doc = sample()
+    doc["accounts"][0]["plan"] = "gold"
+    proc = herald("apply", write(tmp_path, doc), ok=False)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "accounts[0].plan" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    missing = herald("apply", str(tmp_path / "nope.yaml"), ok=False)
+    assert missing.returncode == 1 and "cannot read" in missing.stderr
+    garbage = tmp_path / "bad.yaml"
+    garbage.write_text("accounts: [unclosed")
+    proc = herald("apply", str(garbage), ok=False)
+    assert proc.returncode == 1 and "neither valid YAML nor JSON" in proc.stderr
+
+
+def test_export_round_trips_through_apply(herald, tmp_path):
+    herald("apply", write(tmp_path, sample()))
+    exported = herald("export")
+    again = herald("apply", write(tmp_path, exported, "exported.yaml"))
+    assert again["changed"] is False
+    assert herald("export") == exported
+    only = herald("export", "--workspace", WS_ID)
+    assert only == exported
+    proc = herald("export", "--workspace", "2b1c6a8e-0000-4c53-9d7e-2f5b0c8a9e11", ok=False)
+    assert proc.returncode == 1 and "no workspace" in proc.stderr
+
+
+def test_keys_create_and_revoke(herald, tmp_path):
+    herald("apply", write(tmp_path, sample()))
+    created = herald("keys", "create", "--workspace", WS_ID, "--name", "ci",
+                     "--expires-at", "2999-01-01T00:00:00Z")
+    assert created["key"].startswith("hk_") and created["status"] == "active"
+    assert created["expiresAt"] == "2999-01-01T00:00:00Z"
+    dup = herald("keys", "create", "--workspace", WS_ID, "--name", "ci", ok=False)
+    assert dup.returncode == 1 and "already has a key" in dup.stderr
+    revoked = herald("keys", "revoke", created["id"])
+    assert revoked["status"] == "revoked" and "key" not in revoked
+    assert ApiKey.get_by_id(created["id"]).revoked_at is not None
+    bad = herald("keys", "revoke", "not-a-key", ok=False)
+    assert bad.returncode == 1 and "no API key" in bad.stderr
+
+
+def test_secret_rotate_prints_the_new_secret_once(herald, tmp_path):
+    herald("apply", write(tmp_path, sample()))
+    before = Workspace.get_by_id(WS_ID).signing_secret
+    out = herald("secret", "rotate", "--workspace", WS_ID)
+    assert list(out) == ["secret"]
+    assert out["secret"] != before
+    assert Workspace.get_by_id(WS_ID).signing_secret == out["secret"]
+
+
+def test_template_lifecycle_publish_restore_lock(herald, tmp_path):
+    herald("apply", write(tmp_path, sample()))
+    published = herald("templates", "publish", TPL_ID)
+    assert published == {"templateId": TPL_ID, "versionNumber": 3, "status": "live",
+                         "locked": False}
+    statuses = {v.number: v.status for v in Template.get_by_id(TPL_ID).versions}
+    assert statuses == {1: "previous", 2: "previous", 3: "live"}
+    none_left = herald("templates", "publish", TPL_ID, ok=False)
+    assert none_left.returncode == 1 and "no draft" in none_left.stderr
+    restored = herald("templates", "restore", TPL_ID, "--version", "1")
+    assert restored["versionNumber"] == 4 and restored["status"] == "draft"
+    v1 = TemplateVersion.get(TemplateVersion.template == TPL_ID, TemplateVersion.number == 1)
+    v4 = TemplateVersion.get(TemplateVersion.template == TPL_ID, TemplateVersion.number == 4)
+    assert v4.content == v1.content
+    locked = herald("templates", "lock", TPL_ID, "--version", "1")
+    assert locked["locked"] is True
+    missing = herald("templates", "lock", TPL_ID, "--version", "99", ok=False)
+    assert missing.returncode == 1 and "no version 99" in missing.stderr
+
+
+def test_configuration_error_names_the_setting(herald):
+    env = {**os.environ, "HERALD_ENV": "production"}
+    env.pop("HERALD_SECRET_KEY", None)
+    proc = subprocess.run([sys.executable, "-m", "cli", "db", "upgrade"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "HERALD_SECRET_KEY" in proc.stderr

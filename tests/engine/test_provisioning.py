@@ -1,0 +1,186 @@
+"""`herald apply` and `herald export` through the engine functions."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from engine.exporting import export_document
+from engine.models import ApiKey, Template, TemplateVersion, Workspace
+from engine.provisioning import ApplyError, apply_document
+
+WS_ID = "2b1c6a8e-4d0f-4c53-9d7e-2f5b0c8a9e11"
+TPL_ID = "7d3e1f20-1c2b-4a5d-8e9f-0a1b2c3d4e5f"
+
+
+def sample() -> dict:
+    return {
+        "accounts": [{
+            "name": "Acme",
+            "plan": "pro",
+            "monthlyLimit": 50000,
+            "webhookDelivery": True,
+            "senders": {"domains": ["acme.example"], "addresses": ["ops@other.example"]},
+            "workspaces": [{
+                "id": WS_ID,
+                "name": "Production",
+                "emailProvider": None,
+                "suppressions": ["bounced@acme.example"],
+                "apiKeys": [
+                    {"name": "backend"},
+                    {"name": "old", "status": "revoked"},
+                    {"name": "temp", "expiresAt": "2020-01-01T00:00:00Z"},
+                ],
+                "projects": [{
+                    "name": "Onboarding",
+                    "defaults": {"to": [], "cc": [], "bcc": ["audit@acme.example"]},
+                    "containers": [{
+                        "name": "Emails",
+                        "defaults": {},
+                        "containers": [{"name": "Nested", "templates": []}],
+                        "templates": [{
+                            "id": TPL_ID,
+                            "name": "Welcome",
+                            "channel": "email",
+                            "defaults": {"to": ["team@acme.example"]},
+                            "versions": [
+                                {"status": "published", "subject": "Welcome {{name}}",
+                                 "body": "<p>Hi {{name}}</p>", "htmlHead": "<title>W</title>",
+                                 "fromAddress": "hello@acme.example", "fromName": "Acme",
+                                 "emailType": "Transactional", "trackOpens": False,
+                                 "trackClicks": False},
+                                {"status": "published", "subject": "Welcome again {{name}}",
+                                 "body": "<p>Hello {{name}}</p>",
+                                 "fromAddress": "hello@acme.example"},
+                                {"status": "draft", "subject": "Draft", "body": "<p>wip</p>"},
+                            ],
+                        }],
+                    }],
+                    "templates": [{
+                        "name": "Code", "channel": "sms",
+                        "versions": [{"status": "published", "body": "Code {{code}}",
+                                      "fromNumber": "+15005550006"}],
+                    }],
+                }],
+            }],
+        }]
+    }
+
+
+def test_apply_creates_everything_and_prints_keys_once(db):
+    out = apply_document(sample()).as_json()
+    assert out["changed"] is True
+    assert sorted(k["name"] for k in out["apiKeys"]) == ["backend", "old", "temp"]
+    for key in out["apiKeys"]:
+        assert key["workspaceId"] == WS_ID
+        assert key["key"].startswith("hk_")
+    assert str(Workspace.get().id) == WS_ID
+    statuses = {k.name: k.status_at() for k in ApiKey.select()}
+    assert statuses == {"backend": "active", "old": "revoked", "temp": "expired"}
+    versions = {v.number: v.status for v in Template.get_by_id(TPL_ID).versions}
+    assert versions == {1: "previous", 2: "live", 3: "draft"}
+    live = TemplateVersion.get(TemplateVersion.status == "live",
+                               TemplateVersion.template == TPL_ID)
+    assert live.compiled is not None
+
+
+def test_reapplying_an_unchanged_file_changes_nothing(db):
+    apply_document(sample())
+    before = export_document()
+    again = apply_document(sample()).as_json()
+    assert again["changed"] is False
+    assert again["apiKeys"] == []
+    assert export_document() == before
+
+
+def test_key_values_never_reach_the_database(db, database_url):
+    out = apply_document(sample()).as_json()
+    values = [k["key"] for k in out["apiKeys"]]
+    dump = []
+    for model in (ApiKey,):
+        for row in model.select().tuples():
+            dump.extend(str(c) for c in row)
+    joined = "\n".join(dump)
+    for value in values:
+        assert value not in joined
+    if database_url.startswith("sqlite:///"):
+        path = database_url[len("sqlite:///"):]
+        db.execute_sql("PRAGMA wal_checkpoint(FULL)")
+        with open(path, "rb") as handle:
+            raw = handle.read()
+        for value in values:
+            assert value.encode() not in raw
+
+
+def test_export_round_trips_through_apply(db):
+    apply_document(sample())
+    exported = export_document()
+    # Into an empty database: the same document comes back out.
+    from tests.conftest import _empty_tables
+
+    _empty_tables(db)
+    apply_document(copy.deepcopy(exported))
+    assert export_document() == exported
+
+
+def test_invalid_template_fails_the_whole_apply_and_writes_nothing(db):
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["projects"][0]["templates"][0]["versions"][0][
+        "body"] = "Code {{code"
+    with pytest.raises(ApplyError) as err:
+        apply_document(doc)
+    assert "templates[0].versions[0]" in str(err.value)
+    assert Workspace.select().count() == 0
+
+
+def test_every_problem_is_reported_with_its_path(db):
+    doc = {"accounts": [{"name": "", "plan": "gold", "monthlyLimit": -1, "workspaces": [
+        {"name": "W", "id": "not-a-uuid", "apiKeys": [{"name": "a"}, {"name": "a"}],
+         "projects": [{"name": "P", "templates": [{"name": "T", "channel": "fax"}]}]}]}]}
+    with pytest.raises(ApplyError) as err:
+        apply_document(doc)
+    text = "\n".join(err.value.problems)
+    for fragment in ("accounts[0].name", "accounts[0].plan", "accounts[0].monthlyLimit",
+                     "workspaces[0].id", "apiKeys[1].name", "templates[0].channel"):
+        assert fragment in text
+
+
+def test_published_version_content_is_immutable(db):
+    apply_document(sample())
+    doc = sample()
+    versions = doc["accounts"][0]["workspaces"][0]["projects"][0]["containers"][0][
+        "templates"][0]["versions"]
+    versions[0]["subject"] = "Changed"
+    with pytest.raises(ApplyError, match="cannot change"):
+        apply_document(doc)
+
+
+def test_publishing_a_draft_through_apply_makes_it_live(db):
+    apply_document(sample())
+    doc = sample()
+    versions = doc["accounts"][0]["workspaces"][0]["projects"][0]["containers"][0][
+        "templates"][0]["versions"]
+    versions[2]["status"] = "published"
+    out = apply_document(doc).as_json()
+    assert out["updated"] == {"versions": 2}
+    statuses = {v.number: v.status for v in Template.get_by_id(TPL_ID).versions}
+    assert statuses == {1: "previous", 2: "previous", 3: "live"}
+
+
+def test_sender_allowance_of_the_plan_is_enforced(db):
+    doc = sample()
+    doc["accounts"][0]["plan"] = "basic"
+    doc["accounts"][0]["senders"]["domains"] = ["a.example", "b.example"]
+    with pytest.raises(ApplyError, match="allows 1 verified domain"):
+        apply_document(doc)
+    assert Workspace.select().count() == 0
+
+
+def test_existing_key_is_never_reissued_but_follows_revocation(db):
+    apply_document(sample())
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["apiKeys"][0]["status"] = "revoked"
+    out = apply_document(doc).as_json()
+    assert out["apiKeys"] == []
+    assert ApiKey.get(ApiKey.name == "backend").status_at() == "revoked"
