@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
@@ -9,9 +10,12 @@ from gunicorn.app.base import BaseApplication
 from config.settings import Settings
 
 
-class _Server(BaseApplication):
-    def __init__(self, options: dict[str, Any]) -> None:
+class GunicornServer(BaseApplication):
+    """gunicorn driven from Python, so `herald serve` and the benchmarks share one config."""
+
+    def __init__(self, options: dict[str, Any], loader: Callable[[], Any]) -> None:
         self.options = options
+        self.loader = loader
         super().__init__()
 
     def load_config(self) -> None:
@@ -19,24 +23,29 @@ class _Server(BaseApplication):
             self.cfg.set(key, value)
 
     def load(self):
-        from api.app import create_app
-
-        return create_app()
+        return self.loader()
 
 
-def serve(settings: Settings, host: str, port: int, workers: int) -> None:
-    """Run gunicorn in the foreground; each worker builds its own app (and DB pool)."""
-    options = {
+def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True) -> dict:
+    return {
         "bind": f"{host}:{port}",
         "workers": max(1, workers),
         "worker_class": "gthread",
         "threads": 4,
         "timeout": 30,
         "graceful_timeout": 20,
-        "accesslog": "-",
+        "keepalive": 5,
+        "accesslog": "-" if access_log else None,
         "loglevel": "info",
-        # Bodies over 10 MB are refused by the app before it reads them; gunicorn's own
-        # limit stays off so that the answer is the spec's bare 413, not a 400.
-        "limit_request_line": 8190,
     }
-    _Server(options).run()
+
+
+def _create_app():
+    from api.app import create_app
+
+    return create_app()
+
+
+def serve(settings: Settings, host: str, port: int, workers: int) -> None:
+    """Run gunicorn in the foreground; each worker builds its own app (and DB pool)."""
+    GunicornServer(gunicorn_options(host, port, workers), _create_app).run()

@@ -1,0 +1,65 @@
+"""`make bench`: every figure with its floor, a table on stdout and bench/results.json."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+# name -> (kind, target): "ratio" targets compare value/floor, "max"/"min" the value itself.
+TARGETS = {
+    "send": ("ratio", 0.5),
+    "preview": ("ratio", 0.3),
+    "email_delivery": ("ratio", 0.7),
+    "webhook_delivery": ("ratio", 0.6),
+    "marketing_fanout": ("min", 1000.0),
+    "render_warm": ("max", 2.0),
+    "render_cold": ("max", 50.0),
+}
+MODULES = ("bench.render", "bench.api", "bench.delivery")
+
+
+def verdict(row: dict) -> str:
+    kind, target = TARGETS.get(row["name"], (None, None))
+    if kind is None:
+        return ""
+    if kind == "ratio":
+        ok = row["ratio"] is not None and row["ratio"] >= target
+        return f"{'ok' if ok else 'MISS'} (>= {target})"
+    ok = row["value"] <= target if kind == "max" else row["value"] >= target
+    return f"{'ok' if ok else 'MISS'} ({'<=' if kind == 'max' else '>='} {target:g})"
+
+
+def main(argv: list[str]) -> int:
+    wanted = argv or list(MODULES)
+    figures: list[dict] = []
+    started = time.monotonic()
+    for name in wanted:
+        module = importlib.import_module(name if name.startswith("bench.") else f"bench.{name}")
+        print(f"-- {module.__name__}", flush=True)
+        figures.extend(module.run())
+    width = max(len(f["name"]) for f in figures)
+    print(f"\n{'figure':<{width}}  {'value':>12}  {'floor':>12}  {'ratio':>7}  unit / target")
+    for row in figures:
+        floor = "" if row["floor"] is None else f"{row['floor']:.3f}"
+        ratio = "" if row["ratio"] is None else f"{row['ratio']:.3f}"
+        print(f"{row['name']:<{width}}  {row['value']:>12.3f}  {floor:>12}  {ratio:>7}  "
+              f"{row['unit']}  {verdict(row)}")
+    out = {
+        "figures": figures,
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "platform": platform.platform()},
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    path = Path(__file__).with_name("results.json")
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"\nwrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

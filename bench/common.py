@@ -1,0 +1,136 @@
+"""Shared plumbing for the benchmarks: processes, ports, the bench database, figures."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from engine.embedded_redis import EmbeddedRedis, free_port, start_redis
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_SECRET = "bench-secret-key-0123456789-abcdefghijklmnop"
+
+
+def figure(name: str, value: float, unit: str, floor: float | None,
+           higher_is_better: bool = True) -> dict:
+    """One row of results.json; ratio > 1 means better than the floor."""
+    if floor:
+        ratio = value / floor if higher_is_better else floor / value if value else 0.0
+    else:
+        ratio = None
+    return {"name": name, "value": round(value, 3), "unit": unit,
+            "floor": None if floor is None else round(floor, 3),
+            "ratio": None if ratio is None else round(ratio, 3)}
+
+
+def bench_database_url() -> str:
+    """PostgreSQL when reachable (production's database), else a SQLite file."""
+    url = os.environ.get("HERALD_BENCH_DATABASE_URL")
+    if url:
+        return url
+    try:
+        import psycopg2
+
+        conn = psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="postgres",
+                                connect_timeout=3)
+        conn.autocommit = True
+        with conn.cursor() as cur:
+            cur.execute("SELECT 1 FROM pg_database WHERE datname = 'herald_bench'")
+            if cur.fetchone():
+                cur.execute("DROP DATABASE herald_bench WITH (FORCE)")
+            cur.execute("CREATE DATABASE herald_bench")
+        conn.close()
+        return "postgresql://postgres@127.0.0.1:5432/herald_bench"
+    except Exception:
+        path = ROOT / "var" / "bench.sqlite3"
+        path.parent.mkdir(exist_ok=True)
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(path) + suffix).unlink(missing_ok=True)
+        return f"sqlite:///{path}"
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[EmbeddedRedis]:
+    server = start_redis()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def bench_env(database_url: str, redis_url: str, **extra: str) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "HERALD_ENV": "test",
+        "HERALD_DATABASE_URL": database_url,
+        "HERALD_REDIS_URL": redis_url,
+        "HERALD_SECRET_KEY": BENCH_SECRET,
+        "HERALD_RATE_LIMIT_SEND_PER_KEY": "100000000",
+        "HERALD_RATE_LIMIT_SEND_PER_IP": "100000000",
+        "HERALD_RATE_LIMIT_VALIDATE_PER_IP": "100000000",
+        "PYTHONPATH": str(ROOT),
+    }
+    env.update(extra)
+    return env
+
+
+def wait_port(port: int, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on port {port} after {timeout}s")
+
+
+@contextlib.contextmanager
+def server(target: str, env: dict[str, str], workers: int = 2) -> Iterator[tuple[int, int]]:
+    """Run bench.server for ``target``; yields (port, pid of the gunicorn master)."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "bench.server", target, str(port),
+                             str(workers)], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_port(port)
+        yield port, proc.pid
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def children_of(pid: int) -> list[int]:
+    try:
+        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return [int(p) for p in text.split()]
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM: the peak resident set of a live process, in MiB."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def herald(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
+    proc = subprocess.run([sys.executable, "-m", "cli", *args], env=env, cwd=ROOT, input=stdin,
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise RuntimeError(f"herald {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
