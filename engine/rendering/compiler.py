@@ -1,0 +1,70 @@
+"""Template text -> stored program: strict parse, whitespace control, compact JSON form.
+
+The stored program is data (nested lists naming nodes, helpers and paths), never Python
+source: loading it builds closures from a fixed set of operations (runtime.py), so
+neither template text nor a stored row can make the process run code of its choosing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from .errors import TemplateSyntaxError
+from .scanner import DEFAULT_DEADLINE_SECONDS, Block, Comment, Content, Mustache, parse
+from .whitespace import control
+
+ENGINE_VERSION = "1"
+# pybars3 is the engine the design names; its version stays part of the key so that a
+# change of the pinned dependency invalidates stored programs alike. Kept as a literal
+# (a test checks it against the installed distribution) because reading package metadata
+# would cost a cold process tens of milliseconds.
+PYBARS3_VERSION = "0.9.7"
+VERSION_KEY = f"pybars3-{PYBARS3_VERSION}/herald-engine-{ENGINE_VERSION}"
+
+
+def check_template(text: str) -> None:
+    """Strict scan of one template part; raises TemplateSyntaxError naming line and column."""
+    parse(text)
+
+
+def compile_template(text: str, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS) -> list:
+    """Compile one part into its program (JSON-compatible nested lists)."""
+    return _program(control(parse(text, deadline_seconds)))
+
+
+def compile_parts(parts: Mapping[str, str],
+                  deadline_seconds: float = DEFAULT_DEADLINE_SECONDS) -> str:
+    """Check and compile each named part on its own; the JSON to store with the version.
+
+    Each part gets its own time bound. A syntax error carries the part's name in `.part`.
+    """
+    programs: dict[str, list] = {}
+    for name, text in parts.items():
+        try:
+            programs[name] = compile_template(text or "", deadline_seconds)
+        except TemplateSyntaxError as exc:
+            exc.part = name
+            raise
+    return json.dumps({"key": VERSION_KEY, "parts": programs}, ensure_ascii=False,
+                      separators=(",", ":"))
+
+
+def _program(body: list) -> list:
+    out: list = []
+    for node in body:
+        cls = node.__class__
+        if cls is Content:
+            if node.value:
+                if out and out[-1].__class__ is str:
+                    out[-1] += node.value
+                else:
+                    out.append(node.value)
+        elif cls is Mustache:
+            out.append(["out", node.expr, node.escaped])
+        elif cls is Block:
+            inverse = None if node.inverse is None else _program(node.inverse)
+            out.append(["block", node.helper, node.params, _program(node.program), inverse])
+        elif cls is not Comment:  # pragma: no cover - the parser makes no other node
+            raise TypeError(cls)
+    return out

@@ -1,0 +1,60 @@
+"""The helpers of spec 2.3: names, arities and the inline helper functions.
+
+Helper names are matched case-insensitively, so every table here is keyed by lower case.
+Block helpers (if, unless, each, with, ifEquals) are control flow and live in runtime.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from .values import get, js_string, truthy
+
+# name -> (fewest, most) positional arguments
+BLOCK_HELPERS: dict[str, tuple[int, int]] = {
+    "if": (1, 1), "unless": (1, 1), "each": (1, 1), "with": (1, 1), "ifequals": (2, 2),
+}
+INLINE_HELPERS: dict[str, tuple[int, int]] = {
+    "lookup": (2, 2), "log": (1, 8), "formatdate": (2, 2), "now": (0, 1),
+    "uppercase": (1, 1), "lowercase": (1, 1),
+}
+DATA_NAMES = frozenset({"index", "key", "first", "last", "root"})
+_LOG_CHARS = 200
+
+
+def _lookup(obj: object, field: object) -> object:
+    if not truthy(obj):
+        return obj
+    return get(obj, js_string(field).lower())
+
+
+def _log(*values: object) -> None:
+    text = " ".join(js_string(v) for v in values)
+    logging.getLogger("engine.rendering").info("template log: %s", text[:_LOG_CHARS])
+
+
+def _uppercase(value: object) -> str:
+    return js_string(value).upper()
+
+
+def _lowercase(value: object) -> str:
+    return js_string(value).lower()
+
+
+def _format_date(value: object, fmt: object) -> str:
+    from .dotnet_dates import format_value
+
+    return format_value(js_string(value), js_string(fmt))
+
+
+def _now(fmt: object = "O") -> str:
+    from .dotnet_dates import format_now
+
+    return format_now(js_string(fmt))
+
+
+INLINE_FUNCTIONS: dict[str, Callable[..., object]] = {
+    "lookup": _lookup, "log": _log, "formatdate": _format_date, "now": _now,
+    "uppercase": _uppercase, "lowercase": _lowercase,
+}

@@ -1,0 +1,81 @@
+"""Which tag keys a template refers to: provided, missing and unused (for preview)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from .errors import TemplateSyntaxError
+from .scanner import Block, Mustache, parse
+
+_CONTEXT_HELPERS = ("each", "with")
+
+
+class _Refs:
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}  # lower -> first spelling
+        self.everything = False
+
+    def add(self, name: str) -> None:
+        self.names.setdefault(name.lower(), name)
+
+
+def _expr(e: list, level: int, refs: _Refs) -> None:
+    kind = e[0]
+    if kind == "path":
+        depth, segs = e[1], e[2]
+        if level - depth == 0 and segs:
+            refs.add(segs[0])
+    elif kind == "data":
+        if e[1] == "root" and e[2]:
+            refs.add(e[2][0])
+    elif kind == "call":
+        args = e[2]
+        if e[1] == "lookup" and len(args) == 2 and _is_root(args[0], level) and (
+                args[1][0] == "lit" and args[1][1] is not None):
+            refs.add(str(args[1][1]))
+        for arg in args:
+            _expr(arg, level, refs)
+
+
+def _is_root(e: list, level: int) -> bool:
+    if e[0] == "path":
+        return not e[2] and level - e[1] == 0
+    return e[0] == "data" and e[1] == "root" and not e[2]
+
+
+def _body(body: list, level: int, refs: _Refs) -> None:
+    for node in body:
+        cls = node.__class__
+        if cls is Mustache:
+            _expr(node.expr, level, refs)
+        elif cls is Block:
+            for param in node.params:
+                _expr(param, level, refs)
+            changes = node.helper in _CONTEXT_HELPERS
+            if changes and node.params and _is_root(node.params[0], level):
+                refs.everything = True
+            _body(node.program, level + 1 if changes else level, refs)
+            if node.inverse is not None:
+                _body(node.inverse, level, refs)
+
+
+def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str, list[str]]:
+    """Provided tag keys, referenced-but-missing names and provided-but-unused keys.
+
+    Matching is case-insensitive; a part that does not parse contributes no references
+    (its syntax error is reported separately).
+    """
+    refs = _Refs()
+    for text in texts:
+        if not text:
+            continue
+        try:
+            _body(parse(text), 0, refs)
+        except TemplateSyntaxError:
+            continue
+    provided = [str(k) for k in tags]
+    have = {k.lower() for k in provided}
+    missing = [name for low, name in refs.names.items() if low not in have]
+    unused = [] if refs.everything else [k for k in provided if k.lower() not in refs.names]
+    return {"providedVariables": provided, "missingVariables": missing,
+            "unusedVariables": unused}

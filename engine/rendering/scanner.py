@@ -1,0 +1,442 @@
+"""Strict, linear scanner and parser for the supported Handlebars subset.
+
+It follows the handlebars.js lexer rules for what it accepts (so accepted templates mean
+the same thing in both) and refuses everything outside the subset with a line and column.
+One pass, no regular expressions that can backtrack, nesting bounded, and a deadline.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .errors import TemplateSyntaxError
+from .helpers import BLOCK_HELPERS, DATA_NAMES, INLINE_HELPERS
+
+MAX_TEMPLATE_CHARS = 1_048_576
+MAX_BLOCK_DEPTH = 50
+MAX_SUBEXPR_DEPTH = 8
+DEFAULT_DEADLINE_SECONDS = 5.0
+
+# JavaScript's \s, which handlebars.js uses for both the lexer and whitespace control.
+JS_WHITESPACE = (
+    " \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_WS = frozenset(JS_WHITESPACE)
+_ID_EXCLUDED = frozenset("!\"#%&'()*+,./;<=>@[\\]^`{|}~") | _WS
+_ID_LOOKAHEAD = frozenset("=~}/.)|") | _WS
+_LITERAL_LOOKAHEAD = frozenset("~})") | _WS
+_SPECIAL_SEGMENTS = ("..", ".", "this")
+
+
+class Content:
+    """Literal text; `original` is kept because standalone detection reads it."""
+
+    __slots__ = ("left_stripped", "original", "right_stripped", "value")
+
+    def __init__(self, text: str) -> None:
+        self.value = self.original = text
+        self.left_stripped = self.right_stripped = False
+
+
+class Mustache:
+    """`{{expr}}`, `{{{expr}}}` or `{{&expr}}`."""
+
+    __slots__ = ("escaped", "expr", "strip")
+
+    def __init__(self, expr: list, escaped: bool, strip: tuple[bool, bool]) -> None:
+        self.expr, self.escaped, self.strip = expr, escaped, strip
+
+
+class Comment:
+    """`{{! ...}}` or `{{!-- ... --}}`; renders nothing but takes part in whitespace control."""
+
+    __slots__ = ("strip",)
+
+    def __init__(self, strip: tuple[bool, bool]) -> None:
+        self.strip = strip
+
+
+class Block:
+    """`{{#helper params}}program{{else}}inverse{{/helper}}`."""
+
+    __slots__ = (
+        "close_strip", "helper", "inverse", "inverse_strip", "name", "open_strip", "params",
+        "pos", "program",
+    )
+
+    def __init__(self, helper: str, name: str, params: list, strip: tuple[bool, bool],
+                 pos: int) -> None:
+        self.helper, self.name, self.params, self.pos = helper, name, params, pos
+        self.program: list = []
+        self.inverse: list | None = None
+        self.open_strip = strip
+        self.inverse_strip = (False, False)
+        self.close_strip = (False, False)
+
+
+def position(text: str, pos: int) -> tuple[int, int]:
+    """1-based line and column of a character offset."""
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+class _Parser:
+    def __init__(self, text: str, deadline: float) -> None:
+        self.text = text
+        self.n = len(text)
+        self.deadline = deadline
+        self.tags_seen = 0
+
+    def fail(self, pos: int, message: str) -> TemplateSyntaxError:
+        line, column = position(self.text, pos)
+        return TemplateSyntaxError(message, line, column)
+
+    # -- template level -------------------------------------------------------------
+    def parse(self) -> list:
+        text, n = self.text, self.n
+        nul = text.find("\x00")
+        if nul >= 0:
+            raise self.fail(nul, "NUL characters are not allowed in templates")
+        root: list = []
+        self._root = root
+        body = root
+        stack: list[Block] = []
+        pos = 0
+        while pos < n:
+            i = text.find("{{", pos)
+            if i < 0:
+                body.append(Content(text[pos:]))
+                break
+            if i > pos and text[i - 1] == "\\":
+                if i - 1 > pos and text[i - 2] == "\\":
+                    # `\\{{`: a literal backslash, then a real mustache.
+                    body.append(Content(text[pos:i - 1]))
+                else:
+                    # `\{{`: the mustache is literal text up to the next one.
+                    if i - 1 > pos:
+                        body.append(Content(text[pos:i - 1]))
+                    pos = self._escaped_end(i)
+                    body.append(Content(text[i:pos]))
+                    continue
+            elif i > pos:
+                body.append(Content(text[pos:i]))
+            pos, body = self._tag(i, body, stack)
+        if stack:
+            raise self.fail(stack[-1].pos, f"block '{stack[-1].name}' is never closed")
+        return root
+
+    def _escaped_end(self, i: int) -> int:
+        k = self.text.find("{{", i + 2)
+        if k < 0:
+            return self.n
+        for _ in range(2):
+            if k - 1 >= i + 2 and self.text[k - 1] == "\\":
+                k -= 1
+        return k
+
+    def _tag(self, start: int, body: list, stack: list[Block]) -> tuple[int, list]:
+        self.tags_seen += 1
+        if self.tags_seen & 255 == 0 and time.monotonic() > self.deadline:
+            raise self.fail(start, "template took too long to compile")
+        text = self.text
+        p = start + 2
+        if text.startswith("{{", p):
+            raise self.fail(start, "raw blocks ({{{{ }}}}) are not supported")
+        strip_open = p < self.n and text[p] == "~"
+        if strip_open:
+            p += 1
+        c = text[p] if p < self.n else ""
+        if c == "!":
+            return self._comment(start, p, strip_open, body), body
+        if c == ">":
+            raise self.fail(start, "partials are not supported")
+        if c == "*":
+            raise self.fail(start, "decorators are not supported")
+        if c == "^":
+            raise self.fail(start, "inverse sections ({{^}}) are not supported; use {{else}}")
+        if c == "#":
+            if text.startswith((">", "*"), p + 1):
+                raise self.fail(start, "partial blocks and decorators are not supported")
+            return self._open_block(start, p + 1, strip_open, body, stack)
+        if c == "/":
+            return self._close_block(start, p + 1, stack)
+        q = p
+        while q < self.n and text[q] in _WS:
+            q += 1
+        if text.startswith("else", q):
+            r = q + 4
+            while r < self.n and text[r] in _WS:
+                r += 1
+            if text.startswith(("}}", "~}}"), r):
+                return self._else(start, r, strip_open, stack)
+            if r > q + 4 or text.startswith(("}", "~"), r):
+                raise self.fail(start, "chained {{else ...}} is not supported; nest the block")
+        if c == "{":
+            expr, end, strip_close = self._expression(start, p + 1, "}}}")
+            body.append(Mustache(expr, False, (strip_open, strip_close)))
+            return end, body
+        if c == "&":
+            p += 1
+        expr, end, strip_close = self._expression(start, p, "}}")
+        body.append(Mustache(expr, c != "&", (strip_open, strip_close)))
+        return end, body
+
+    def _comment(self, start: int, p: int, strip_open: bool, body: list) -> int:
+        text = self.text
+        if text.startswith("!--", p):
+            a, b = text.find("--}}", p + 3), text.find("--~}}", p + 3)
+            ends = [x for x in (a, b) if x >= 0]
+            if not ends:
+                raise self.fail(start, "comment is never closed (expected --}})")
+            end = min(ends)
+            close_len = 5 if end == b else 4
+        else:
+            end = text.find("}}", p + 1)
+            if end < 0:
+                raise self.fail(start, "comment is never closed (expected }})")
+            close_len = 2
+        tail = end + close_len
+        body.append(Comment((strip_open, text[tail - 3] == "~")))
+        return tail
+
+    # -- blocks ---------------------------------------------------------------------
+    def _open_block(self, start: int, p: int, strip_open: bool, body: list,
+                    stack: list[Block]) -> tuple[int, list]:
+        if len(stack) >= MAX_BLOCK_DEPTH:
+            raise self.fail(start, f"blocks are nested more than {MAX_BLOCK_DEPTH} deep")
+        expr, end, strip_close = self._expression(start, p, "}}", block=True)
+        _, helper, params, name = expr
+        block = Block(helper, name, params, (strip_open, strip_close), start)
+        body.append(block)
+        stack.append(block)
+        block.program = []
+        return end, block.program
+
+    def _else(self, start: int, r: int, strip_open: bool,
+              stack: list[Block]) -> tuple[int, list]:
+        if not stack:
+            raise self.fail(start, "{{else}} outside a block")
+        block = stack[-1]
+        if block.inverse is not None:
+            raise self.fail(start, f"second {{{{else}}}} in block '{block.name}'")
+        strip_close = self.text[r] == "~"
+        block.inverse_strip = (strip_open, strip_close)
+        block.inverse = []
+        return r + (3 if strip_close else 2), block.inverse
+
+    def _close_block(self, start: int, p: int, stack: list[Block]) -> tuple[int, list]:
+        head, end, strip_close, params = self._tokens(start, p, "}}", 0)
+        name = head[2][0] if head[0] == "path" and head[1] == 0 and len(head[2]) == 1 else None
+        if params or name is None:
+            raise self.fail(start, "a closing tag names only its block helper")
+        if not stack:
+            raise self.fail(start, f"closing tag '{name}' without an open block")
+        block = stack.pop()
+        if name.lower() != block.helper:
+            raise self.fail(start, f"'{{{{/{name}}}}}' does not close '{block.name}'")
+        block.close_strip = (self.text[start + 2] == "~", strip_close)
+        parent = stack[-1] if stack else None
+        if parent is None:
+            return end, self._root
+        return end, parent.inverse if parent.inverse is not None else parent.program
+
+    # -- expressions ----------------------------------------------------------------
+    def _expression(self, start: int, p: int, closer: str, block: bool = False):
+        head, end, strip_close, params = self._tokens(start, p, closer, 0)
+        return self._classify(start, head, params, block), end, strip_close
+
+    def _classify(self, start: int, head: list, params: list, block: bool,
+                  subexpr: bool = False) -> list:
+        kind = head[0]
+        simple = kind == "path" and head[1] == 0 and len(head[2]) == 1
+        name = head[2][0] if simple else None
+        lname = name.lower() if name else None
+        if block:
+            if lname not in BLOCK_HELPERS:
+                what = name if name else "this expression"
+                raise self.fail(start, f"unknown block helper '{what}'")
+            self._arity(start, name, BLOCK_HELPERS[lname], params)
+            return ["block", lname, params, name]
+        if lname in BLOCK_HELPERS:
+            raise self.fail(start, f"'{name}' is a block helper; use {{{{#{name} ...}}}}")
+        if lname in INLINE_HELPERS:
+            self._arity(start, name, INLINE_HELPERS[lname], params)
+            return ["call", lname, params]
+        if kind == "lit" or params or subexpr:
+            what = name if name else "a literal"
+            if kind == "lit" and not params and not subexpr:
+                raise self.fail(start, "a mustache must start with a name, not a literal")
+            raise self.fail(start, f"unknown helper '{what}'")
+        return head
+
+    def _arity(self, start: int, name: str, bounds: tuple[int, int], params: list) -> None:
+        low, high = bounds
+        if not low <= len(params) <= high:
+            want = str(low) if low == high else f"{low} to {high}"
+            raise self.fail(start, f"'{name}' takes {want} argument(s), got {len(params)}")
+
+    def _tokens(self, start: int, p: int, closer: str, depth: int):
+        """Read `head param*` up to `closer` (or ')' when depth > 0)."""
+        text, n = self.text, self.n
+        items: list = []
+        while True:
+            while p < n and text[p] in _WS:
+                p += 1
+            if p >= n:
+                what = "subexpression" if depth else "mustache"
+                raise self.fail(start, f"{what} is never closed")
+            c = text[p]
+            if depth and c == ")":
+                end, strip_close = p + 1, False
+                break
+            if not depth:
+                if c == "~" and text.startswith(closer, p + 1):
+                    end, strip_close = p + 1 + len(closer), True
+                    break
+                if closer == "}}}" and text.startswith("}~}}", p):
+                    end, strip_close = p + 4, True
+                    break
+                if text.startswith(closer, p):
+                    end, strip_close = p + len(closer), False
+                    break
+            if c == "(":
+                if depth >= MAX_SUBEXPR_DEPTH:
+                    raise self.fail(p, "subexpressions are nested too deep")
+                head, p, _, params = self._tokens(p, p + 1, closer, depth + 1)
+                items.append(self._classify(p, head, params, False, subexpr=True))
+                continue
+            item, p = self._atom(p)
+            items.append(item)
+        if not items:
+            raise self.fail(start, "empty mustache")
+        return items[0], end, strip_close, items[1:]
+
+    def _atom(self, p: int) -> tuple[list, int]:
+        text = self.text
+        c = text[p]
+        if c in "\"'":
+            q, out = p + 1, []
+            while True:
+                k = text.find(c, q)
+                if k < 0:
+                    raise self.fail(p, "string is never closed")
+                if text[k - 1] == "\\":
+                    out.append(text[q:k - 1] + c)
+                    q = k + 1
+                    continue
+                out.append(text[q:k])
+                return ["lit", "".join(out)], k + 1
+        if c == "[":
+            raise self.fail(p, "bracket segments ([...]) are not allowed")
+        if c == "=" or self._is_hash_key(p):
+            raise self.fail(p, "hash arguments (name=value) are not supported")
+        if c == "|" or (text.startswith("as", p) and self._as_pipe(p + 2)):
+            raise self.fail(p, "block parameters (as |x|) are not supported")
+        if c == "@":
+            segs, q = self._segments(p + 1)
+            return self._data(p, segs), q
+        lit = self._literal(p)
+        if lit is not None:
+            return lit
+        segs, q = self._segments(p)
+        return self._path(p, segs), q
+
+    def _is_hash_key(self, p: int) -> bool:
+        q = p
+        while q < self.n and self.text[q] not in _ID_EXCLUDED:
+            q += 1
+        while q < self.n and self.text[q] in _WS:
+            q += 1
+        return q > p and q < self.n and self.text[q] == "="
+
+    def _as_pipe(self, q: int) -> bool:
+        r = q
+        while r < self.n and self.text[r] in _WS:
+            r += 1
+        return r > q and r < self.n and self.text[r] == "|"
+
+    def _literal(self, p: int) -> tuple[list, int] | None:
+        text, n = self.text, self.n
+        for word, value in (("true", True), ("false", False), ("null", None),
+                            ("undefined", None)):
+            end = p + len(word)
+            if text.startswith(word, p) and end < n and text[end] in _LITERAL_LOOKAHEAD:
+                return ["lit", value], end
+        q = p + 1 if text[p] == "-" else p
+        d = q
+        while d < n and "0" <= text[d] <= "9":
+            d += 1
+        if d == q:
+            return None
+        end = d
+        if end + 1 < n and text[end] == "." and "0" <= text[end + 1] <= "9":
+            end += 1
+            while end < n and "0" <= text[end] <= "9":
+                end += 1
+        if end >= n or text[end] not in _LITERAL_LOOKAHEAD:
+            return None
+        raw = text[p:end]
+        return ["lit", float(raw) if "." in raw else int(raw)], end
+
+    def _segments(self, p: int) -> tuple[list[str], int]:
+        """Path segments as handlebars.js lexes them: ID (SEP ID)*, with '.' and '..' IDs."""
+        text, n = self.text, self.n
+        segs: list[str] = []
+        while True:
+            if text.startswith("..", p):
+                seg, p = "..", p + 2
+            elif p < n and text[p] == "." and p + 1 < n and text[p + 1] in _ID_LOOKAHEAD:
+                seg, p = ".", p + 1
+            else:
+                if segs and self._literal(p) is not None:
+                    raise self.fail(p, "a path segment must be a name, not a literal")
+                q = p
+                while q < n and text[q] not in _ID_EXCLUDED:
+                    q += 1
+                if q == p or (q < n and text[q] not in _ID_LOOKAHEAD):
+                    bad = q if q > p else p
+                    if bad < n and text[bad] == "[":
+                        raise self.fail(bad, "bracket segments ([...]) are not allowed")
+                    raise self.fail(bad, f"unexpected character {text[bad:bad + 1]!r}")
+                seg, p = text[p:q], q
+            segs.append(seg)
+            if p < n and (text[p] == "/" or (
+                    text[p] == "." and not text.startswith("..", p)
+                    and not (p + 1 < n and text[p + 1] in _ID_LOOKAHEAD))):
+                p += 1
+            else:
+                return segs, p
+
+    def _path(self, p: int, segs: list[str]) -> list:
+        depth, dig = 0, []
+        for seg in segs:
+            if seg in _SPECIAL_SEGMENTS:
+                if dig:
+                    raise self.fail(p, f"invalid path '{'.'.join(segs)}'")
+                if seg == "..":
+                    depth += 1
+            else:
+                if seg.startswith("_"):
+                    raise self.fail(p, f"names starting with '_' are not allowed ('{seg}')")
+                dig.append(seg)
+        return ["path", depth, dig]
+
+    def _data(self, p: int, segs: list[str]) -> list:
+        head, rest = segs[0], segs[1:]
+        if head not in DATA_NAMES:
+            raise self.fail(p, f"unknown data variable '@{head}'")
+        if rest and (head != "root" or any(s in _SPECIAL_SEGMENTS for s in rest)):
+            raise self.fail(p, f"invalid data path '@{'.'.join(segs)}'")
+        return ["data", head, self._path(p, rest)[2]]
+
+
+def parse(text: str, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS) -> list:
+    """Parse `text` into an AST (lists of Content/Mustache/Comment/Block)."""
+    if not isinstance(text, str):
+        raise TypeError("template text must be a string")
+    if len(text) > MAX_TEMPLATE_CHARS:
+        raise TemplateSyntaxError(
+            f"template part is longer than {MAX_TEMPLATE_CHARS:,} characters", 1, 1)
+    parser = _Parser(text, time.monotonic() + deadline_seconds)
+    return parser.parse()
