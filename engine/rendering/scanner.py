@@ -301,10 +301,13 @@ class _Parser:
                     end, strip_close = p + len(closer), False
                     break
             if c == "(":
+                if not items:
+                    raise self.fail(p, "a mustache must start with a name")
                 if depth >= MAX_SUBEXPR_DEPTH:
                     raise self.fail(p, "subexpressions are nested too deep")
-                head, p, _, params = self._tokens(p, p + 1, closer, depth + 1)
-                items.append(self._classify(p, head, params, False, subexpr=True))
+                sub = p
+                head, p, _, params = self._tokens(sub, sub + 1, closer, depth + 1)
+                items.append(self._classify(sub, head, params, False, subexpr=True))
                 continue
             item, p = self._atom(p)
             items.append(item)

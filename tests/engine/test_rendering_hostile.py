@@ -1,0 +1,213 @@
+"""Hostile templates: injection, traversal, backtracking, nesting, malformed input.
+
+Each must be refused by the scanner (with line and column) or rendered harmlessly; none
+may run code, read a Python attribute, hang, or render a truncated result.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from engine.rendering import (
+    RenderError,
+    TemplateSyntaxError,
+    check_template,
+    compile_parts,
+    render_part,
+)
+
+TAGS = {"name": "Bob", "code": "42"}
+
+INJECTION = [
+    "{{[x') or __import__('os').getcwd() or (']}}",
+    "{{uppercase [x') or __import__('os').getcwd() or (']}}",
+    "{{#if [x') or __import__('os').system('true') or (']}}y{{/if}}",
+    "{{name.[__class__]}}",
+    "{{> (lookup . 'x')}}",
+    "{{{{raw}}}} {{name}} {{{{/raw}}}}",
+    "{{*inline}}",
+    "{{#> layout}}x{{/layout}}",
+]
+
+TRAVERSAL_REFUSED = [
+    "{{name.__doc__}}",
+    "{{__class__.__init__.__globals__}}",
+    "{{this.__class__}}",
+    "{{@root.__class__}}",
+    "{{#with name}}{{__class__}}{{/with}}",
+    "{{_private}}",
+    "{{uppercase _x}}",
+]
+
+# Accepted templates that name Python attributes: they must render as missing values.
+TRAVERSAL_RENDERED = [
+    ("{{name.upper}}", ""),
+    ("{{name.format}}", ""),
+    ("{{lookup name 'upper'}}", ""),
+    ("{{lookup this '__class__'}}", ""),
+    ("{{lookup @root '__dict__'}}", ""),
+    ("{{#with name}}{{upper}}{{capitalize}}{{/with}}", ""),
+    ("{{#each this}}{{items}}{{keys}}{{/each}}", ""),
+    ("{{this.items}}{{this.keys}}{{this.get}}", ""),
+    ("{{name.length}}", "3"),  # a JavaScript property of strings, as in handlebars.js
+]
+
+MALFORMED = [
+    ("Hello {{name", 1, 7, "never closed"),
+    ("a\nbc {{name", 2, 4, "never closed"),
+    ("{{#if name}}x", 1, 1, "never closed"),
+    ("x\n  {{/if}}", 2, 3, "without an open block"),
+    ("{{#if name}}x{{/each}}", 1, 14, "does not close"),
+    ("{{else}}", 1, 1, "outside a block"),
+    ("{{#if a}}1{{else}}2{{else}}3{{/if}}", 1, 20, "second"),
+    ("{{#if a}}1{{else if b}}2{{/if}}", 1, 11, "chained"),
+    ("{{> partial}}", 1, 1, "partials"),
+    ("{{^}}", 1, 1, "inverse"),
+    ("{{^name}}x{{/name}}", 1, 1, "inverse"),
+    ("{{foo bar}}", 1, 1, "unknown helper 'foo'"),
+    ("{{#foo}}x{{/foo}}", 1, 1, "unknown block helper 'foo'"),
+    ("{{@foo}}", 1, 3, "unknown data variable"),
+    ("{{@../index}}", 1, 3, "unknown data variable"),
+    ("{{uppercase}}", 1, 1, "takes 1 argument"),
+    ("{{formatDate d}}", 1, 1, "takes 2 argument"),
+    ("{{if a}}", 1, 1, "block helper"),
+    ("{{#uppercase a}}x{{/uppercase}}", 1, 1, "unknown block helper"),
+    ("{{lookup this key=1}}", 1, 15, "hash arguments"),
+    ("{{#each this as |v|}}x{{/each}}", 1, 14, "block parameters"),
+    ('{{uppercase "abc}}', 1, 13, "string is never closed"),
+    ("{{!-- comment", 1, 1, "comment is never closed"),
+    ("{{! comment", 1, 1, "comment is never closed"),
+    ("a\x00b", 1, 2, "NUL"),
+    ("{{}}", 1, 1, "empty mustache"),
+    ("{{name}", 1, 7, "unexpected character"),
+    ("{{{name}}", 1, 8, "unexpected character"),
+    ("{{1}}", 1, 1, "literal"),
+    ("{{{~name}}}", 1, 4, "unexpected character"),
+    ("{{name.0}}", 1, 8, "literal"),
+    ("{{name.}}", 1, 1, "unknown helper"),
+    ("{{a.this}}", 1, 3, "invalid path"),
+    ("{{a\"b\"}}", 1, 4, "unexpected character"),
+    ("{{(uppercase a)}}", 1, 3, "must start with a name"),
+    ("{{uppercase (foo a)}}", 1, 13, "unknown helper 'foo'"),
+]
+
+
+@pytest.mark.parametrize("text", INJECTION + TRAVERSAL_REFUSED)
+def test_injection_and_traversal_templates_are_refused(text: str) -> None:
+    with pytest.raises(TemplateSyntaxError):
+        check_template(text)
+    with pytest.raises(TemplateSyntaxError):
+        compile_parts({"body": text})
+    with pytest.raises(RenderError):
+        render_part(None, "body", text, TAGS)
+
+
+@pytest.mark.parametrize(("text", "expected"), TRAVERSAL_RENDERED)
+def test_attribute_names_render_as_missing_values(text: str, expected: str) -> None:
+    assert render_part(compile_parts({"body": text}), "body", text, TAGS) == expected
+
+
+@pytest.mark.parametrize(("text", "line", "column", "needle"), MALFORMED)
+def test_malformed_templates_are_refused_with_their_position(
+        text: str, line: int, column: int, needle: str) -> None:
+    with pytest.raises(TemplateSyntaxError) as info:
+        check_template(text)
+    err = info.value
+    assert needle in err.message
+    assert (err.line, err.column) == (line, column)
+    assert str(err) == f"line {line}, column {column}: {err.message}"
+
+
+def test_a_malformed_template_never_renders_truncated() -> None:
+    with pytest.raises(RenderError, match="line 1, column 7"):
+        render_part(None, "body", "Hello {{name", TAGS)
+
+
+def test_compile_parts_names_the_failing_part() -> None:
+    with pytest.raises(TemplateSyntaxError) as info:
+        compile_parts({"subject": "ok {{name}}", "body": "bad {{#if x}}"})
+    assert info.value.part == "body"
+
+
+BACKTRACKING = [
+    "{{#a}}" + " " * 122,
+    "{{#if a}}" + " " * 200_000,
+    "{{" * 200_000,
+    "{" * 500_000 + "}",
+    "\\{{" * 100_000,
+    "{{!" + "-" * 300_000,
+    "{{~" + "~" * 300_000,
+    "{{" + " " * 500_000,
+    "{{" + "a." * 200_000 + "}}",
+    '{{uppercase "' + "\\\"" * 200_000 + "}}",
+    "{{#if a}}\n" + " \n" * 200_000 + "{{/if}}",
+]
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("text", BACKTRACKING, ids=lambda t: repr(t[:12]))
+def test_pathological_templates_finish(text: str) -> None:
+    # Refused or compiled; either way the scan is linear, so this returns quickly.
+    try:
+        compiled = compile_parts({"body": text})
+    except TemplateSyntaxError:
+        return
+    render_part(compiled, "body", text, TAGS)
+
+
+@pytest.mark.timeout(20)
+def test_many_standalone_blocks_compile() -> None:
+    text = "{{#if name}}\n  x {{name}}\n{{else}}\n  y\n{{/if}}\n" * 5000
+    out = render_part(compile_parts({"body": text}), "body", text, TAGS)
+    assert out == "  x Bob\n" * 5000
+
+
+def test_deep_nesting_is_refused_not_a_recursion_error() -> None:
+    text = "{{#if a}}" * 70 + "x" + "{{/if}}" * 70
+    with pytest.raises(TemplateSyntaxError, match="nested more than 50"):
+        check_template(text)
+    deep_subexpr = "{{uppercase " + "(uppercase " * 20 + "name" + ")" * 20 + "}}"
+    with pytest.raises(TemplateSyntaxError, match="nested too deep"):
+        check_template(deep_subexpr)
+
+
+def test_nesting_up_to_the_limit_renders() -> None:
+    text = "{{#if name}}" * 50 + "{{name}}" + "{{/if}}" * 50
+    assert render_part(None, "body", text, TAGS) == "Bob"
+
+
+def test_an_oversized_template_is_refused() -> None:
+    with pytest.raises(TemplateSyntaxError, match="longer than"):
+        check_template("x" * 1_048_577)
+
+
+def test_compile_has_a_time_bound() -> None:
+    text = "{{name}}" * 2000
+    with pytest.raises(TemplateSyntaxError, match="too long to compile"):
+        compile_parts({"body": text}, deadline_seconds=0)
+
+
+def test_compiling_and_rendering_add_no_modules() -> None:
+    before = set(sys.modules)
+    for i in range(20):
+        text = f"{{{{#if name}}}}{i} {{{{uppercase name}}}}{{{{/if}}}}"
+        render_part(compile_parts({"body": text}), "body", text, TAGS, cache_key=f"m{i}")
+    assert set(sys.modules) - before <= {"engine.rendering.dotnet_dates"}
+
+
+@pytest.mark.timeout(20)
+def test_nested_each_cannot_hold_the_process() -> None:
+    tags = {f"k{i}": "v" for i in range(40)}
+    text = "{{#each @root}}" * 6 + "{{/each}}" * 6
+    with pytest.raises(RenderError, match="too much work"):
+        render_part(None, "body", text, tags)
+
+
+def test_output_over_the_limit_is_an_error_not_a_truncation() -> None:
+    big = "x" * 600_000
+    with pytest.raises(RenderError, match="longer than 1,048,576"):
+        render_part(None, "body", "{{big}}{{big}}", {"big": big})
+    with pytest.raises(RenderError, match="longer than 1,048,576"):
+        render_part(None, "body", "{{#each this}}{{../big}}{{/each}}", {"big": big, "b": "1"})
