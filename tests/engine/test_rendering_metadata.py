@@ -1,0 +1,30 @@
+"""Variable metadata for preview: provided, missing, unused (case-insensitive)."""
+
+from __future__ import annotations
+
+from engine.rendering import variable_metadata
+
+
+def test_provided_missing_and_unused() -> None:
+    meta = variable_metadata(["Hi {{FirstName}} {{lastName}}", "<p>{{uppercase City}}</p>"],
+                             {"firstname": "Ada", "city": "London", "extra": "x"})
+    assert meta == {"providedVariables": ["firstname", "city", "extra"],
+                    "missingVariables": ["lastName"], "unusedVariables": ["extra"]}
+
+
+def test_references_inside_blocks_follow_the_context() -> None:
+    text = ("{{#if a}}{{b}}{{/if}}{{#with c}}{{inner}}{{../d}}{{else}}{{e}}{{/with}}"
+            "{{#ifEquals f 'x'}}{{/ifEquals}}{{@root.g}}{{lookup this 'h'}}"
+            "{{formatDate i 'yyyy'}}{{#unless j}}{{/unless}}")
+    meta = variable_metadata([text], {})
+    assert meta["missingVariables"] == ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
+
+
+def test_each_over_the_root_uses_every_tag() -> None:
+    meta = variable_metadata(["{{#each this}}{{@key}}{{/each}}"], {"a": "1", "b": "2"})
+    assert meta["unusedVariables"] == [] and meta["missingVariables"] == []
+
+
+def test_invalid_parts_and_empty_parts_are_skipped() -> None:
+    meta = variable_metadata(["{{#if x}}", "", "{{y}}"], {"Y": "1"})
+    assert meta == {"providedVariables": ["Y"], "missingVariables": [], "unusedVariables": []}

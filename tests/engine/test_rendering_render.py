@@ -1,0 +1,154 @@
+"""Rendering behaviour: context, helpers, escaping, stored code, cache, threads."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import threading
+
+import pytest
+
+from engine import rendering
+from engine.rendering import (
+    ENGINE_VERSION,
+    MAX_PART_CHARS,
+    RenderError,
+    compile_parts,
+    render_part,
+)
+from engine.rendering.cache import LRU
+from engine.rendering.compiler import PYBARS3_VERSION, VERSION_KEY
+
+
+def render(text: str, tags: dict[str, str]) -> str:
+    return render_part(None, "body", text, tags)
+
+
+def test_escaping_matches_handlebars_escape_expression() -> None:
+    value = "& < > \" ' ` = plain"
+    assert render("{{v}}", {"v": value}) == (
+        "&amp; &lt; &gt; &quot; &#x27; &#x60; &#x3D; plain")
+    assert render("{{{v}}}|{{&v}}", {"v": value}) == f"{value}|{value}"
+
+
+def test_lookups_ignore_case() -> None:
+    tags = {"FirstName": "Ada", "city": "London"}
+    assert render("{{firstname}} {{FIRSTNAME}} {{City}} {{this.CITY}} {{@root.firstNAME}}",
+                  tags) == "Ada Ada London London Ada"
+    assert render("{{lookup this 'FIRSTNAME'}}", tags) == "Ada"
+
+
+def test_helper_names_ignore_case() -> None:
+    tags = {"a": "x", "b": "x"}
+    text = "{{UpperCase a}}{{LOWERCASE 'Q'}}{{#IfEquals a b}}={{else}}!{{/ifequals}}"
+    assert render(text, tags) == "Xq="
+    assert render("{{#IF a}}y{{/If}}{{#Each this}}{{@key}}{{/EACH}}", tags) == "yab"
+
+
+def test_each_keeps_the_tags_order_and_spelling() -> None:
+    tags = {"Zeta": "1", "alpha": "2", "10": "ten", "2": "two"}
+    assert render("{{#each this}}{{@key}}={{this}},{{/each}}", tags) == (
+        "2=two,10=ten,Zeta=1,alpha=2,")
+
+
+def test_a_later_key_differing_in_case_wins() -> None:
+    assert render("{{name}}", {"name": "first", "NAME": "second"}) == "second"
+
+
+def test_each_over_a_string_renders_the_else_branch() -> None:
+    assert render("{{#each name}}x{{else}}none{{/each}}", {"name": "abc"}) == "none"
+
+
+def test_values_that_are_not_strings_are_stringified() -> None:
+    assert render("{{n}}", {"n": 5}) == "5"  # type: ignore[dict-item]
+
+
+def test_exactly_the_limit_renders() -> None:
+    big = "x" * MAX_PART_CHARS
+    assert len(render("{{big}}", {"big": big})) == MAX_PART_CHARS
+    with pytest.raises(RenderError):
+        render("!{{big}}", {"big": big})
+
+
+def test_stored_code_is_used_when_its_key_matches() -> None:
+    stored = compile_parts({"subject": "S {{name}}", "body": "B {{name}}"})
+    doc = json.loads(stored)
+    assert doc["key"] == VERSION_KEY
+    assert ENGINE_VERSION in VERSION_KEY and PYBARS3_VERSION in VERSION_KEY
+    # The text given alongside is not compiled when the stored code is usable.
+    assert render_part(stored, "subject", "ignored", {"name": "n"}) == "S n"
+    assert render_part(stored, "body", "ignored", {"name": "n"}) == "B n"
+
+
+@pytest.mark.parametrize("stored", [
+    json.dumps({"key": "pybars3-0.0.1/herald-engine-0", "parts": {"body": ["old"]}}),
+    "not json",
+    json.dumps({"key": VERSION_KEY, "parts": {}}),
+    json.dumps({"key": VERSION_KEY, "parts": {"body": [["exec", "print(1)"]]}}),
+    json.dumps({"key": VERSION_KEY, "parts": {"body": [["out", ["call", "eval", []], True]]}}),
+    json.dumps({"key": VERSION_KEY, "parts": {"body": [["out", ["path", 0, [1]], True]]}}),
+    json.dumps({"key": VERSION_KEY, "parts": {"body": [["block", "each", [], [], None]]}}),
+    json.dumps({"key": VERSION_KEY, "parts": {"body": ["x", []]}}),
+    "[" * 100_000,
+])
+def test_unusable_stored_code_falls_back_to_compiling_the_text(stored: str) -> None:
+    assert render_part(stored, "body", "T {{name}}", {"name": "n"}) == "T n"
+
+
+def test_cache_key_keeps_the_loaded_function() -> None:
+    stored = compile_parts({"body": "v1 {{name}}"})
+    assert render_part(stored, "body", "v1 {{name}}", {"name": "a"}, cache_key="ver-1") == "v1 a"
+    # Same key and text: served from the cache even if the stored copy were gone.
+    assert render_part(None, "body", "v1 {{name}}", {"name": "b"}, cache_key="ver-1") == "v1 b"
+    # Different text under the same key (a draft that changed) is not served stale.
+    assert render_part(None, "body", "v2 {{name}}", {"name": "c"}, cache_key="ver-1") == "v2 c"
+
+
+def test_lru_is_bounded_and_keeps_recent_entries() -> None:
+    lru = LRU(maxsize=3)
+    for i in range(5):
+        lru.put(i, f"v{i}")
+        lru.get(0) if i == 3 else None
+    assert len(lru) == 3
+    assert lru.get(1) is None and lru.get(0) is None and lru.get(4) == "v4"
+
+
+def test_module_cache_is_bounded() -> None:
+    cache = rendering._loaded
+    for i in range(cache.maxsize + 50):
+        render_part(None, "body", "x", {}, cache_key=f"bounded-{i}")
+    assert len(cache) <= cache.maxsize
+
+
+def test_compile_is_thread_safe() -> None:
+    templates = [f"{{{{#if a}}}}{i} {{{{uppercase a}}}}{{{{else}}}}{{{{b}}}}{{{{/if}}}}" * 50
+                 for i in range(16)]
+    expected = [compile_parts({"body": t}) for t in templates]
+    results: list[str | None] = [None] * len(templates)
+    errors: list[BaseException] = []
+
+    def work(i: int) -> None:
+        try:
+            for _ in range(5):
+                results[i] = compile_parts({"body": templates[i]})
+                render_part(results[i], "body", templates[i], {"a": "z"})
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(templates))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert results == expected
+
+
+def test_pybars3_version_in_the_key_is_the_installed_one() -> None:
+    assert importlib.metadata.version("pybars3") == PYBARS3_VERSION
+
+
+def test_log_helper_renders_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("INFO", logger="engine.rendering"):
+        assert render("a{{log 'hello' name}}b", {"name": "n"}) == "ab"
+    assert "hello n" in caplog.text
