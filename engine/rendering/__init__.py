@@ -2,20 +2,20 @@
 
 See docs/rendering.md. Publish: `check_template` / `compile_parts` (store the JSON with the
 version). Send and preview: `render_part` per part, `variable_metadata` for preview.
+The compiler is imported on first use: a process that only renders stored programs
+(a worker) does not pay for it at start-up.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from .cache import LRU
-from .compiler import ENGINE_VERSION, VERSION_KEY, check_template, compile_parts, compile_template
 from .errors import RenderError, TemplateSyntaxError
-from .metadata import variable_metadata
 from .runtime import MAX_PART_CHARS, InvalidProgram, load
 from .values import Tags, make_tags
+from .version import ENGINE_VERSION, VERSION_KEY
 
 __all__ = [
     "ENGINE_VERSION", "MAX_PART_CHARS", "VERSION_KEY", "RenderError", "TemplateSyntaxError",
@@ -25,22 +25,49 @@ __all__ = [
 _loaded = LRU(maxsize=512)
 
 
-def _from_stored(stored: str, part: str):
+def check_template(text: str) -> None:
+    """Strict scan of one part; raises TemplateSyntaxError naming line and column."""
+    from .compiler import check_template as check
+
+    check(text)
+
+
+def compile_parts(parts: Mapping[str, str], deadline_seconds: float | None = None) -> str:
+    """Check and compile each named part on its own, each within a time bound; returns
+    the JSON to store with the version (it carries VERSION_KEY)."""
+    from .compiler import compile_parts as compile_all
+    from .scanner import DEFAULT_DEADLINE_SECONDS
+
+    return compile_all(parts, DEFAULT_DEADLINE_SECONDS if deadline_seconds is None
+                       else deadline_seconds)
+
+
+def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str, list[str]]:
+    """{"providedVariables", "missingVariables", "unusedVariables"}, case-insensitive."""
+    from .metadata import variable_metadata as collect
+
+    return collect(texts, tags)
+
+
+def _from_stored(stored: str, part: str) -> Callable[[Tags], str] | None:
     try:
         doc = json.loads(stored)
         if not isinstance(doc, dict) or doc.get("key") != VERSION_KEY:
             return None
-        program = doc["parts"][part]
-        return load(program)
+        return load(doc["parts"][part])
     except (ValueError, TypeError, KeyError, RecursionError, InvalidProgram) as exc:
+        import logging
+
         logging.getLogger(__name__).warning("stored template code unusable (%s); recompiling",
                                             type(exc).__name__)
         return None
 
 
-def _renderer(stored: str | None, part: str, text: str):
+def _renderer(stored: str | None, part: str, text: str) -> Callable[[Tags], str]:
     fn = _from_stored(stored, part) if stored else None
     if fn is None:
+        from .compiler import compile_template
+
         try:
             fn = load(compile_template(text or ""))
         except TemplateSyntaxError as exc:
@@ -52,16 +79,17 @@ def render_part(stored: str | None, part: str, text: str, tags: Mapping[str, str
                 cache_key: str | None = None) -> str:
     """Render one part with the version's stored code (or `text`, compiled with a bound).
 
-    `cache_key` names immutable content (a published version id); with it the loaded
-    function is kept in a per-process LRU. Raises RenderError.
+    `cache_key` names the content (a version id); with it the loaded function is kept in
+    a bounded per-process LRU, keyed also by the text so a changed draft is never stale.
+    Raises RenderError.
     """
     if cache_key is None:
         fn = _renderer(stored, part, text)
     else:
         key = (cache_key, part, hash(text))
-        fn = _loaded.get(key)
+        fn = _loaded.get(key)  # type: ignore[assignment]
         if fn is None:
             fn = _renderer(stored, part, text)
             _loaded.put(key, fn)
     context = tags if tags.__class__ is Tags else make_tags(tags)
-    return fn(context)  # type: ignore[operator]
+    return fn(context)  # type: ignore[arg-type]

@@ -6,7 +6,6 @@ Block helpers (if, unless, each, with, ifEquals) are control flow and live in ru
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from .values import get, js_string, truthy
@@ -30,6 +29,8 @@ def _lookup(obj: object, field: object) -> object:
 
 
 def _log(*values: object) -> None:
+    import logging
+
     text = " ".join(js_string(v) for v in values)
     logging.getLogger("engine.rendering").info("template log: %s", text[:_LOG_CHARS])
 

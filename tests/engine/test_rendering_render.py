@@ -17,7 +17,7 @@ from engine.rendering import (
     render_part,
 )
 from engine.rendering.cache import LRU
-from engine.rendering.compiler import PYBARS3_VERSION, VERSION_KEY
+from engine.rendering.version import PYBARS3_VERSION, VERSION_KEY
 
 
 def render(text: str, tags: dict[str, str]) -> str:
