@@ -11,7 +11,8 @@ import json
 from collections.abc import Mapping
 
 from .errors import TemplateSyntaxError
-from .scanner import DEFAULT_DEADLINE_SECONDS, Block, Comment, Content, Mustache, parse
+from .nodes import Block, Comment, Content, Mustache
+from .scanner import DEFAULT_DEADLINE_SECONDS, parse
 from .version import VERSION_KEY
 from .whitespace import control
 

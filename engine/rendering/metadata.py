@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from .errors import TemplateSyntaxError
-from .scanner import Block, Mustache, parse
+from .nodes import Block, Mustache
+from .scanner import parse
 
 _CONTEXT_HELPERS = ("each", "with")
 

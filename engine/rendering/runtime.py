@@ -7,6 +7,7 @@ or huge values end in RenderError instead of holding the process or truncating.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from .errors import RenderError
@@ -15,6 +16,8 @@ from .values import Tags, get, is_empty, js_string, string_property, truthy
 
 MAX_PART_CHARS = 1_048_576
 MAX_WORK = 2_000_000
+CHECK_EVERY = 256
+RENDER_DEADLINE_SECONDS = 2.0
 _MAX_LOAD_DEPTH = 64
 
 # handlebars.js escapeExpression
@@ -31,17 +34,25 @@ def escape(text: str) -> str:
 
 
 class _State:
-    __slots__ = ("size", "work")
+    """Output size and work done so far; checked at every program run (cheap) and
+    against the clock every CHECK_EVERY units of work."""
 
-    def __init__(self) -> None:
+    __slots__ = ("deadline", "next_check", "size", "work")
+
+    def __init__(self, seconds: float) -> None:
         self.size = 0
         self.work = 0
+        self.next_check = CHECK_EVERY
+        self.deadline = time.monotonic() + seconds
 
-
-def _over(st: _State) -> RenderError:
-    if st.size > MAX_PART_CHARS:
-        return RenderError(f"rendered part is longer than {MAX_PART_CHARS:,} characters")
-    return RenderError("template needs too much work to render (nested loops?)")
+    def check(self) -> None:
+        if self.size > MAX_PART_CHARS:
+            raise RenderError(f"rendered part is longer than {MAX_PART_CHARS:,} characters")
+        if self.work > MAX_WORK:
+            raise RenderError("template needs too much work to render (nested loops?)")
+        if time.monotonic() > self.deadline:
+            raise RenderError("template took too long to render")
+        self.next_check = self.work + CHECK_EVERY
 
 
 class InvalidProgram(ValueError):
@@ -130,7 +141,7 @@ def _out(ev: Ev, escaped: bool) -> Op:
             s = s.translate(_ESCAPES)
         st.size += len(s)
         if st.size > MAX_PART_CHARS:
-            raise _over(st)
+            st.check()
         out.append(s)
     return op
 
@@ -182,6 +193,10 @@ def _block(helper: str, evs: list[Ev], prog: Op, inv: Op | None) -> Op:
     return each_op
 
 
+def _weight(e: list) -> int:
+    return 1 + sum(_weight(a) for a in e[2]) if e[0] == "call" else 1
+
+
 def _program(nodes: object, level: int) -> Op:
     _check(isinstance(nodes, list) and level < _MAX_LOAD_DEPTH, "program")
     ops: list = []
@@ -205,23 +220,25 @@ def _program(nodes: object, level: int) -> Op:
             ops.append(_block(node[1], evs, _program(node[3], level + 1), inv))
         else:
             raise InvalidProgram(f"node kind {node[0]!r}")
-    cost = len(ops) + 1
+    # Work units: one per program run, per statement and per expression node.
+    cost = len(ops) + 1 + sum(_weight(n[1]) if n[0] == "out" else sum(_weight(e) for e in n[2])
+                              for n in nodes if n.__class__ is not str)  # type: ignore[union-attr]
     if all(op.__class__ is str for op in ops):
         text = "".join(ops)
 
         def static_run(out: list, c: tuple, d: dict, st: _State) -> None:
             st.work += cost
             st.size += static
-            if st.size > MAX_PART_CHARS or st.work > MAX_WORK:
-                raise _over(st)
+            if st.work > st.next_check or st.size > MAX_PART_CHARS:
+                st.check()
             out.append(text)
         return static_run
 
     def run(out: list, c: tuple, d: dict, st: _State) -> None:
         st.work += cost
         st.size += static
-        if st.size > MAX_PART_CHARS or st.work > MAX_WORK:
-            raise _over(st)
+        if st.work > st.next_check or st.size > MAX_PART_CHARS:
+            st.check()
         for op in ops:
             if op.__class__ is str:
                 out.append(op)
@@ -230,7 +247,8 @@ def _program(nodes: object, level: int) -> Op:
     return run
 
 
-def load(program: object) -> Callable[[Tags], str]:
+def load(program: object,
+         deadline_seconds: float = RENDER_DEADLINE_SECONDS) -> Callable[[Tags], str]:
     """Build the render function of one stored part; raises InvalidProgram."""
     try:
         run = _program(program, 0)
@@ -239,7 +257,7 @@ def load(program: object) -> Callable[[Tags], str]:
 
     def render(tags: Tags) -> str:
         out: list[str] = []
-        st = _State()
+        st = _State(deadline_seconds)
         run(out, (tags,), {"root": tags}, st)
         text = "".join(out)
         if len(text) > MAX_PART_CHARS:

@@ -11,68 +11,18 @@ import time
 
 from .errors import TemplateSyntaxError
 from .helpers import BLOCK_HELPERS, DATA_NAMES, INLINE_HELPERS
+from .nodes import JS_WHITESPACE, Block, Comment, Content, Mustache
 
 MAX_TEMPLATE_CHARS = 1_048_576
 MAX_BLOCK_DEPTH = 50
 MAX_SUBEXPR_DEPTH = 8
 DEFAULT_DEADLINE_SECONDS = 5.0
 
-# JavaScript's \s, which handlebars.js uses for both the lexer and whitespace control.
-JS_WHITESPACE = (
-    " \t\n\r\v\f\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _WS = frozenset(JS_WHITESPACE)
 _ID_EXCLUDED = frozenset("!\"#%&'()*+,./;<=>@[\\]^`{|}~") | _WS
 _ID_LOOKAHEAD = frozenset("=~}/.)|") | _WS
 _LITERAL_LOOKAHEAD = frozenset("~})") | _WS
 _SPECIAL_SEGMENTS = ("..", ".", "this")
-
-
-class Content:
-    """Literal text; `original` is kept because standalone detection reads it."""
-
-    __slots__ = ("left_stripped", "original", "right_stripped", "value")
-
-    def __init__(self, text: str) -> None:
-        self.value = self.original = text
-        self.left_stripped = self.right_stripped = False
-
-
-class Mustache:
-    """`{{expr}}`, `{{{expr}}}` or `{{&expr}}`."""
-
-    __slots__ = ("escaped", "expr", "strip")
-
-    def __init__(self, expr: list, escaped: bool, strip: tuple[bool, bool]) -> None:
-        self.expr, self.escaped, self.strip = expr, escaped, strip
-
-
-class Comment:
-    """`{{! ...}}` or `{{!-- ... --}}`; renders nothing but takes part in whitespace control."""
-
-    __slots__ = ("strip",)
-
-    def __init__(self, strip: tuple[bool, bool]) -> None:
-        self.strip = strip
-
-
-class Block:
-    """`{{#helper params}}program{{else}}inverse{{/helper}}`."""
-
-    __slots__ = (
-        "close_strip", "helper", "inverse", "inverse_strip", "name", "open_strip", "params",
-        "pos", "program",
-    )
-
-    def __init__(self, helper: str, name: str, params: list, strip: tuple[bool, bool],
-                 pos: int) -> None:
-        self.helper, self.name, self.params, self.pos = helper, name, params, pos
-        self.program: list = []
-        self.inverse: list | None = None
-        self.open_strip = strip
-        self.inverse_strip = (False, False)
-        self.close_strip = (False, False)
 
 
 def position(text: str, pos: int) -> tuple[int, int]:

@@ -7,7 +7,7 @@ of the original are replaced by linear strip operations.
 
 from __future__ import annotations
 
-from .scanner import JS_WHITESPACE, Block, Comment, Content, Mustache
+from .nodes import JS_WHITESPACE, Block, Comment, Content, Mustache
 
 _BLANKS = " \t"
 

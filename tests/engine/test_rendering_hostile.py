@@ -211,3 +211,15 @@ def test_output_over_the_limit_is_an_error_not_a_truncation() -> None:
         render_part(None, "body", "{{big}}{{big}}", {"big": big})
     with pytest.raises(RenderError, match="longer than 1,048,576"):
         render_part(None, "body", "{{#each this}}{{../big}}{{/each}}", {"big": big, "b": "1"})
+
+
+def test_rendering_has_a_time_bound() -> None:
+    from engine.rendering.compiler import compile_template
+    from engine.rendering.runtime import load
+    from engine.rendering.values import make_tags
+
+    program = compile_template("{{#each this}}{{#each @root}}{{uppercase this}}{{/each}}{{/each}}")
+    tags = make_tags({f"k{i}": "v" * 100 for i in range(30)})
+    assert len(load(program)(tags)) == 30 * 30 * 100
+    with pytest.raises(RenderError, match="too long to render"):
+        load(program, deadline_seconds=0)(tags)
