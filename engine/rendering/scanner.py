@@ -135,7 +135,8 @@ class _Parser:
     def _comment(self, start: int, p: int, strip_open: bool, body: list) -> int:
         text = self.text
         if text.startswith("!--", p):
-            a, b = text.find("--}}", p + 3), text.find("--~}}", p + 3)
+            # As in handlebars.js the closing `--` may reuse the opening one: `{{!--}}`.
+            a, b = text.find("--}}", p + 1), text.find("--~}}", p + 1)
             ends = [x for x in (a, b) if x >= 0]
             if not ends:
                 raise self.fail(start, "comment is never closed (expected --}})")
@@ -214,7 +215,7 @@ class _Parser:
             self._arity(start, name, INLINE_HELPERS[lname], params)
             return ["call", lname, params]
         if kind == "lit" or params or subexpr:
-            what = name if name else "a literal"
+            what = name if name else "this expression"
             if kind == "lit" and not params and not subexpr:
                 raise self.fail(start, "a mustache must start with a name, not a literal")
             raise self.fail(start, f"unknown helper '{what}'")
@@ -241,7 +242,7 @@ class _Parser:
                 end, strip_close = p + 1, False
                 break
             if not depth:
-                if c == "~" and text.startswith(closer, p + 1):
+                if c == "~" and closer == "}}" and text.startswith(closer, p + 1):
                     end, strip_close = p + 1 + len(closer), True
                     break
                 if closer == "}}}" and text.startswith("}~}}", p):

@@ -79,6 +79,7 @@ CORPUS: list[tuple[str, dict[str, str]]] = [
     ("{{else_x}}{{elsewhere}}", {"else_x": "1", "elsewhere": "2"}),
     ("{{ name }} {{ uppercase  first }}", PEOPLE),
     ("{{!-- a --~}}   x   {{~! b }}", PEOPLE),
+    ("a{{!--}}b{{!---}}c{{!-- x -- y --}}d", PEOPLE),
     ("{{~{name}~}} {{~{first}}}", PEOPLE),
     ("{{#with first}}{{#with ../Last}}{{this}}-{{../this}}-{{../../name}}{{/with}}{{/with}}",
      PEOPLE),

@@ -85,6 +85,8 @@ MALFORMED = [
     ("{{{name}}", 1, 8, "unexpected character"),
     ("{{1}}", 1, 1, "literal"),
     ("{{{~name}}}", 1, 4, "unexpected character"),
+    ("{{{name~}}}", 1, 8, "unexpected character"),
+    ("{{@index x}}", 1, 1, "unknown helper 'this expression'"),
     ("{{name.0}}", 1, 8, "literal"),
     ("{{name.}}", 1, 1, "unknown helper"),
     ("{{a.this}}", 1, 3, "invalid path"),
