@@ -242,6 +242,10 @@ class _Parser:
                 end, strip_close = p + 1, False
                 break
             if not depth:
+                if text.startswith("}}}}", p):
+                    raise self.fail(p, "'}}}}' closes raw blocks, which are not supported")
+                if closer == "}}" and text.startswith(("}}}", "}~}}"), p):
+                    raise self.fail(p, "'}}}' closes a mustache opened with '{{'")
                 if c == "~" and closer == "}}" and text.startswith(closer, p + 1):
                     end, strip_close = p + 1 + len(closer), True
                     break
@@ -312,6 +316,8 @@ class _Parser:
 
     def _literal(self, p: int) -> tuple[list, int] | None:
         text, n = self.text, self.n
+        if p >= n:
+            return None
         for word, value in (("true", True), ("false", False), ("null", None),
                             ("undefined", None)):
             end = p + len(word)
@@ -338,6 +344,8 @@ class _Parser:
         text, n = self.text, self.n
         segs: list[str] = []
         while True:
+            if p >= n:
+                raise self.fail(p, "mustache is never closed")
             if text.startswith("..", p):
                 seg, p = "..", p + 2
             elif p < n and text[p] == "." and p + 1 < n and text[p + 1] in _ID_LOOKAHEAD:

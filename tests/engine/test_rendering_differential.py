@@ -7,13 +7,14 @@ with the reason shown, only where node or npm is missing or the install fails.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from engine.rendering import compile_parts, render_part
+from engine.rendering import RenderError, compile_parts, render_part
 
 HERE = Path(__file__).resolve().parent
 NODE_DIR = HERE.parent / ".node"
@@ -142,3 +143,79 @@ def test_case_insensitive_lookup_matches_handlebars_on_lowercased_data(
     (reference,) = _handlebars_js(handlebars_dir, [(template, {"name": "Ann", "x": "1"})])
     assert render_part(None, "body", template.replace("name", "NAME"),
                        {"Name": "Ann", "x": "1"}) == reference["out"].replace("name", "Name")
+
+
+# -- generated corpora ------------------------------------------------------------------
+_TEXTS = ["", " ", "\n", "  \n", "x", "a b", "\r\n", "\t", " \n  ", "<p>", "&"]
+_VARS = ["name", "first", "this", "missing", "@index", "@key", "../name", "@root.first",
+         "this.name", "empty", "name.length", "@first", "@last"]
+_ARGS = ["name", "empty", "this", "@root", "missing", "first", "@first", "@last"]
+
+
+def _tilde(r: random.Random) -> str:
+    return "~" if r.random() < 0.2 else ""
+
+
+def _expr(r: random.Random) -> str:
+    k = r.random()
+    if k < 0.6:
+        return r.choice(_VARS)
+    if k < 0.8:
+        return f"uppercase {r.choice(_VARS)}"
+    return f"lookup {r.choice(['this', '@root', '..', '.'])} \"{r.choice(['name', 'x'])}\""
+
+
+def _node(r: random.Random, depth: int) -> str:
+    k = r.random()
+    if k < 0.35:
+        return r.choice(_TEXTS)
+    if k < 0.6:
+        if r.random() < 0.2:
+            return "{{" + _tilde(r) + "{" + _expr(r) + "}" + _tilde(r) + "}}"
+        return "{{" + _tilde(r) + _expr(r) + _tilde(r) + "}}"
+    if k < 0.68:
+        return "{{" + _tilde(r) + "! c " + _tilde(r) + "}}"
+    if depth > 3:
+        return r.choice(_TEXTS)
+    helper = r.choice(["if", "unless", "each", "with", "ifEquals"])
+    arg = r.choice(_ARGS)
+    if helper == "ifEquals":
+        arg += " " + r.choice(["name", '"Ada"', "first"])
+    out = "{{" + _tilde(r) + "#" + helper + " " + arg + _tilde(r) + "}}"
+    out += "".join(_node(r, depth + 1) for _ in range(r.randint(0, 4)))
+    if r.random() < 0.4:
+        out += "{{" + _tilde(r) + "else" + _tilde(r) + "}}"
+        out += "".join(_node(r, depth + 1) for _ in range(r.randint(0, 3)))
+    return out + "{{" + _tilde(r) + "/" + helper + _tilde(r) + "}}"
+
+
+_SOUP = ["{{", "}}", "{{{", "}}}", "~", "#if ", "#each ", "/if", "/each", "else", "!", "--",
+         "name", ".", "/", "..", "this", "@index", "@root", " ", "\n", "\\", '"s"', "'q'",
+         "(", ")", "uppercase ", "lookup ", "1", "-2.5", "true", "null", "&", "x", "=", "|",
+         "[", "]", "^", ">", "as "]
+_GEN_DATA = {"name": "Bob <b>", "first": "Ada", "empty": "", "x": "X"}
+
+
+def test_generated_templates_match_handlebars_js(handlebars_dir: Path) -> None:
+    r = random.Random(20260305)
+    cases = ["".join(_node(r, 0) for _ in range(r.randint(1, 6))) for _ in range(1500)]
+    results = _handlebars_js(handlebars_dir, [(t, _GEN_DATA) for t in cases])
+    for template, reference in zip(cases, results, strict=True):
+        assert "out" in reference, (template, reference)
+        assert render_part(None, "body", template, _GEN_DATA) == reference["out"], template
+
+
+def test_random_soup_is_never_accepted_where_handlebars_js_refuses(
+        handlebars_dir: Path) -> None:
+    r = random.Random(7)
+    cases = ["".join(r.choice(_SOUP) for _ in range(r.randint(1, 14))) for _ in range(4000)]
+    results = _handlebars_js(handlebars_dir, [(t, _GEN_DATA) for t in cases])
+    accepted = 0
+    for template, reference in zip(cases, results, strict=True):
+        try:
+            ours = render_part(None, "body", template, _GEN_DATA)
+        except RenderError:
+            continue
+        accepted += 1
+        assert reference.get("out") == ours, (template, reference)
+    assert accepted > 1000
