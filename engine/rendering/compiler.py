@@ -46,19 +46,25 @@ def compile_parts(parts: Mapping[str, str],
 
 def _program(body: list) -> list:
     out: list = []
+    texts: list[str] = []  # adjacent text, joined once (repeated += would be quadratic)
     for node in body:
         cls = node.__class__
         if cls is Content:
             if node.value:
-                if out and out[-1].__class__ is str:
-                    out[-1] += node.value
-                else:
-                    out.append(node.value)
-        elif cls is Mustache:
+                texts.append(node.value)
+            continue
+        if cls is Comment:
+            continue
+        if texts:
+            out.append("".join(texts))
+            texts = []
+        if cls is Mustache:
             out.append(["out", node.expr, node.escaped])
         elif cls is Block:
             inverse = None if node.inverse is None else _program(node.inverse)
             out.append(["block", node.helper, node.params, _program(node.program), inverse])
-        elif cls is not Comment:  # pragma: no cover - the parser makes no other node
+        else:  # pragma: no cover - the parser makes no other node
             raise TypeError(cls)
+    if texts:
+        out.append("".join(texts))
     return out

@@ -136,12 +136,12 @@ class _Parser:
         text = self.text
         if text.startswith("!--", p):
             # As in handlebars.js the closing `--` may reuse the opening one: `{{!--}}`.
-            a, b = text.find("--}}", p + 1), text.find("--~}}", p + 1)
-            ends = [x for x in (a, b) if x >= 0]
-            if not ends:
+            end = text.find("--", p + 1)
+            while end >= 0 and not text.startswith(("}}", "~}}"), end + 2):
+                end = text.find("--", end + 1)
+            if end < 0:
                 raise self.fail(start, "comment is never closed (expected --}})")
-            end = min(ends)
-            close_len = 5 if end == b else 4
+            close_len = 5 if text[end + 2] == "~" else 4
         else:
             end = text.find("}}", p + 1)
             if end < 0:

@@ -36,10 +36,7 @@ def make_tags(tags: Mapping[str, str]) -> Tags:
     for key, value in tags.items():
         key = str(key)
         lower = key.lower()
-        if lower not in spelled:
-            spelled[lower] = key
-        else:
-            spelled[lower] = key
+        spelled[lower] = key  # keeps the first position, takes the last spelling
         out[lower] = value if value is None or isinstance(value, str) else str(value)
     index_keys = [k for k in spelled if _is_array_index(k)]
     index_keys.sort(key=int)

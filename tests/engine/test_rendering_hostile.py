@@ -229,3 +229,17 @@ def test_rendering_has_a_time_bound() -> None:
     assert len(load(program)(tags)) == 30 * 30 * 100
     with pytest.raises(RenderError, match="too long to render"):
         load(program, deadline_seconds=0)(tags)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("text", [
+    "{{!-- --}}" * 100_000,
+    "{{!-- " + "-" * 1_000_000 + " --}}",
+    "\\{{a}}" * 170_000,
+    "a{{! c }}" * 100_000,
+], ids=["comments", "dashes", "escapes", "text-between-comments"])
+def test_large_linear_templates_are_not_refused_by_the_time_bound(text: str) -> None:
+    # These shapes were quadratic once; at 1 MiB they must compile well inside the bound.
+    stored = compile_parts({"body": text})
+    assert render_part(stored, "body", text, {"a": "x"}) == render_part(
+        None, "body", text, {"a": "x"})
