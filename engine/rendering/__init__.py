@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from .cache import LRU
 from .errors import RenderError, TemplateSyntaxError
-from .runtime import MAX_PART_CHARS, InvalidProgram, load
+from .runtime import MAX_PART_CHARS, load
 from .values import Tags, make_tags
 from .version import ENGINE_VERSION, VERSION_KEY
 
@@ -50,12 +50,18 @@ def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str
 
 
 def _from_stored(stored: str, part: str) -> Callable[[Tags], str] | None:
+    """The stored program of `part`, or None when there is none usable (then the text is
+    compiled). Another key (an engine or pybars3 upgrade) or a missing part is expected;
+    an unreadable or invalid program is logged."""
     try:
         doc = json.loads(stored)
         if not isinstance(doc, dict) or doc.get("key") != VERSION_KEY:
             return None
-        return load(doc["parts"][part])
-    except (ValueError, TypeError, KeyError, RecursionError, InvalidProgram) as exc:
+        parts = doc.get("parts")
+        if not isinstance(parts, dict) or part not in parts:
+            return None
+        return load(parts[part])
+    except (ValueError, TypeError, RecursionError) as exc:
         import logging
 
         logging.getLogger(__name__).warning("stored template code unusable (%s); recompiling",

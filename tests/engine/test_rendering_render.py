@@ -152,3 +152,17 @@ def test_log_helper_renders_nothing(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level("INFO", logger="engine.rendering"):
         assert render("a{{log 'hello' name}}b", {"name": "n"}) == "ab"
     assert "hello n" in caplog.text
+
+
+def test_tampered_code_is_logged_and_a_missing_part_is_not(
+        caplog: pytest.LogCaptureFixture) -> None:
+    stored = compile_parts({"subject": "S"})
+    with caplog.at_level("WARNING", logger="engine.rendering"):
+        assert render_part(stored, "htmlHead", "<title>{{t}}</title>", {"t": "T"}) == (
+            "<title>T</title>")
+    assert not caplog.records
+    tampered = json.dumps({"key": VERSION_KEY, "parts": {"body": [["out", ["call", "eval",
+                                                                         []], True]]}})
+    with caplog.at_level("WARNING", logger="engine.rendering"):
+        assert render_part(tampered, "body", "ok", {}) == "ok"
+    assert "unusable (InvalidProgram)" in caplog.text
