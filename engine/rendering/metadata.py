@@ -31,9 +31,11 @@ def _expr(e: list, level: int, refs: _Refs) -> None:
             refs.add(e[2][0])
     elif kind == "call":
         args = e[2]
-        if e[1] == "lookup" and len(args) == 2 and _is_root(args[0], level) and (
-                args[1][0] == "lit" and args[1][1] is not None):
-            refs.add(str(args[1][1]))
+        if e[1] == "lookup" and len(args) == 2 and _is_root(args[0], level):
+            if args[1][0] == "lit" and args[1][1] is not None:
+                refs.add(str(args[1][1]))
+            elif args[1][0] != "lit":
+                refs.everything = True  # a computed key may read any tag
         for arg in args:
             _expr(arg, level, refs)
 

@@ -28,3 +28,8 @@ def test_each_over_the_root_uses_every_tag() -> None:
 def test_invalid_parts_and_empty_parts_are_skipped() -> None:
     meta = variable_metadata(["{{#if x}}", "", "{{y}}"], {"Y": "1"})
     assert meta == {"providedVariables": ["Y"], "missingVariables": [], "unusedVariables": []}
+
+
+def test_lookup_with_a_computed_key_uses_every_tag() -> None:
+    meta = variable_metadata(["{{lookup this which}}"], {"which": "a", "a": "1"})
+    assert meta["unusedVariables"] == [] and meta["missingVariables"] == []
