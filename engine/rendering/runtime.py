@@ -28,11 +28,6 @@ Op = Callable[[list, tuple, dict, "_State"], None]
 Ev = Callable[[tuple, dict], object]
 
 
-def escape(text: str) -> str:
-    """HTML-escape exactly as handlebars.js does (& < > " ' ` =)."""
-    return text.translate(_ESCAPES)
-
-
 class _State:
     """Output size and work done so far; checked at every program run (cheap) and
     against the clock every CHECK_EVERY units of work."""
