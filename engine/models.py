@@ -193,6 +193,7 @@ class DeliveryAttempt(BaseModel):
     id = AutoField()
     notification = ForeignKeyField(Notification, backref="delivery_attempts", on_delete="CASCADE")
     number = IntegerField()
+    recipient = CharField(max_length=320, null=True)  # set when a message went to one address
     started_at = DateTimeField(default=utcnow)
     duration_ms = IntegerField(default=0)
     outcome = CharField(max_length=12)  # delivered | transient | permanent | suppressed

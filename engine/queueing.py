@@ -1,4 +1,4 @@
-"""Hand accepted notifications to RQ (minimal version; the delivery engine extends it)."""
+"""Hand accepted notifications to RQ: one job per notification, job id = notification id."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from rq import Queue
 from engine import runtime
 
 QUEUE_NAME = "herald"
+JOB_TIMEOUT = 300
 
 
 def queue() -> Queue:
@@ -14,5 +15,10 @@ def queue() -> Queue:
 
 
 def enqueue_notification(notification_id: str) -> None:
-    """One RQ job per notification; the job id is the notification id (so re-enqueue is safe)."""
-    queue().enqueue("engine.jobs.deliver_notification", notification_id, job_id=notification_id)
+    """Enqueue after the row is committed; enqueuing twice is harmless (the job claims the row)."""
+    queue().enqueue(
+        "engine.jobs.deliver_notification", notification_id, job_id=notification_id,
+        job_timeout=JOB_TIMEOUT,
+        # The database keeps the outcome; Redis keeps nothing once the job is done.
+        result_ttl=0, failure_ttl=3600,
+    )

@@ -1,1 +1,1 @@
-
+"""Built-in provider backends, each a pluggy plugin like any third-party one."""

@@ -1,0 +1,74 @@
+"""The dev inbox: what the inbox:// provider received, as a page and as JSON."""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify, render_template_string
+
+from engine.keys import iso
+from engine.models import InboxMessage
+
+blueprint = Blueprint("dev_inbox", __name__)
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Herald dev inbox</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:2rem;color:#222}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;
+text-align:left;vertical-align:top}iframe{width:100%;height:16rem;border:1px solid #ccc}
+details{margin:.2rem 0}code{font-size:12px}
+</style></head><body>
+<h1>Dev inbox</h1>
+<p>{{ messages|length }} message(s). JSON: <a href="messages">/dev/inbox/messages</a>.
+<button onclick="fetch('messages',{method:'DELETE'}).then(()=>location.reload())">Empty</button>
+</p>
+<table><tr><th>When</th><th>Channel</th><th>From</th><th>To</th><th>Subject / text</th></tr>
+{% for m in messages %}
+<tr><td>{{ m.created_at }}</td><td>{{ m.channel }}</td><td>{{ m.sender or "" }}</td>
+<td>{{ (m.to + m.cc + m.bcc)|join(", ") }}</td>
+<td><strong>{{ m.subject or "" }}</strong>
+{% if m.html %}<details><summary>HTML</summary>
+<iframe sandbox="" srcdoc="{{ m.html }}"></iframe></details>{% endif %}
+<details><summary>Text</summary><pre>{{ m.text or "" }}</pre></details>
+{% if m.raw %}<details><summary>Raw MIME</summary><pre><code>{{ m.raw }}</code></pre>
+</details>{% endif %}</td></tr>
+{% endfor %}</table></body></html>"""
+
+
+def _as_json(message: InboxMessage) -> dict:
+    return {
+        "id": message.id,
+        "channel": message.channel,
+        "from": message.sender,
+        "to": message.to,
+        "cc": message.cc,
+        "bcc": message.bcc,
+        "subject": message.subject,
+        "text": message.text,
+        "html": message.html,
+        "raw": message.raw,
+        "headers": message.headers,
+        "notificationId": message.notification_id,
+        "workspaceId": message.workspace_id,
+        "createdAt": iso(message.created_at),
+    }
+
+
+def _latest(limit: int = 200) -> list[InboxMessage]:
+    return list(InboxMessage.select().order_by(InboxMessage.id.desc()).limit(limit))
+
+
+@blueprint.get("/dev/inbox")
+def page():
+    # Autoescaping keeps the rendered mail inert; the HTML preview runs in a sandboxed iframe.
+    return render_template_string(PAGE, messages=_latest())
+
+
+@blueprint.get("/dev/inbox/messages")
+def messages():
+    return jsonify([_as_json(m) for m in _latest()])
+
+
+@blueprint.delete("/dev/inbox/messages")
+def clear():
+    deleted = InboxMessage.delete().execute()
+    return jsonify({"deleted": deleted})

@@ -1,0 +1,69 @@
+"""Endpoints behind the signed tracking URLs: open pixel, click redirect, one-click unsubscribe."""
+
+from __future__ import annotations
+
+import base64
+
+from flask import Blueprint, Response, abort, redirect, render_template_string, request
+
+from engine.models import Notification, Suppression, TrackingEvent
+from engine.tracking import read_token
+
+blueprint = Blueprint("tracking", __name__)
+PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
+UNSUBSCRIBE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Unsubscribe</title></head><body style="font-family:system-ui;margin:3rem">
+{% if done %}<p>{{ address }} is unsubscribed.</p>{% else %}
+<p>Stop emails to {{ address }}?</p><form method="post"><button>Unsubscribe</button></form>
+{% endif %}</body></html>"""
+
+
+def _notification(data: dict | None) -> Notification | None:
+    if not data or not isinstance(data.get("n"), str):
+        return None
+    try:
+        return Notification.get_or_none(Notification.id == data["n"])
+    except ValueError:
+        return None
+
+
+def _record(kind: str, data: dict, url: str | None = None) -> None:
+    notification = _notification(data)
+    if notification is not None:
+        TrackingEvent.create(notification=notification, kind=kind, recipient=data.get("r"),
+                             url=url)
+
+
+@blueprint.get("/t/o/<token>")
+def opened(token: str):
+    data = read_token("open", token)
+    if data is not None:
+        _record("open", data)
+    # Always the pixel: a forged token learns nothing, and mail clients show no broken image.
+    return Response(PIXEL, mimetype="image/gif", headers={"Cache-Control": "no-store"})
+
+
+@blueprint.get("/t/c/<token>")
+def clicked(token: str):
+    data = read_token("click", token)
+    url = data.get("u") if data else None
+    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+        abort(404)
+    _record("click", data, url)
+    return redirect(url, code=302)
+
+
+@blueprint.route("/t/u/<token>", methods=["GET", "POST"])
+def unsubscribe(token: str):
+    data = read_token("unsubscribe", token)
+    notification = _notification(data)
+    address = data.get("r") if data else None
+    if notification is None or not isinstance(address, str):
+        abort(404)
+    if request.method == "GET":
+        # RFC 8058: a GET (link scanners, previews) never unsubscribes by itself.
+        return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=False)
+    Suppression.get_or_create(workspace=notification.workspace_id, address=address.lower(),
+                              defaults={"reason": "unsubscribe"})
+    _record("unsubscribe", data)
+    return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=True)

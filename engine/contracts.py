@@ -1,0 +1,112 @@
+"""The types a channel or provider plugin sees: plain messages in, one of four outcomes out.
+
+Plugins import this module (and nothing else of Herald's); it imports no model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from typing import Any, Protocol
+
+
+@dataclass
+class Attachment:
+    name: str
+    content_type: str
+    content: bytes
+    cid: str | None = None
+
+
+@dataclass
+class OutboundEmail:
+    """One email as a provider sends it; ``mime`` is the exact message for SMTP-like providers."""
+
+    sender: str                      # bare address (envelope and From)
+    sender_name: str | None
+    to: list[str]
+    cc: list[str]
+    bcc: list[str]
+    subject: str
+    html: str | None
+    text: str | None
+    reply_to: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    attachments: list[Attachment] = field(default_factory=list)
+    request_delivery_receipt: bool = False
+    message_id: str | None = None
+    mime: EmailMessage | None = None
+
+    @property
+    def recipients(self) -> list[str]:
+        return [*self.to, *self.cc, *self.bcc]
+
+
+@dataclass
+class OutboundSms:
+    sender: str | None
+    to: list[str]
+    text: str
+
+    @property
+    def recipients(self) -> list[str]:
+        return list(self.to)
+
+
+@dataclass
+class SendResult:
+    """A provider accepted the message (for all or some recipients)."""
+
+    provider_message_id: str | None = None
+    rejected: dict[str, str] = field(default_factory=dict)  # address -> reason (permanent)
+    bounced: list[str] = field(default_factory=list)        # hard bounces: suppress them
+
+
+class DeliveryError(Exception):
+    """Base of the provider errors the engine understands."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class TransientError(DeliveryError):
+    """Try again later (network, 4xx SMTP, 429, 5xx HTTP)."""
+
+    def __init__(self, message: str, *, status_code: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message, status_code=status_code)
+        self.retry_after = retry_after
+
+
+class PermanentError(DeliveryError):
+    """Will never succeed as sent (bad request, bad credentials, refused content)."""
+
+
+class SuppressedError(PermanentError):
+    """Every recipient is undeliverable for good (hard bounce, unsubscribed); suppress them."""
+
+    def __init__(self, message: str, recipients: list[str], *,
+                 status_code: int | None = None) -> None:
+        super().__init__(message, status_code=status_code)
+        self.recipients = recipients
+
+
+class Provider(Protocol):
+    """A backend for one channel: ``send`` raises a DeliveryError or returns a SendResult."""
+
+    channel: str
+
+    def send(self, message: Any) -> SendResult: ...
+
+
+@dataclass
+class ProviderContext:
+    """What the engine lends a provider: the dev inbox store and the notification's ids."""
+
+    store_inbox_message: Callable[[dict[str, Any]], None]
+    settings: Any = None
+
+
+ProviderFactory = Callable[[str, ProviderContext], Provider]

@@ -1,0 +1,250 @@
+"""The worker's job: deliver one notification, record every attempt, decide what comes next."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import runtime
+from engine.contracts import (
+    DeliveryError,
+    PermanentError,
+    SuppressedError,
+    TransientError,
+)
+from engine.db import database
+from engine.models import DeliveryAttempt, Notification, Suppression, utcnow
+from engine.plugins import default_registry
+from engine.providers import current_notification, provider_for
+from engine.tracking import apply_tracking, unsubscribe_url
+
+MAX_EMAIL_ATTEMPTS = 8
+MAX_WAIT_SECONDS = 900.0
+
+
+@dataclass
+class _Plan:
+    """The messages still to send and what was decided without sending."""
+
+    messages: list[tuple[str | None, dict[str, Any]]] = field(default_factory=list)
+    suppressed: list[str] = field(default_factory=list)
+
+
+def claim(notification_id: str) -> bool:
+    """Atomically take the notification, so two jobs for one id never both send it.
+
+    A row left in `sending` by a killed worker becomes claimable again once stale.
+    """
+    now = utcnow()
+    stale = now - dt.timedelta(seconds=runtime.settings().reconcile_after_seconds)
+    due = Notification.next_attempt_at.is_null() | (Notification.next_attempt_at <= now)
+    claimable = ((Notification.status == "queued") & due) | (
+        (Notification.status == "sending") & (Notification.updated_at < stale))
+    updated = (
+        Notification.update(status="sending", updated_at=now,
+                            attempts=Notification.attempts + 1)
+        .where((Notification.id == notification_id) & claimable)
+        .execute()
+    )
+    return updated == 1
+
+
+def _suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
+    if not addresses:
+        return set()
+    lowered = {a.lower() for a in addresses}
+    rows = Suppression.select(Suppression.address).where(
+        Suppression.workspace == workspace_id, Suppression.address.in_(list(lowered)))
+    return {row.address for row in rows}
+
+
+def _bare(address: str) -> str:
+    return address.rpartition("<")[2].rstrip(">").strip().lower()
+
+
+def _delivered_recipients(notification: Notification) -> set[str]:
+    rows = DeliveryAttempt.select(DeliveryAttempt.recipient).where(
+        DeliveryAttempt.notification == notification, DeliveryAttempt.outcome == "delivered",
+        DeliveryAttempt.recipient.is_null(False))
+    return {row.recipient for row in rows}
+
+
+def plan_email(notification: Notification) -> _Plan:
+    """Drop suppressed recipients; one message (Transactional) or one per recipient (Marketing)."""
+    payload = notification.payload
+    lists = {k: list(payload.get(k) or []) for k in ("to", "cc", "bcc")}
+    everyone = [a for values in lists.values() for a in values]
+    blocked = _suppressed(notification.workspace_id, [_bare(a) for a in everyone])
+    plan = _Plan(suppressed=[a for a in everyone if _bare(a) in blocked])
+    kept = {k: [a for a in v if _bare(a) not in blocked] for k, v in lists.items()}
+    nid = str(notification.id)
+    if payload.get("emailType") == "Marketing":
+        done = _delivered_recipients(notification)
+        for address in [a for values in kept.values() for a in values]:
+            if _bare(address) in done:
+                continue
+            html = payload.get("html")
+            if html is not None:
+                html = apply_tracking(html, notification_id=nid,
+                                      track_opens=bool(payload.get("trackOpens")),
+                                      track_clicks=bool(payload.get("trackClicks")),
+                                      recipient=_bare(address))
+            link = unsubscribe_url(nid, _bare(address))
+            headers = {**(payload.get("headers") or {}),
+                       "List-Unsubscribe": f"<{link}>",
+                       "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+            plan.messages.append((_bare(address), {**payload, "to": [address], "cc": [],
+                                                   "bcc": [], "html": html,
+                                                   "headers": headers}))
+        return plan
+    if any(kept.values()):
+        html = payload.get("html")
+        if html is not None:
+            html = apply_tracking(html, notification_id=nid,
+                                  track_opens=bool(payload.get("trackOpens")),
+                                  track_clicks=bool(payload.get("trackClicks")))
+        plan.messages.append((None, {**payload, **kept, "html": html}))
+    return plan
+
+
+def plan_sms(notification: Notification) -> _Plan:
+    payload = notification.payload
+    numbers = list(payload.get("to") or [])
+    blocked = _suppressed(notification.workspace_id, numbers)
+    kept = [n for n in numbers if n.lower() not in blocked]
+    plan = _Plan(suppressed=[n for n in numbers if n.lower() in blocked])
+    if kept:
+        plan.messages.append((None, {**payload, "to": kept}))
+    return plan
+
+
+def _suppress(notification: Notification, addresses: list[str], reason: str) -> None:
+    for address in addresses:
+        Suppression.get_or_create(workspace=notification.workspace_id,
+                                  address=_bare(address), defaults={"reason": reason})
+
+
+def _event(name: str, notification: Notification, **kwargs: Any) -> None:
+    hook = getattr(default_registry().manager.hook, name)
+    hook(notification={"id": str(notification.id), "channel": notification.channel,
+                       "workspaceId": str(notification.workspace_id),
+                       "status": notification.status}, **kwargs)
+
+
+def _retry_wait(attempt: int, retry_after: float | None) -> float:
+    if retry_after is not None:
+        return min(MAX_WAIT_SECONDS, retry_after + random.uniform(0, 1 + retry_after * 0.1))
+    base = min(MAX_WAIT_SECONDS, 30.0 * 2 ** (attempt - 1))
+    return min(MAX_WAIT_SECONDS, base * random.uniform(0.8, 1.2))
+
+
+def _finish(notification: Notification, status: str, error: str | None = None,
+            wait: float | None = None) -> None:
+    notification.status = status
+    notification.last_error = error
+    notification.updated_at = utcnow()
+    notification.next_attempt_at = (utcnow() + dt.timedelta(seconds=wait)) if wait else None
+    notification.save(only=[Notification.status, Notification.last_error,
+                            Notification.updated_at, Notification.next_attempt_at])
+
+
+def deliver_notification(notification_id: str) -> str:
+    """RQ entry point (job id = notification id); safe to run twice for one id."""
+    database.connect(reuse_if_open=True)
+    if not claim(notification_id):
+        return "skipped"
+    notification = Notification.get_by_id(notification_id)
+    token = current_notification.set((str(notification.workspace_id), notification_id))
+    try:
+        if notification.channel == "webhook":
+            from engine.webhook_delivery import deliver_webhook_notification
+
+            return deliver_webhook_notification(notification)
+        return _deliver_messages(notification)
+    finally:
+        current_notification.reset(token)
+
+
+def _deliver_messages(notification: Notification) -> str:
+    registry = default_registry()
+    channel = registry.channel(notification.channel)
+    plan = plan_email(notification) if notification.channel == "email" else plan_sms(notification)
+    attempts: list[dict[str, Any]] = []
+    transient: TransientError | None = None
+    delivered = failed = 0
+    provider = None
+    if plan.messages:
+        try:
+            provider = provider_for(notification.channel, notification.workspace)
+        except DeliveryError as err:
+            failed = len(plan.messages)
+            attempts.append(_row(notification, None, "permanent", 0, err))
+    for recipient, payload in plan.messages if provider is not None else []:
+        started = time.perf_counter()
+        try:
+            result = provider.send(channel.build(payload))
+        except TransientError as err:
+            transient = err
+            attempts.append(_row(notification, recipient, "transient", started, err))
+            continue
+        except SuppressedError as err:
+            _suppress(notification, err.recipients, "bounce")
+            plan.suppressed.extend(err.recipients)
+            attempts.append(_row(notification, recipient, "suppressed", started, err))
+            continue
+        except PermanentError as err:
+            failed += 1
+            attempts.append(_row(notification, recipient, "permanent", started, err))
+            continue
+        if result.bounced:
+            _suppress(notification, result.bounced, "bounce")
+            plan.suppressed.extend(result.bounced)
+        delivered += 1
+        row = _row(notification, recipient, "delivered", started, None)
+        row["provider_message_id"] = result.provider_message_id
+        if result.rejected:
+            row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
+        attempts.append(row)
+    # A marketing send delivered to some recipients in an earlier attempt counts as delivered.
+    reached = delivered > 0 or (notification.attempts > 1 and bool(
+        _delivered_recipients(notification)))
+    with database.atomic():
+        if attempts:
+            DeliveryAttempt.insert_many(attempts).execute()
+        if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
+            _finish(notification, "queued", str(transient),
+                    wait=_retry_wait(notification.attempts, transient.retry_after))
+        elif reached:
+            _finish(notification, "delivered")
+        elif failed or transient is not None:
+            _finish(notification, "failed", attempts[-1]["error"] if attempts else None)
+        elif plan.suppressed:
+            _finish(notification, "suppressed")
+        else:
+            _finish(notification, "failed", "no recipient left to send to")
+    if plan.suppressed:
+        _event("notification_suppressed", notification, recipients=plan.suppressed)
+    if notification.status in ("delivered", "failed"):
+        _event(f"notification_{notification.status}", notification,
+               attempt=attempts[-1] if attempts else {})
+    return notification.status
+
+
+def _row(notification: Notification, recipient: str | None, outcome: str, started: float,
+         error: Exception | None) -> dict[str, Any]:
+    duration = int((time.perf_counter() - started) * 1000) if started else 0
+    return {
+        "notification": notification.id,
+        "number": notification.attempts,
+        "recipient": recipient,
+        "started_at": utcnow(),
+        "duration_ms": duration,
+        "outcome": outcome,
+        "status_code": getattr(error, "status_code", None),
+        "provider_message_id": None,
+        "response_excerpt": None,
+        "error": str(error)[:2000] if error else None,
+    }

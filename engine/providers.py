@@ -1,0 +1,68 @@
+"""Which provider sends a notification: the workspace's own, else the service default."""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+from engine import runtime
+from engine.contracts import PermanentError, Provider, ProviderContext
+from engine.models import InboxMessage, Workspace
+from engine.plugins import default_registry
+
+# The notification being delivered, so the dev inbox can file what it stores under it.
+current_notification: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
+    "herald_current_notification", default=None)
+
+_cache: dict[tuple[str, str], Provider] = {}
+_lock = threading.Lock()
+
+
+def _store_inbox_message(data: dict[str, Any]) -> None:
+    ids = current_notification.get() or (None, None)
+    InboxMessage.create(workspace_id=ids[0], notification_id=ids[1], **data)
+
+
+def _context() -> ProviderContext:
+    return ProviderContext(store_inbox_message=_store_inbox_message, settings=runtime.settings())
+
+
+def provider_for(channel: str, workspace: Workspace) -> Provider:
+    """Cached per process and URL, so an SMTP connection is kept across notifications."""
+    settings = runtime.settings()
+    plugin, url = None, ""
+    if channel == "email" and workspace.email_provider:
+        own = json.loads(workspace.email_provider)
+        plugin, url = own.get("plugin"), own.get("url", "")
+    elif channel == "email":
+        url = settings.email_provider
+    elif channel == "sms":
+        url = settings.sms_provider
+    if not url:
+        raise PermanentError(f"no {channel} provider is configured (HERALD_"
+                             f"{channel.upper()}_PROVIDER)")
+    scheme = plugin or urlsplit(url).scheme
+    key = (scheme, url)
+    with _lock:
+        provider = _cache.get(key)
+        if provider is None:
+            try:
+                factory = default_registry().provider_factory(scheme)
+                provider = factory(url, _context())
+            except (LookupError, ValueError) as err:
+                raise PermanentError(str(err)) from None
+            _cache[key] = provider
+    return provider
+
+
+def close_all() -> None:
+    """Close kept connections (worker shutdown, tests)."""
+    with _lock:
+        for provider in _cache.values():
+            close = getattr(provider, "close", None)
+            if close is not None:
+                close()
+        _cache.clear()

@@ -1,0 +1,68 @@
+"""`herald worker`: RQ workers with the scheduler and the reconciler, one or several processes."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+
+from rq import SimpleWorker, Worker
+
+from config.settings import Settings, load_settings
+from engine import runtime
+from engine.queueing import QUEUE_NAME
+from engine.reconciler import reconcile, run_periodically
+
+
+def _work(settings: Settings, burst: bool, fork: bool) -> int:
+    runtime.configure(settings)
+    from engine.plugins import default_registry
+    from engine.providers import close_all
+
+    default_registry()  # load plugins before the first job, not during it
+    stop = threading.Event()
+    thread = threading.Thread(target=run_periodically, args=(stop,), daemon=True,
+                              name="herald-reconciler")
+    reconcile()
+    thread.start()
+    # No fork per job by default: the job reuses this process's DB and SMTP connections.
+    worker_class = Worker if fork else SimpleWorker
+    worker = worker_class([QUEUE_NAME], connection=runtime.redis())
+    try:
+        worker.work(burst=burst, with_scheduler=True, logging_level="INFO")
+    finally:
+        stop.set()
+        close_all()
+    return 0
+
+
+def run_worker(settings: Settings, processes: int = 1, burst: bool = False,
+               fork: bool = False) -> int:
+    """Run ``processes`` workers; SIGTERM lets each finish the job in hand."""
+    if processes <= 1:
+        return _work(settings, burst, fork)
+    args = [sys.executable, "-m", "engine.worker"] + (["--burst"] if burst else []) + (
+        ["--fork"] if fork else [])
+    children = [subprocess.Popen(args, env=dict(os.environ)) for _ in range(processes)]
+
+    def forward(signum: int, _frame: object) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    codes = [child.wait() for child in children]
+    return max(codes, default=0)
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO)
+    return _work(load_settings(), burst="--burst" in sys.argv, fork="--fork" in sys.argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

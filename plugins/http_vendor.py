@@ -1,0 +1,26 @@
+"""What the HTTP vendor providers share: one session per provider, status to outcome."""
+
+from __future__ import annotations
+
+import requests
+
+from engine.contracts import PermanentError, TransientError
+
+
+def session() -> requests.Session:
+    s = requests.Session()
+    s.trust_env = False  # vendor calls never go through a proxy taken from the environment
+    return s
+
+
+def raise_for_transport(err: requests.RequestException) -> None:
+    raise TransientError(f"provider unreachable: {err.__class__.__name__}: {err}") from None
+
+
+def raise_for_status(status: int, detail: str, retry_after: str | None) -> None:
+    """408, 429 and 5xx are worth retrying; any other non-2xx will fail the same way again."""
+    if status in (408, 429) or status >= 500:
+        wait = float(retry_after) if retry_after and retry_after.isdigit() else None
+        raise TransientError(f"provider answered {status}: {detail}", status_code=status,
+                             retry_after=wait)
+    raise PermanentError(f"provider answered {status}: {detail}", status_code=status)

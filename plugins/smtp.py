@@ -1,0 +1,149 @@
+"""SMTP provider: one kept-alive connection per worker, DSN, and clear outcome classes."""
+
+from __future__ import annotations
+
+import contextlib
+import smtplib
+import ssl
+import threading
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from engine.contracts import (
+    OutboundEmail,
+    PermanentError,
+    ProviderContext,
+    SendResult,
+    SuppressedError,
+    TransientError,
+)
+from engine.hookspecs import hookimpl
+
+TLS_MODES = ("none", "starttls", "ssl")
+
+
+class SmtpProvider:
+    """``smtp://[user:password@]host:port?tls=none|starttls|ssl[&timeout=S]``."""
+
+    channel = "email"
+
+    def __init__(self, url: str, context: ProviderContext | None = None) -> None:
+        parts = urlsplit(url)
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        self.tls = query.get("tls", "none")
+        if self.tls not in TLS_MODES:
+            raise ValueError(f"smtp provider: tls must be one of {', '.join(TLS_MODES)}")
+        self.host = parts.hostname or "localhost"
+        self.port = parts.port or (465 if self.tls == "ssl" else 25)
+        self.user = unquote(parts.username) if parts.username else None
+        self.password = unquote(parts.password) if parts.password else None
+        self.timeout = float(query.get("timeout", 30))
+        self._connection: smtplib.SMTP | None = None
+        self._lock = threading.Lock()
+
+    def _tls_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context()
+
+    def _connect(self) -> smtplib.SMTP:
+        try:
+            if self.tls == "ssl":
+                conn: smtplib.SMTP = smtplib.SMTP_SSL(self.host, self.port, timeout=self.timeout,
+                                                      context=self._tls_context())
+            else:
+                conn = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
+                if self.tls == "starttls":
+                    conn.starttls(context=self._tls_context())
+            conn.ehlo_or_helo_if_needed()
+            if self.user:
+                conn.login(self.user, self.password or "")
+        except smtplib.SMTPAuthenticationError as err:
+            raise PermanentError(f"SMTP authentication failed: {err.smtp_code}",
+                                 status_code=err.smtp_code) from None
+        except (OSError, smtplib.SMTPException) as err:
+            raise TransientError(
+                f"cannot reach SMTP server {self.host}:{self.port}: {err}") from None
+        return conn
+
+    def _live_connection(self) -> smtplib.SMTP:
+        """Reuse the connection while the server keeps it open (RSET checks it cheaply)."""
+        if self._connection is not None:
+            try:
+                if self._connection.rset()[0] == 250:
+                    return self._connection
+            except (OSError, smtplib.SMTPException):
+                pass
+            self.close()
+        self._connection = self._connect()
+        return self._connection
+
+    def close(self) -> None:
+        if self._connection is not None:
+            with contextlib.suppress(OSError, smtplib.SMTPException):
+                self._connection.quit()
+            self._connection = None
+
+    def send(self, message: OutboundEmail) -> SendResult:
+        with self._lock:
+            return self._send(message)
+
+    def _send(self, message: OutboundEmail) -> SendResult:
+        conn = self._live_connection()
+        mail_options: list[str] = []
+        rcpt_options: list[str] = []
+        if message.request_delivery_receipt and conn.has_extn("dsn"):
+            mail_options = ["RET=HDRS", f"ENVID={_envid(message.message_id)}"]
+            rcpt_options = ["NOTIFY=SUCCESS,FAILURE,DELAY"]
+        try:
+            refused = conn.send_message(message.mime, from_addr=message.sender,
+                                        to_addrs=message.recipients,
+                                        mail_options=mail_options, rcpt_options=rcpt_options)
+        except smtplib.SMTPRecipientsRefused as err:
+            return self._all_refused(err.recipients)
+        except smtplib.SMTPResponseException as err:
+            self.close()
+            if 400 <= err.smtp_code < 500:
+                raise TransientError(f"SMTP {err.smtp_code}: {_text(err.smtp_error)}",
+                                     status_code=err.smtp_code) from None
+            raise PermanentError(f"SMTP {err.smtp_code}: {_text(err.smtp_error)}",
+                                 status_code=err.smtp_code) from None
+        except (OSError, smtplib.SMTPException) as err:
+            self.close()
+            raise TransientError(f"SMTP connection failed: {err}") from None
+        result = SendResult(provider_message_id=message.message_id)
+        for address, (code, text) in refused.items():
+            if code >= 500:
+                result.rejected[address] = f"{code} {_text(text)}"
+                if _hard_bounce(code, text):
+                    result.bounced.append(address)
+            else:
+                result.rejected[address] = f"{code} {_text(text)} (transient)"
+        return result
+
+    def _all_refused(self, recipients: dict[str, tuple[int, bytes]]) -> SendResult:
+        codes = {code for code, _ in recipients.values()}
+        detail = "; ".join(f"{a}: {c} {_text(t)}" for a, (c, t) in recipients.items())
+        if all(code < 500 for code in codes):
+            raise TransientError(f"every recipient deferred: {detail}", status_code=min(codes))
+        bounced = [a for a, (c, t) in recipients.items() if _hard_bounce(c, t)]
+        if bounced and len(bounced) == len(recipients):
+            raise SuppressedError(f"every recipient bounced: {detail}", bounced,
+                                  status_code=max(codes))
+        raise PermanentError(f"every recipient refused: {detail}", status_code=max(codes))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def _hard_bounce(code: int, text: bytes | str) -> bool:
+    """550/551/553 and enhanced 5.1.x (bad mailbox) mean the address will never work."""
+    message = _text(text)
+    return code in (550, 551, 553) or message.startswith(("5.1.1", "5.1.2", "5.1.10"))
+
+
+def _envid(message_id: str | None) -> str:
+    return (message_id or "").strip("<>").replace("+", "2B").replace("=", "3D")[:100] or "herald"
+
+
+@hookimpl
+def register_providers(register) -> None:
+    register("smtp", SmtpProvider)

@@ -1,0 +1,83 @@
+"""Twilio's Messages API: ``twilio://ACCOUNT_SID:AUTH_TOKEN@[host[:port]]?from=+1...``.
+
+The host defaults to api.twilio.com over HTTPS; ``?scheme=http`` exists for local tests.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import requests
+
+from engine.contracts import (
+    OutboundSms,
+    PermanentError,
+    ProviderContext,
+    SendResult,
+    SuppressedError,
+)
+from engine.hookspecs import hookimpl
+from plugins.http_vendor import raise_for_status, raise_for_transport, session
+
+# Twilio error codes: 21610 the recipient replied STOP; 21614 not a mobile number.
+UNSUBSCRIBED = {21610}
+BAD_NUMBER = {21211, 21614, 21612}
+
+
+class TwilioProvider:
+    channel = "sms"
+
+    def __init__(self, url: str, context: ProviderContext | None = None) -> None:
+        parts = urlsplit(url)
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        if not parts.username or not parts.password:
+            raise ValueError("twilio provider: use twilio://ACCOUNT_SID:AUTH_TOKEN@")
+        self.sid, self.token = unquote(parts.username), unquote(parts.password)
+        host = parts.hostname or "api.twilio.com"
+        port = f":{parts.port}" if parts.port else ""
+        self.endpoint = (f"{query.get('scheme', 'https')}://{host}{port}"
+                         f"/2010-04-01/Accounts/{self.sid}/Messages.json")
+        self.default_from = query.get("from")
+        self.session = session()
+
+    def send(self, message: OutboundSms) -> SendResult:
+        sender = message.sender or self.default_from
+        if not sender:
+            raise PermanentError("no fromNumber on the version and no ?from= on the provider")
+        ids: list[str] = []
+        result = SendResult()
+        for number in message.to:
+            try:
+                response = self.session.post(self.endpoint, auth=(self.sid, self.token),
+                                             data={"To": number, "From": sender,
+                                                   "Body": message.text}, timeout=30)
+            except requests.RequestException as err:
+                raise_for_transport(err)
+            try:
+                data = response.json()
+            except ValueError:
+                data = {}
+            if response.status_code in (200, 201):
+                ids.append(str(data.get("sid", "")))
+                continue
+            code = data.get("code") if isinstance(data, dict) else None
+            detail = f"{code}: {data.get('message', '')}" if data else response.text[:200]
+            if code in UNSUBSCRIBED:
+                result.rejected[number] = detail
+                result.bounced.append(number)
+                continue
+            if code in BAD_NUMBER:
+                result.rejected[number] = detail
+                continue
+            raise_for_status(response.status_code, detail, response.headers.get("Retry-After"))
+        if not ids:
+            if result.bounced and len(result.bounced) == len(message.to):
+                raise SuppressedError("every number unsubscribed", result.bounced)
+            raise PermanentError("; ".join(f"{n}: {r}" for n, r in result.rejected.items()))
+        result.provider_message_id = ",".join(ids)
+        return result
+
+
+@hookimpl
+def register_providers(register) -> None:
+    register("twilio", TwilioProvider)
