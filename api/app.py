@@ -1,0 +1,112 @@
+"""The Flask application factory."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, g, request
+from flask_smorest import Api
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
+from werkzeug.middleware.proxy_fix import ProxyFix
+
+from api import problems
+from api.schemas import NotificationRequest, ProblemDetails
+from config.settings import Settings, load_settings
+from engine import runtime
+from engine.db import database
+from engine.errors import ApiError
+
+MAX_BODY_BYTES = 10 * 1024 * 1024
+log = logging.getLogger("herald.api")
+
+
+class HeraldApi(Api):
+    """flask-smorest with RFC 7807 problem details instead of its own error format."""
+
+    ERROR_SCHEMA = ProblemDetails
+
+    def handle_http_exception(self, error: HTTPException):
+        if isinstance(error, RequestEntityTooLarge):
+            return problems.bare(413)
+        if error.code and error.code >= 500:
+            log.error("unhandled error", exc_info=error.original_exception
+                      if hasattr(error, "original_exception") else None)
+        return problems.problem(error.code or 500, error.description if error.code != 500
+                                else None)
+
+
+def create_app(settings: Settings | None = None) -> Flask:
+    settings = settings or load_settings()
+    runtime.configure(settings)
+    app = Flask(__name__)
+    app.config.update(
+        MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
+        API_TITLE="Herald notification service",
+        API_VERSION="1.0.0",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi/v1.json",
+        JSON_SORT_KEYS=False,
+    )
+    if settings.trusted_proxies:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
+    api = HeraldApi(app, spec_kwargs={"info": {
+        "description": "Send templated email, SMS and signed webhooks by template id."}})
+    api.spec.components.security_scheme(
+        "ApiKey", {"type": "apiKey", "in": "header", "name": "X-Api-Key"})
+    api.spec.components.schema("NotificationRequest", schema=NotificationRequest)
+    from api.notifications import blp
+
+    api.register_blueprint(blp)
+    from api.docs import blueprint as docs
+
+    app.register_blueprint(docs)
+    _register_extra_blueprints(app, settings)
+    _install_hooks(app)
+    return app
+
+
+def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
+    from api.tracking import blueprint as tracking
+
+    app.register_blueprint(tracking)
+    inbox_in_use = any(p.startswith("inbox:") for p in (settings.email_provider,
+                                                          settings.sms_provider))
+    if inbox_in_use and not settings.production:
+        from api.inbox import blueprint as inbox
+
+        app.register_blueprint(inbox)
+
+
+def _install_hooks(app: Flask) -> None:
+    @app.before_request
+    def start() -> object:
+        g.correlation_id = problems.correlation_id()
+        g.trace_id = problems.trace_id()
+        # The gateway check: refuse before a byte of the body is read or parsed.
+        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+            return problems.bare(413)
+        database.connect(reuse_if_open=True)
+        return None
+
+    @app.after_request
+    def stamp(response):
+        response.headers["X-Correlation-Id"] = g.get("correlation_id") or ""
+        return response
+
+    @app.teardown_request
+    def close(_exc: BaseException | None) -> None:
+        if not database.is_closed():
+            database.close()
+
+    @app.errorhandler(ApiError)
+    def api_error(err: ApiError):
+        return problems.from_api_error(err)
+
+    @app.errorhandler(Exception)
+    def unexpected(err: Exception):
+        if isinstance(err, HTTPException):
+            return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].handle_http_exception(
+                err)
+        log.exception("unhandled error on %s", request.path)
+        return problems.problem(500)

@@ -1,0 +1,70 @@
+"""Examples for the OpenAPI document: one per documented status."""
+
+from __future__ import annotations
+
+SEND_REQUEST = {
+    "tenantId": "2b1c6a8e-4d0f-4c53-9d7e-2f5b0c8a9e11",
+    "templateId": "7d3e1f20-1c2b-4a5d-8e9f-0a1b2c3d4e5f",
+    "tags": [{"key": "name", "value": "Ada"}],
+    "emailOptions": {"cc": ["ops@example.com"], "priority": "High"},
+}
+SEND_RESPONSE = {"accepted": True, "correlationId": "5f0c2d1e9b8a4c7d8e6f5a4b3c2d1e0f",
+                 "message": "Notification accepted and queued for delivery."}
+PREVIEW_RESPONSE = {
+    "email": {
+        "success": True,
+        "templateMetadata": {"templateId": "7d3e1f20-1c2b-4a5d-8e9f-0a1b2c3d4e5f",
+                             "versionNumber": 1, "emailType": "Transactional",
+                             "notificationType": "email"},
+        "sender": {"fromAddress": "hello@example.com", "fromName": "Example", "replyTo": None},
+        "recipients": {"to": ["team@example.com"], "cc": [], "bcc": [], "wasOverridden": False},
+        "renderedContent": {"subject": "Welcome, Ada!", "body": "<p>Hi Ada</p>",
+                            "htmlHead": None},
+        "finalBodies": {"htmlBody": "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+                                    "</head><body><p>Hi Ada</p></body></html>",
+                        "textBody": "Hi Ada\n"},
+        "variableMetadata": {"providedVariables": ["name"], "missingVariables": [],
+                             "unusedVariables": []},
+        "batchingInfo": {"emailType": "Transactional", "messageCount": 1,
+                         "batchingStrategy": "single-message"},
+        "attachments": [],
+        "trackingSettings": {"trackOpens": False, "trackClicks": False},
+        "customHeaders": {},
+        "renderingErrors": [],
+        "errorMessage": None,
+    },
+    "validationErrors": [],
+}
+VALIDATE_RESPONSE = {
+    "isValid": True, "tenantId": "2b1c6a8e-4d0f-4c53-9d7e-2f5b0c8a9e11",
+    "apiKeyId": "0d9f8e7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c", "name": "backend", "status": "active",
+    "createdAt": "2026-01-05T10:00:00Z", "lastUsedAt": "2026-03-05T14:07:09Z",
+    "expiresAt": None, "revokedAt": None,
+}
+ERROR_DESCRIPTIONS = {
+    400: "Request invalid (request_missing, validation_failed with errorCodes, no_live_version, "
+         "template version and webhook destination errors, unsupported_notification_type)",
+    401: "api_keys.missing or api_keys.invalid",
+    403: "api_keys.tenant_mismatch, webhook_delivery_not_available, "
+         "monthly_limit_not_configured",
+    404: "notifications.template_not_found",
+    413: "Request body over 10 MB (bare response, no errorCode)",
+    422: "sender.not_verified",
+    429: "Rate limited (no errorCode, Retry-After) or notifications.monthly_limit_exceeded",
+    500: "Unexpected error (no errorCode)",
+}
+_CODES = {400: "notifications.validation_failed", 401: "api_keys.invalid",
+          403: "api_keys.tenant_mismatch", 404: "notifications.template_not_found",
+          413: None, 422: "sender.not_verified", 429: "notifications.monthly_limit_exceeded",
+          500: None}
+
+
+def problem(status: int) -> dict:
+    example = {"type": "about:blank", "title": "Error", "status": status,
+               "detail": ERROR_DESCRIPTIONS[status], "instance": "/api/v1/notifications/send",
+               "errorCode": _CODES[status], "correlationId": "5f0c2d1e9b8a4c7d8e6f5a4b3c2d1e0f",
+               "traceId": "4bf92f3577b34da6a3ce929d0e0e4736"}
+    if status == 400:
+        example["errors"] = {"tags[0].key": ["key is required"]}
+        example["errorCodes"] = ["notifications.tag_key_required"]
+    return example

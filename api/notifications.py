@@ -1,0 +1,92 @@
+"""The three operations of spec section 4."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import g, request
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from api import examples
+from api.schemas import ApiKeyValidationResponse, PreviewResponse, ProblemDetails, SendResponse
+from engine import sending
+from engine.errors import ApiError, FieldErrors
+
+blp = Blueprint("notifications", __name__, url_prefix="/api/v1",
+                description="Send and preview notifications; check an API key.")
+SECURITY = [{"ApiKey": []}]
+REQUEST_BODY = {"required": True, "content": {"application/json": {
+    "schema": {"$ref": "#/components/schemas/NotificationRequest"},
+    "example": examples.SEND_REQUEST}}}
+
+
+def _errors(*statuses: int):
+    """alt_response decorators for every documented error status, each with an example."""
+    def wrap(view):
+        for status in statuses:
+            view = blp.alt_response(status, schema=ProblemDetails,
+                                    content_type="application/problem+json",
+                                    description=examples.ERROR_DESCRIPTIONS[status],
+                                    example=examples.problem(status))(view)
+        return view
+    return wrap
+
+
+def read_json() -> Any:
+    """The JSON body; None for an absent or null body; ApiError for anything unparsable."""
+    raw = request.get_data(cache=False)
+    if not raw.strip():
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        errors = FieldErrors()
+        errors.add("$", "notifications.request_malformed", "the body is not valid JSON")
+        errors.raise_if_any()
+
+
+def _header() -> str | None:
+    return request.headers.get("X-Api-Key")
+
+
+def _body_or_error() -> tuple[Any, ApiError | None]:
+    try:
+        return read_json(), None
+    except ApiError as err:
+        return None, err
+
+
+@blp.route("/notifications/send")
+class Send(MethodView):
+    @blp.doc(operationId="sendNotification", security=SECURITY, requestBody=REQUEST_BODY,
+             summary="Queue a notification from a template")
+    @blp.response(202, SendResponse, example=examples.SEND_RESPONSE)
+    @_errors(400, 401, 403, 404, 413, 422, 429, 500)
+    def post(self):
+        body, parse_error = _body_or_error()
+        return sending.send(body, _header(), request.remote_addr or "", g.correlation_id,
+                            parse_error=parse_error)
+
+
+@blp.route("/notifications/preview")
+class Preview(MethodView):
+    @blp.doc(operationId="previewNotification", security=SECURITY, requestBody=REQUEST_BODY,
+             summary="Render an email template without delivering it")
+    @blp.response(200, PreviewResponse, example=examples.PREVIEW_RESPONSE)
+    @_errors(400, 401, 403, 404, 413, 429, 500)
+    def post(self):
+        body, parse_error = _body_or_error()
+        return sending.preview(body, _header(), request.remote_addr or "",
+                               parse_error=parse_error)
+
+
+@blp.route("/api-keys/validate")
+class Validate(MethodView):
+    @blp.doc(operationId="validateApiKey", security=SECURITY,
+             summary="Check an API key without sending anything")
+    @blp.response(200, ApiKeyValidationResponse, example=examples.VALIDATE_RESPONSE)
+    @_errors(401, 429, 500)
+    def get(self):
+        return sending.validate_key(_header(), request.remote_addr or "")

@@ -1,0 +1,66 @@
+"""Problem details (RFC 7807, D3): the one place an error becomes a response."""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import uuid
+from http import HTTPStatus
+from typing import Any
+
+from flask import Response, g, json, request
+
+from engine.errors import ApiError
+
+log = logging.getLogger("herald.api")
+PROBLEM_JSON = "application/problem+json"
+_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$")
+_CORRELATION = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def correlation_id() -> str:
+    """The caller's X-Correlation-Id when it is safe to echo, else a fresh one."""
+    given = request.headers.get("X-Correlation-Id", "")
+    return given if _CORRELATION.match(given) else uuid.uuid4().hex
+
+
+def trace_id() -> str:
+    """From a valid W3C traceparent (not all zeros), else generated."""
+    match = _TRACEPARENT.match(request.headers.get("traceparent", "").strip().lower())
+    if match and match.group(1) != "0" * 32 and match.group(2) != "0" * 16:
+        return match.group(1)
+    return secrets.token_hex(16)
+
+
+def problem(status: int, detail: str | None = None, error_code: str | None = None,
+            errors: dict[str, list[str]] | None = None, error_codes: list[str] | None = None,
+            headers: dict[str, str] | None = None) -> Response:
+    phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
+    body: dict[str, Any] = {
+        "type": f"https://herald.dev/problems/{error_code}" if error_code else "about:blank",
+        "title": phrase,
+        "status": status,
+        "detail": detail or phrase,
+        "instance": request.path,
+        "errorCode": error_code,
+        "correlationId": g.get("correlation_id") or correlation_id(),
+        "traceId": g.get("trace_id") or trace_id(),
+    }
+    if errors is not None:
+        body["errors"] = errors
+        body["errorCodes"] = error_codes or []
+    response = Response(json.dumps(body), status=status, mimetype=PROBLEM_JSON)
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def from_api_error(err: ApiError) -> Response:
+    return problem(err.status, err.detail, err.error_code, err.errors, err.error_codes,
+                   err.headers)
+
+
+def bare(status: int) -> Response:
+    """413 from the gateway: status only, no errorCode (spec 7)."""
+    return Response(b"", status=status)

@@ -1,0 +1,164 @@
+"""Webhook destination policy (spec 6.1): public https://host:443 only, judged on every DNS answer.
+
+An explicit deny list, not ``ipaddress.is_global`` alone (it is wrong for several ranges),
+and the host must be read the same way by urllib.parse and by urllib3.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import dns.exception
+import dns.resolver
+import urllib3.util
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+DENIED_V4 = [ipaddress.ip_network(n) for n in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
+    "172.16.0.0/12", "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16",
+    "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4",
+    "255.255.255.255/32",
+)]
+DENIED_V6 = [ipaddress.ip_network(n) for n in (
+    "::/128", "::1/128", "::ffff:0:0/96", "::/96", "64:ff9b::/96", "64:ff9b:1::/48",
+    "100::/64", "2001::/32", "2001:db8::/32", "2001:10::/28", "2001:20::/28", "2002::/16",
+    "3fff::/20", "5f00::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+)]
+LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
+_FORBIDDEN_CHARS = re.compile(r"[\x00-\x20\x7f\\]")
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*"
+                       r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+class DestinationError(ValueError):
+    """The destination breaks spec 6.1; the message says which rule."""
+
+
+@dataclass(frozen=True)
+class CheckedDestination:
+    url: str
+    scheme: str
+    host: str
+    port: int
+    target: str
+    addresses: tuple[str, ...]
+
+
+def _embedded_v4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address inside mapped, compatible, NAT64, 6to4 and Teredo forms."""
+    if address.ipv4_mapped:
+        return address.ipv4_mapped
+    packed = int(address)
+    if address in ipaddress.ip_network("::/96") and packed > 1:
+        return ipaddress.IPv4Address(packed & 0xFFFFFFFF)
+    if address in ipaddress.ip_network("64:ff9b::/96"):
+        return ipaddress.IPv4Address(packed & 0xFFFFFFFF)
+    if address.sixtofour:
+        return address.sixtofour
+    if address.teredo:
+        return address.teredo[1]
+    return None
+
+
+def is_forbidden_address(address: str | IPAddress, allow_loopback: bool = False) -> bool:
+    ip = ipaddress.ip_address(address) if isinstance(address, str) else address
+    if allow_loopback and any(ip in net for net in LOOPBACK):
+        return False
+    if isinstance(ip, ipaddress.IPv6Address):
+        inner = _embedded_v4(ip)
+        if inner is not None and is_forbidden_address(inner, allow_loopback):
+            return True
+        if ip.scope_id:
+            return True
+        return any(ip in net for net in DENIED_V6) or not ip.is_global
+    return any(ip in net for net in DENIED_V4) or not ip.is_global
+
+
+def _literal_ip(host: str) -> IPAddress | None:
+    """IP literals in any notation: dotted, decimal, octal, hex, short forms, bracketed v6."""
+    text = host.strip("[]")
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        pass
+    if ":" in text:
+        return None
+    try:
+        # inet_aton reads 0x7f.1, 017700000001, 2130706433 and 127.1 as the C library does.
+        return ipaddress.IPv4Address(socket.inet_aton(text))
+    except OSError:
+        return None
+
+
+def _parse(url: str, allow_private: bool) -> tuple[str, str, int, str]:
+    if not isinstance(url, str) or not url or len(url) > 2048:
+        raise DestinationError("the destination must be an absolute https:// URL")
+    if _FORBIDDEN_CHARS.search(url) or not url.isascii():
+        raise DestinationError("whitespace, backslashes, control and non-ASCII characters "
+                               "are not allowed in the URL")
+    parts = urlsplit(url)
+    if parts.scheme.lower() != "https":
+        raise DestinationError("only https:// destinations are allowed")
+    if "@" in parts.netloc or parts.username is not None or parts.password is not None:
+        raise DestinationError("credentials in the URL are not allowed")
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise DestinationError("the URL has no host")
+    try:
+        port = parts.port or 443
+    except ValueError:
+        raise DestinationError("the port is not valid") from None
+    other = urllib3.util.parse_url(url)
+    if (other.host or "").lower().strip("[]") != host.strip("[]") or (other.port or 443) != port:
+        raise DestinationError("the URL is ambiguous (parsers disagree on its host)")
+    if port != 443 and not allow_private:
+        raise DestinationError("only port 443 is allowed")
+    target = parts.path or "/"
+    if parts.query:
+        target += "?" + parts.query
+    return parts.scheme.lower(), host, port, target
+
+
+def _resolve(host: str, resolver: dns.resolver.Resolver | None, timeout: float) -> list[str]:
+    resolver = resolver or dns.resolver.Resolver()
+    answers: list[str] = []
+    for rdtype in ("A", "AAAA"):
+        try:
+            answer = resolver.resolve(host, rdtype, lifetime=timeout, search=False)
+        except (dns.resolver.NoAnswer, dns.resolver.NXDOMAIN):
+            continue
+        except (dns.exception.DNSException, OSError) as err:
+            raise DestinationError(f"the host could not be resolved ({err.__class__.__name__})") \
+                from None
+        answers.extend(r.address for r in answer)
+    if not answers:
+        raise DestinationError("the host does not resolve")
+    return answers
+
+
+def check_destination(url: str, *, allow_private: bool = False,
+                      resolver: dns.resolver.Resolver | None = None,
+                      timeout: float = 3.0) -> CheckedDestination:
+    """Syntax, then every A/AAAA answer judged; the addresses returned are the ones to use."""
+    scheme, host, port, target = _parse(url, allow_private)
+    literal = _literal_ip(host)
+    if literal is not None:
+        addresses = [str(literal)]
+    elif host == "localhost" and allow_private:
+        addresses = ["127.0.0.1"]
+    elif not _HOSTNAME.match(host.rstrip(".")) or "." not in host.rstrip("."):
+        raise DestinationError("the host is not a valid public host name")
+    else:
+        addresses = _resolve(host, resolver, timeout)
+    for address in addresses:
+        if is_forbidden_address(address, allow_loopback=allow_private):
+            raise DestinationError(f"the host resolves to a non-public address ({address})")
+    if allow_private and port != 443 and not all(
+            any(ipaddress.ip_address(a) in net for net in LOOPBACK) for a in addresses):
+        raise DestinationError("only port 443 is allowed")
+    return CheckedDestination(url, scheme, host, port, target, tuple(addresses))

@@ -1,0 +1,54 @@
+"""Recipient resolution (D4): inherited defaults, request additions, override."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.addresses import bare_address, dedupe
+from engine.models import Container, Suppression, Template
+
+LISTS = ("to", "cc", "bcc")
+
+
+@dataclass
+class Recipients:
+    to: list[str]
+    cc: list[str]
+    bcc: list[str]
+    was_overridden: bool
+
+    def all(self) -> list[str]:
+        return [*self.to, *self.cc, *self.bcc]
+
+
+def inherited_defaults(template: Template) -> dict[str, list[str]]:
+    """Project, then each container from the outermost, then the template, per list."""
+    chain: list[dict[str, Any]] = [template.project.defaults or {}]
+    folders: list[Container] = []
+    folder = template.container
+    while folder is not None:
+        folders.append(folder)
+        folder = folder.parent
+    chain.extend((f.defaults or {}) for f in reversed(folders))
+    chain.append(template.defaults or {})
+    return {k: [v for d in chain for v in (d.get(k) or [])] for k in LISTS}
+
+
+def resolve(template: Template, options: dict[str, Any] | None) -> Recipients:
+    options = options or {}
+    defaults = inherited_defaults(template)
+    override = [v for v in options.get("overrideRecipients") or [] if v.strip()]
+    base = {"to": override, "cc": [], "bcc": []} if override else defaults
+    lists = {k: dedupe([*base[k], *(options.get(k) or [])]) for k in LISTS}
+    return Recipients(lists["to"], lists["cc"], lists["bcc"], was_overridden=bool(override))
+
+
+def suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
+    """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list."""
+    bare = {bare_address(a).lower() for a in addresses}
+    if not bare:
+        return set()
+    rows = Suppression.select(Suppression.address).where(
+        Suppression.workspace == workspace_id, Suppression.address.in_(list(bare)))
+    return {r.address for r in rows}

@@ -1,0 +1,57 @@
+"""Custom webhook header rules (spec 6.2); errors sit under notifications.validation_failed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+MAX_HEADERS = 16
+MAX_NAME = 64
+MAX_VALUE = 1024
+MAX_TOTAL_BYTES = 4096
+TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 field-name
+REFUSED = {"host", "authorization", "cookie", "set-cookie", "proxy-authorization",
+           "content-length", "content-type", "transfer-encoding", "connection", "upgrade",
+           "te", "trailer", "expect", "keep-alive", "idempotency-key", "user-agent"}
+# Anything that looks like it carries a credential, token or secret.
+CREDENTIAL = re.compile(r"auth|token|secret|passw|credential|api[-_]?key|session|cookie|"
+                        r"signature|bearer|private", re.IGNORECASE)
+PREFIX = "notifications.webhook.custom_headers"
+
+
+def validate_webhook_headers(headers: object) -> list[tuple[str, str, str]]:
+    """Every broken rule as (field path, error code, message)."""
+    base = "webhookOptions.headers"
+    if headers is None:
+        return []
+    if not isinstance(headers, Mapping):
+        return [(base, f"{PREFIX}.invalid", "must be an object of string values")]
+    problems: list[tuple[str, str, str]] = []
+    if len(headers) > MAX_HEADERS:
+        problems.append((base, f"{PREFIX}.too_many", f"at most {MAX_HEADERS} headers"))
+    total = 0
+    seen: set[str] = set()
+    for name, value in headers.items():
+        path = f"{base}.{name}"
+        total += len(str(name).encode()) + len(str(value).encode())
+        if not TOKEN.match(name):
+            problems.append((path, f"{PREFIX}.name_invalid", "not a valid header name"))
+        elif len(name) > MAX_NAME:
+            problems.append((path, f"{PREFIX}.name_too_long", f"at most {MAX_NAME} characters"))
+        lowered = name.lower()
+        if (lowered in REFUSED or lowered.startswith(("x-service-", "x-herald-"))
+                or CREDENTIAL.search(lowered)):
+            problems.append((path, f"{PREFIX}.name_not_permitted",
+                             "this header is set by Herald or may carry a credential"))
+        if lowered in seen:
+            problems.append((path, f"{PREFIX}.name_duplicated", "duplicate header name"))
+        seen.add(lowered)
+        if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
+            problems.append((path, f"{PREFIX}.value_invalid",
+                             "must be a string without line breaks"))
+        elif len(value) > MAX_VALUE:
+            problems.append((path, f"{PREFIX}.value_too_long",
+                             f"at most {MAX_VALUE} characters"))
+    if total > MAX_TOTAL_BYTES:
+        problems.append((base, f"{PREFIX}.too_large", f"at most {MAX_TOTAL_BYTES} bytes in all"))
+    return problems

@@ -1,0 +1,235 @@
+from __future__ import annotations
+
+import json
+
+from redis import Redis
+from rq import Queue
+
+from engine import keycache
+from engine.keys import revoke_key
+from engine.models import ApiKey, Notification
+from tests import factories
+
+SEND = "/api/v1/notifications/send"
+
+
+def post(client, body, key, **headers):
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    return client.post(SEND, data=data, content_type="application/json",
+                       headers={"X-Api-Key": key, **headers} if key else headers)
+
+
+def test_send_is_accepted_persisted_and_enqueued(client, tenant, settings):
+    response = post(client, tenant["body"], tenant["key"])
+    assert response.status_code == 202, response.json
+    body = response.json
+    assert body["accepted"] is True and body["message"]
+    assert response.headers["X-Correlation-Id"] == body["correlationId"]
+    row = Notification.get()
+    assert row.status == "queued" and row.channel == "email"
+    assert row.payload["subject"] == "Hi Ada"
+    assert row.payload["to"] == ["team@example.com"]
+    assert "<p>Hello Ada</p>" in row.payload["html"]
+    queued = Queue("herald", connection=Redis.from_url(settings.redis_url)).job_ids
+    assert queued == [str(row.id)]
+
+
+def test_missing_and_invalid_and_revoked_keys_are_401(client, tenant):
+    assert post(client, tenant["body"], None).json["errorCode"] == "api_keys.missing"
+    assert post(client, tenant["body"], "hk_wrong").json["errorCode"] == "api_keys.invalid"
+    revoke_key(ApiKey.get())
+    keycache.clear()  # another process would see it within HERALD_KEY_CACHE_SECONDS
+    response = post(client, tenant["body"], tenant["key"])
+    assert response.status_code == 401 and response.json["errorCode"] == "api_keys.invalid"
+
+
+def test_tenant_mismatch_and_foreign_template(client, tenant):
+    other = factories.workspace()
+    foreign = factories.template(other)
+    body = {**tenant["body"], "tenantId": str(other.id)}
+    response = post(client, body, tenant["key"])
+    assert response.status_code == 403 and response.json["errorCode"] == "api_keys.tenant_mismatch"
+    body = {**tenant["body"], "templateId": str(foreign.id)}
+    response = post(client, body, tenant["key"])
+    assert response.status_code == 404
+    assert response.json["errorCode"] == "notifications.template_not_found"
+
+
+def test_missing_null_and_malformed_bodies(client, tenant):
+    for raw in (b"", b"null"):
+        response = post(client, raw, tenant["key"])
+        assert response.status_code == 400
+        assert response.json["errorCode"] == "notifications.request_missing"
+    for raw in (b"{not json", b"[1,2]", b'"text"', b"[" * 100000):
+        response = post(client, raw, tenant["key"])
+        assert response.status_code == 400, raw[:10]
+        assert response.json["errorCode"] == "notifications.validation_failed"
+
+
+def test_every_broken_rule_is_reported_together(client, tenant):
+    body = {"tags": [{"key": "", "value": "x"}, {"key": "k" * 300, "value": "v" * 9000}],
+            "versionNumber": 0,
+            "emailOptions": {"to": ["", "not-an-address"], "cc": ["bad"], "bcc": [" "],
+                             "replyTo": "nope", "fromAddress": "x@",
+                             "overrideRecipients": ["", "y"],
+                             "customHeaders": {"Subject": "x", "X-SVC-Id": "1",
+                                               "Bad Name": "v", "X-Ok": "a\r\nb"}}}
+    response = post(client, body, tenant["key"])
+    assert response.status_code == 400
+    problem = response.json
+    assert problem["errorCode"] == "notifications.validation_failed"
+    expected = {
+        "notifications.tenant_id_required", "notifications.template_id_required",
+        "notifications.tag_key_required", "notifications.tag_key_too_long",
+        "notifications.tag_value_too_long", "notifications.version_number_invalid",
+        "notifications.email.to_empty", "notifications.email.to_invalid",
+        "notifications.email.cc_invalid", "notifications.email.bcc_empty",
+        "notifications.email.reply_to_invalid", "notifications.email.from_address_invalid",
+        "notifications.email.override_recipient_empty",
+        "notifications.email.override_recipient_invalid",
+        "notifications.email.custom_headers.name_not_permitted",
+        "notifications.email.custom_headers.name_invalid",
+        "notifications.email.custom_headers.value_invalid",
+    }
+    assert expected <= set(problem["errorCodes"])
+    assert "tags[1].key" in problem["errors"] and "emailOptions.to[1]" in problem["errors"]
+    assert problem["correlationId"] and problem["traceId"] and problem["instance"] == SEND
+
+
+def test_tags_required_and_too_many(client, tenant):
+    body = dict(tenant["body"])
+    body.pop("tags")
+    assert "notifications.tags_required" in post(client, body, tenant["key"]).json["errorCodes"]
+    body["tags"] = [{"key": f"k{i}", "value": "v"} for i in range(101)]
+    assert "notifications.too_many_tags" in post(client, body, tenant["key"]).json["errorCodes"]
+
+
+def test_recipient_and_header_limits(client, tenant):
+    many = [f"u{i}@example.com" for i in range(1001)]
+    body = {**tenant["body"], "emailOptions": {"to": many}}
+    codes = post(client, body, tenant["key"]).json["errorCodes"]
+    assert "notifications.email.too_many_recipients" in codes
+    headers = {f"X-H{i}": "v" for i in range(11)}
+    body = {**tenant["body"], "emailOptions": {"customHeaders": headers}}
+    assert "notifications.email.custom_headers.too_many" in post(
+        client, body, tenant["key"]).json["errorCodes"]
+    body = {**tenant["body"], "emailOptions": {"customHeaders": {"X-A": "v" * 5000}}}
+    assert "notifications.email.custom_headers.too_large" in post(
+        client, body, tenant["key"]).json["errorCodes"]
+    body = {**tenant["body"], "emailOptions": {"customHeaders": {"X-A": "1", "x-a": "2"}}}
+    assert "notifications.email.custom_headers.name_duplicated" in post(
+        client, body, tenant["key"]).json["errorCodes"]
+
+
+def test_attachment_rules(client, tenant):
+
+    attachments = [
+        {"name": "", "content": "", "contentType": ""},
+        {"name": "x" * 300, "content": "!!!", "contentType": "t" * 300},
+        {"name": "run.exe", "content": "aGk=", "contentType": "application/x-msdownload"},
+    ]
+    body = {**tenant["body"], "emailOptions": {"attachments": attachments}}
+    codes = set(post(client, body, tenant["key"]).json["errorCodes"])
+    assert {"notifications.attachment.name_required", "notifications.attachment.content_required",
+            "notifications.attachment.content_type_required",
+            "notifications.attachment.name_too_long",
+            "notifications.attachment.content_invalid_base64",
+            "notifications.attachment.content_type_too_long",
+            "notifications.attachment.name_not_permitted",
+            "notifications.attachment.content_type_not_permitted"} <= codes
+    eleven = [{"name": f"{i}.txt", "content": "aGk=", "contentType": "text/plain"}
+              for i in range(11)]
+    body = {**tenant["body"], "emailOptions": {"attachments": eleven}}
+    assert "notifications.attachment.too_many" in post(client, body, tenant["key"]).json[
+        "errorCodes"]
+
+
+def test_decoded_size_limits_hold_even_below_the_gateway_limit():
+    """A 10 MB decoded attachment needs a body over 10 MB, so these rules are checked directly."""
+    import base64
+
+    import pytest
+
+    from engine.errors import ApiError
+    from engine.validation import validate_request
+
+    big = base64.b64encode(b"\0" * (10 * 1024 * 1024 + 1)).decode()
+    nine = base64.b64encode(b"\0" * (9 * 1024 * 1024)).decode()
+    body = {"tenantId": "2b1c6a8e-4d0f-4c53-9d7e-2f5b0c8a9e11",
+            "templateId": "7d3e1f20-1c2b-4a5d-8e9f-0a1b2c3d4e5f", "tags": [],
+            "emailOptions": {"attachments": [
+                {"name": "big.bin", "content": big, "contentType": "application/octet-stream"},
+                *[{"name": f"{i}.bin", "content": nine, "contentType": "application/pdf"}
+                  for i in range(2)]]}}
+    with pytest.raises(ApiError) as err:
+        validate_request(body)
+    assert {"notifications.attachment.content_too_large",
+            "notifications.attachment.total_content_too_large"} <= set(err.value.error_codes)
+
+
+def test_body_over_10_mb_is_a_bare_413(client, tenant):
+    response = post(client, b"x" * (10 * 1024 * 1024 + 1), tenant["key"])
+    assert response.status_code == 413
+    assert response.data == b""
+    assert response.headers["X-Correlation-Id"]
+
+
+def test_version_resolution_errors(client, tenant):
+    from engine.models import TemplateVersion
+
+    key = tenant["key"]
+    assert post(client, {**tenant["body"], "versionNumber": 7}, key).json[
+        "errorCode"] == "notifications.template_version_not_found"
+    TemplateVersion.create(template=tenant["template"], number=2, status="draft",
+                           content=TemplateVersion.get().content)
+    assert post(client, {**tenant["body"], "versionNumber": 2}, key).json[
+        "errorCode"] == "notifications.template_version_is_draft"
+    assert post(client, {**tenant["body"], "versionNumber": 1}, key).status_code == 202
+    draft_only = factories.template(tenant["ws"], publish_it=False)
+    response = post(client, {**tenant["body"], "templateId": str(draft_only.id)}, key)
+    assert response.status_code == 400
+    assert response.json["errorCode"] == "notifications.no_live_version"
+
+
+def test_sender_must_be_verified_unless_the_workspace_has_its_own_provider(client, tenant):
+    body = {**tenant["body"], "emailOptions": {"fromAddress": "boss@unverified.example"}}
+    response = post(client, body, tenant["key"])
+    assert response.status_code == 422 and response.json["errorCode"] == "sender.not_verified"
+    ws = factories.workspace(email_provider='{"plugin": "smtp", "url": "smtp://mx:25"}')
+    tpl = factories.template(ws, defaults={"to": ["a@example.com"]})
+    own = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": [],
+           "emailOptions": {"fromAddress": "boss@unverified.example"}}
+    assert post(client, own, factories.api_key(ws)).status_code == 202
+
+
+def test_webhook_channel_rules(client, settings):
+    acct = factories.account(webhook_delivery=False)
+    ws = factories.workspace(acct)
+    tpl = factories.template(ws, channel="webhook")
+    key = factories.api_key(ws)
+    body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": []}
+    assert post(client, body, key).json["errorCode"] == "notifications.webhook_destination_required"
+    body["webhookOptions"] = {"urlOverride": "https://hooks.example.com/x"}
+    response = post(client, body, key)
+    assert response.status_code == 403
+    assert response.json["errorCode"] == "notifications.webhook_delivery_not_available"
+    acct.webhook_delivery = True
+    acct.save()
+    for url in ("http://hooks.example.com/x", "https://10.0.0.1/x", "https://user:pw@h.example/",
+                "https://hooks.example.com:8443/x"):
+        body["webhookOptions"] = {"urlOverride": url}
+        response = post(client, body, key)
+        assert response.status_code == 400, url
+        assert response.json["errorCode"] == "notifications.webhook_destination_invalid"
+    body["webhookOptions"] = {"urlOverride": "https://127.0.0.1:9/x",
+                              "headers": {"Authorization": "x", "X-Api-Token": "y"}}
+    codes = post(client, body, key).json["errorCodes"]
+    assert "notifications.webhook.custom_headers.name_not_permitted" in codes
+
+
+def test_trace_id_comes_from_a_valid_traceparent(client, tenant):
+    trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+    response = post(client, {}, tenant["key"], traceparent=f"00-{trace}-00f067aa0ba902b7-01")
+    assert response.json["traceId"] == trace
+    response = post(client, {}, tenant["key"], traceparent="garbage")
+    assert len(response.json["traceId"]) == 32 and response.json["traceId"] != trace
