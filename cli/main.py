@@ -207,7 +207,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> None:
 
     if not settings.redis_url:
         raise CommandError("HERALD_REDIS_URL is not set (herald dev starts one for you)")
-    raise SystemExit(run_worker(settings, processes=args.processes, burst=args.burst))
+    raise SystemExit(run_worker(settings, processes=args.processes, burst=args.burst,
+                                fork=args.fork))
 
 
 def cmd_dev(args: argparse.Namespace, settings: Settings) -> None:
@@ -273,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("worker", help="RQ workers with the scheduler")
     p.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     p.add_argument("--processes", type=int, default=1)
+    p.add_argument("--fork", action="store_true",
+                   help="fork a work horse per job (default: run jobs in the worker process)")
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("dev", help="everything on one machine with embedded defaults")
