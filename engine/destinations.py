@@ -101,20 +101,26 @@ def _parse(url: str, allow_private: bool) -> tuple[str, str, int, str]:
     if _FORBIDDEN_CHARS.search(url) or not url.isascii():
         raise DestinationError("whitespace, backslashes, control and non-ASCII characters "
                                "are not allowed in the URL")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        port = parts.port if parts.port is not None else 443
+    except ValueError:
+        raise DestinationError("the URL cannot be parsed") from None
     if parts.scheme.lower() != "https":
         raise DestinationError("only https:// destinations are allowed")
     if "@" in parts.netloc or parts.username is not None or parts.password is not None:
         raise DestinationError("credentials in the URL are not allowed")
-    host = (parts.hostname or "").lower()
     if not host:
         raise DestinationError("the URL has no host")
+    if not 0 < port < 65536:
+        raise DestinationError("the port is not valid")
     try:
-        port = parts.port or 443
+        other = urllib3.util.parse_url(url)
     except ValueError:
-        raise DestinationError("the port is not valid") from None
-    other = urllib3.util.parse_url(url)
-    if (other.host or "").lower().strip("[]") != host.strip("[]") or (other.port or 443) != port:
+        raise DestinationError("the URL cannot be parsed") from None
+    other_port = other.port if other.port is not None else 443
+    if (other.host or "").lower().strip("[]") != host.strip("[]") or other_port != port:
         raise DestinationError("the URL is ambiguous (parsers disagree on its host)")
     if port != 443 and not allow_private:
         raise DestinationError("only port 443 is allowed")

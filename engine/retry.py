@@ -1,0 +1,50 @@
+"""Webhook retry policy (spec 6.5): what is retried and how long to wait."""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import Sequence
+
+MAX_WAIT = 900.0  # 15 minutes, whatever Retry-After asks
+BASE_WAIT = 5.0
+
+
+def classify_status(status: int) -> str:
+    if 200 <= status < 300:
+        return "delivered"
+    if status in (408, 429) or status >= 500:
+        return "transient"
+    return "permanent"
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a Retry-After header given in seconds or as an HTTP-date."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+def retry_delay(attempt: int, *, backoff: Sequence[float] | None = None,
+                retry_after: float | None = None, rng: random.Random | None = None) -> float:
+    """Wait before the next attempt; ``attempt`` is how many attempts were already made."""
+    rng = rng or random.Random()
+    if retry_after is not None:
+        # Honour the receiver, plus jitter so that many retries do not arrive at once.
+        return min(MAX_WAIT, retry_after + rng.uniform(0, max(1.0, retry_after * 0.1)))
+    if backoff:
+        base = backoff[min(attempt, len(backoff)) - 1]
+        return min(MAX_WAIT, base * rng.uniform(0.9, 1.1))
+    base = min(MAX_WAIT, BASE_WAIT * 3 ** max(0, attempt - 1))
+    # "Equal jitter": between half and all of the exponential step.
+    return min(MAX_WAIT, base / 2 + rng.uniform(0, base / 2))

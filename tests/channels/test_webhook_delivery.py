@@ -1,0 +1,82 @@
+"""One attempt against a real HTTPS receiver (trustme CA), pinned to the checked address."""
+
+from __future__ import annotations
+
+import pytest
+
+from channels.webhook import EXCERPT_BYTES, deliver_webhook
+from engine.signatures import verify_webhook
+from tests.support.https_receiver import Scripted
+
+SECRET = "whsec_test-secret"
+
+
+def attempt(receiver, dns_server, ca_file, path="/hook", host="hook.test", **kwargs):
+    options = {"content_type": "application/json", "custom_headers": {"X-Team": "core"},
+               "secret": SECRET, "delivery_id": "d-123", "allow_private": True,
+               "resolver": dns_server.resolver(), "ca_bundle": ca_file, "timeout": 2.0}
+    options.update(kwargs)
+    return deliver_webhook(receiver.url(path, host), b'{"order": "A-1"}', **options)
+
+
+def test_success_is_signed_over_the_exact_bytes_with_the_spec_headers(receiver, dns_server,
+                                                                        ca_file):
+    result = attempt(receiver, dns_server, ca_file)
+    assert result.outcome == "delivered" and result.status_code == 200
+    (request,) = receiver.received
+    headers = request.headers
+    assert request.body == b'{"order": "A-1"}'
+    assert headers["X-Service-Delivery-Id"] == headers["Idempotency-Key"] == "d-123"
+    assert headers["X-Service-Signature"].startswith("v1=")
+    assert headers["Host"] == f"hook.test:{receiver.port}"
+    assert headers["X-Team"] == "core"
+    assert verify_webhook(SECRET, request.body, headers)
+    assert not verify_webhook("another-secret", request.body, headers)
+    assert not verify_webhook(SECRET, request.body + b" ", headers)
+
+
+@pytest.mark.parametrize(("status", "outcome"), [
+    (204, "delivered"), (301, "permanent"), (302, "permanent"), (400, "permanent"),
+    (404, "permanent"), (410, "permanent"), (408, "transient"), (429, "transient"),
+    (500, "transient"), (503, "transient"),
+])
+def test_status_codes_map_to_spec_outcomes(receiver, dns_server, ca_file, status, outcome):
+    receiver.script["/s"] = [Scripted(status=status, headers={"Location": "https://hook.test/"})]
+    result = attempt(receiver, dns_server, ca_file, path="/s")
+    assert (result.status_code, result.outcome) == (status, outcome)
+    assert len(receiver.received) == 1, "a redirect must never be followed"
+
+
+def test_retry_after_is_read(receiver, dns_server, ca_file):
+    receiver.script["/r"] = [Scripted(status=429, headers={"Retry-After": "7"})]
+    assert attempt(receiver, dns_server, ca_file, path="/r").retry_after == 7.0
+
+
+def test_slow_receiver_is_a_transient_timeout(receiver, dns_server, ca_file):
+    receiver.script["/slow"] = [Scripted(delay=1.5)]
+    result = attempt(receiver, dns_server, ca_file, path="/slow", timeout=0.5)
+    assert result.outcome == "transient" and "timed out" in result.error
+
+
+def test_response_excerpt_is_capped(receiver, dns_server, ca_file):
+    receiver.script["/big"] = [Scripted(body=b"x" * 1_000_000)]
+    result = attempt(receiver, dns_server, ca_file, path="/big")
+    assert result.outcome == "delivered" and len(result.response_excerpt) == EXCERPT_BYTES
+
+
+def test_certificate_for_another_name_fails(receiver, dns_server, ca_file):
+    # other.test resolves to the receiver, whose certificate does not name it.
+    result = attempt(receiver, dns_server, ca_file, host="other.test")
+    assert result.outcome == "transient" and "TLS" in result.error
+    assert receiver.received == []
+
+
+def test_unknown_ca_fails(receiver, dns_server):
+    result = attempt(receiver, dns_server, None, ca_bundle=None)
+    assert result.outcome == "transient" and receiver.received == []
+
+
+def test_a_destination_that_now_resolves_privately_is_refused_at_attempt(receiver, dns_server,
+                                                                          ca_file):
+    result = attempt(receiver, dns_server, ca_file, host="internal.test")
+    assert result.outcome == "permanent" and "destination refused" in result.error

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+
+from engine.retry import MAX_WAIT, classify_status, parse_retry_after, retry_delay
+from engine.signatures import sign, verify_webhook
+
+
+def test_classification():
+    assert [classify_status(s) for s in (200, 299, 301, 404, 408, 429, 500, 599, 101)] == [
+        "delivered", "delivered", "permanent", "permanent", "transient", "transient",
+        "transient", "transient", "permanent"]
+
+
+def test_retry_after_in_seconds_and_http_date():
+    assert parse_retry_after("120") == 120.0
+    now = time.time()
+    date = email.utils.formatdate(now + 60, usegmt=True)
+    assert 58 <= parse_retry_after(date, now=now) <= 61
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_waits_are_capped_and_jittered():
+    rng = random.Random(7)
+    assert retry_delay(1, retry_after=10_000, rng=rng) == MAX_WAIT
+    assert all(retry_delay(n, rng=rng) <= MAX_WAIT for n in range(1, 30))
+    waits = {round(retry_delay(3, rng=rng), 3) for _ in range(20)}
+    assert len(waits) > 1, "jitter"
+    first = [retry_delay(1, rng=rng) for _ in range(50)]
+    assert all(2.5 <= w <= 5 for w in first)
+    honoured = retry_delay(1, retry_after=30, rng=rng)
+    assert 30 <= honoured <= 33
+
+
+def test_schedule_from_settings():
+    rng = random.Random(1)
+    schedule = (1.0, 10.0, 100.0)
+    assert 0.9 <= retry_delay(1, backoff=schedule, rng=rng) <= 1.1
+    assert 90 <= retry_delay(3, backoff=schedule, rng=rng) <= 110
+    assert 90 <= retry_delay(9, backoff=schedule, rng=rng) <= 110
+
+
+def test_signature_matches_spec_formula():
+    import hashlib
+    import hmac
+
+    expected = hmac.new(b"s3cret", b"1700000000.d1.{\"a\":1}", hashlib.sha256).hexdigest()
+    assert sign("s3cret", 1700000000, "d1", b'{"a":1}') == "v1=" + expected
+
+
+def test_verification_rejects_old_timestamps():
+    headers = {"X-Service-Timestamp": "1000", "X-Service-Delivery-Id": "d",
+               "X-Service-Signature": sign("k", 1000, "d", b"x")}
+    assert verify_webhook("k", b"x", headers, now=1000 + 300)
+    assert not verify_webhook("k", b"x", headers, now=1000 + 301)
