@@ -1,0 +1,108 @@
+"""Real worker processes: a SIGKILL mid-burst and a Redis FLUSHALL lose nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from redis import Redis
+
+from engine.embedded_redis import free_port
+from engine.models import Notification
+from engine.queueing import enqueue_notification
+from tests import factories
+from tests.conftest import TEST_SECRET_KEY
+from tests.support.smtp_server import start_smtp
+
+
+@pytest.fixture
+def smtp_server():
+    controller, handler = start_smtp(free_port())
+    yield controller.port, handler
+    controller.stop()
+
+
+def _worker(settings, smtp_port: int) -> subprocess.Popen:
+    env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
+           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
+           "HERALD_EMAIL_PROVIDER": f"smtp://127.0.0.1:{smtp_port}?tls=none",
+           "HERALD_RECONCILE_AFTER_SECONDS": "2"}
+    return subprocess.Popen([sys.executable, "-m", "engine.worker"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _burst(count: int) -> list[str]:
+    ws = factories.workspace()
+    ids = []
+    for i in range(count):
+        n = factories.notification(ws, factories.email_payload(subject=f"message {i}"))
+        ids.append(str(n.id))
+    return ids
+
+
+def _wait(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _delivered(ids: list[str]) -> int:
+    return Notification.select().where(Notification.id.in_(ids),
+                                       Notification.status == "delivered").count()
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.slow
+def test_sigkill_mid_burst_loses_nothing(settings, smtp_server):
+    port, handler = smtp_server
+    handler.delay = 0.02
+    ids = _burst(60)
+    for nid in ids:
+        enqueue_notification(nid)
+    first = _worker(settings, port)
+    try:
+        _wait(lambda: _delivered(ids) >= 10, 60, "the first deliveries")
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        assert _delivered(ids) < len(ids), "the burst ended before the kill: not a crash test"
+    finally:
+        _stop(first)
+    second = _worker(settings, port)
+    try:
+        _wait(lambda: _delivered(ids) == len(ids), 90, "every notification delivered")
+    finally:
+        _stop(second)
+    subjects = [m.content.split(b"Subject: ")[1].split(b"\r\n")[0] for m in handler.received]
+    assert {f"message {i}".encode() for i in range(60)} <= set(subjects)
+    assert len(subjects) - len(set(subjects)) <= 1, "more than the in-flight message was re-sent"
+
+
+@pytest.mark.slow
+def test_redis_flushall_with_jobs_queued_loses_nothing(settings, smtp_server):
+    port, handler = smtp_server
+    ids = _burst(20)
+    for nid in ids:
+        enqueue_notification(nid)
+    Redis.from_url(settings.redis_url).flushall()
+    worker = _worker(settings, port)
+    try:
+        _wait(lambda: _delivered(ids) == len(ids), 60, "the reconciler to re-enqueue everything")
+    finally:
+        _stop(worker)
+    assert len(handler.received) == 20

@@ -1,0 +1,130 @@
+"""The SMTP provider against a real aiosmtpd server: MIME, DSN, reuse and error mapping."""
+
+from __future__ import annotations
+
+import base64
+import email
+from email import policy
+
+import pytest
+
+from engine import providers
+from engine.jobs import deliver_notification
+from engine.models import DeliveryAttempt, Notification, Suppression
+from plugins.smtp import SmtpProvider
+from tests import factories
+
+PDF = base64.b64encode(b"%PDF-1.4 test").decode()
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
+
+
+@pytest.fixture
+def smtp_settings(settings, smtp):
+    from engine import runtime
+
+    changed = settings.with_changes(email_provider=f"smtp://127.0.0.1:{smtp.port}?tls=none")
+    runtime.configure(changed)
+    providers.close_all()
+    yield changed
+    providers.close_all()
+    runtime.configure(settings)
+
+
+def test_everything_the_payload_asks_for_arrives(smtp_settings, smtp):
+    ws = factories.workspace()
+    payload = factories.email_payload(
+        to=["Ada <ada@example.net>"], cc=["bob@example.net"], bcc=["audit@example.net"],
+        replyTo="support@example.com", headers={"X-Campaign": "spring"},
+        priority="High", sensitivity="Confidential", requestReadReceipt=True,
+        requestDeliveryReceipt=True,
+        html='<html><body><p>Hi</p><img src="cid:logo"></body></html>', text="Hi",
+        attachments=[{"name": "invoice.pdf", "contentType": "application/pdf", "content": PDF,
+                      "cid": None},
+                     {"name": "logo.png", "contentType": "image/png", "content": PNG,
+                      "cid": "logo"}])
+    n = factories.notification(ws, payload)
+    assert deliver_notification(str(n.id)) == "delivered"
+    (arrived,) = smtp.received
+    assert arrived.mail_from == "hello@example.com"
+    assert sorted(arrived.rcpt_tos) == ["ada@example.net", "audit@example.net", "bob@example.net"]
+    assert "RET=HDRS" in arrived.mail_options
+    assert "NOTIFY=SUCCESS,FAILURE,DELAY" in arrived.rcpt_options
+    msg = email.message_from_bytes(arrived.content, policy=policy.default)
+    assert msg["Subject"] == "Hello Ada"
+    assert msg["Reply-To"] == "support@example.com"
+    assert msg["X-Priority"] == "1 (Highest)" and msg["Importance"] == "high"
+    assert msg["Sensitivity"] == "Company-Confidential"
+    assert msg["Disposition-Notification-To"] == "hello@example.com"
+    assert msg["X-Campaign"] == "spring"
+    assert msg["Bcc"] is None
+    assert msg["Message-ID"].endswith("@example.com>")
+    assert msg.get_content_type() == "multipart/mixed"
+    parts = {p.get_content_type(): p for p in msg.walk()}
+    assert "multipart/alternative" in parts and "multipart/related" in parts
+    assert parts["text/plain"].get_content().strip() == "Hi"
+    assert parts["image/png"]["Content-ID"] == "<logo>"
+    assert parts["application/pdf"].get_filename() == "invoice.pdf"
+    assert parts["application/pdf"].get_content() == b"%PDF-1.4 test"
+    row = DeliveryAttempt.get()
+    assert row.outcome == "delivered" and row.provider_message_id == msg["Message-ID"]
+
+
+def test_the_connection_is_reused_across_messages(smtp_settings, smtp):
+    ws = factories.workspace()
+    first = factories.notification(ws, factories.email_payload())
+    second = factories.notification(ws, factories.email_payload())
+    deliver_notification(str(first.id))
+    provider = providers.provider_for("email", ws)
+    connection = provider._connection
+    deliver_notification(str(second.id))
+    assert provider._connection is connection and connection is not None
+    assert len(smtp.received) == 2
+
+
+def test_hard_bounce_suppresses_and_fails(smtp_settings, smtp):
+    smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload(to=["gone@example.net"]))
+    assert deliver_notification(str(n.id)) == "suppressed"
+    assert Suppression.get(Suppression.address == "gone@example.net").reason == "bounce"
+    assert smtp.received == []
+
+
+def test_partial_refusal_still_delivers_to_the_others(smtp_settings, smtp):
+    smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload(
+        to=["ok@example.net", "gone@example.net"]))
+    assert deliver_notification(str(n.id)) == "delivered"
+    assert smtp.received[0].rcpt_tos == ["ok@example.net"]
+    assert Suppression.select().where(Suppression.address == "gone@example.net").exists()
+    assert "gone@example.net" in DeliveryAttempt.get().error
+
+
+def test_deferral_is_transient_and_rescheduled(smtp_settings, smtp):
+    smtp.refuse["busy@example.net"] = "451 4.3.0 try later"
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload(to=["busy@example.net"]))
+    assert deliver_notification(str(n.id)) == "queued"
+    n = Notification.get_by_id(n.id)
+    assert n.next_attempt_at is not None and "451" in n.last_error
+
+
+def test_unreachable_server_is_transient():
+    from engine.contracts import TransientError
+    from engine.embedded_redis import free_port
+
+    provider = SmtpProvider(f"smtp://127.0.0.1:{free_port()}?tls=none&timeout=2")
+    with pytest.raises(TransientError):
+        provider.send(factories_message())
+
+
+def factories_message():
+    from channels.email import EmailChannel
+
+    return EmailChannel().build(factories.email_payload())
+
+
+def test_tls_mode_is_checked():
+    with pytest.raises(ValueError):
+        SmtpProvider("smtp://h:25?tls=maybe")

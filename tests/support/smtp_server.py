@@ -1,0 +1,71 @@
+"""A real SMTP server (aiosmtpd) that advertises DSN, records what arrives and can refuse."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP
+
+DSN_PARAMS = ("RET", "ENVID", "NOTIFY", "ORCPT")
+
+
+@dataclass
+class Arrived:
+    mail_from: str
+    rcpt_tos: list[str]
+    content: bytes
+    mail_options: list[str]
+    rcpt_options: list[str]
+
+
+@dataclass
+class Handler:
+    received: list[Arrived] = field(default_factory=list)
+    refuse: dict[str, str] = field(default_factory=dict)  # address -> SMTP reply
+    delay: float = 0.0
+
+    async def handle_EHLO(self, server, session, envelope, hostname, responses):
+        session.host_name = hostname
+        return [*responses[:-1], "250-DSN", responses[-1]]
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if address.lower() in self.refuse:
+            return self.refuse[address.lower()]
+        envelope.rcpt_tos.append(address)
+        envelope.rcpt_options.extend(rcpt_options)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        self.received.append(Arrived(envelope.mail_from, list(envelope.rcpt_tos),
+                                     envelope.original_content or envelope.content,
+                                     list(envelope.mail_options),
+                                     list(envelope.rcpt_options)))
+        return "250 Message accepted"
+
+
+class DsnSMTP(SMTP):
+    """aiosmtpd refuses unknown ESMTP parameters; accept the DSN ones (RFC 3461)."""
+
+    def _getparams(self, params):
+        result = super()._getparams(params)
+        if result is not None:
+            for name in DSN_PARAMS:
+                result.pop(name, None)
+        return result
+
+
+class DsnController(Controller):
+    def factory(self):
+        return DsnSMTP(self.handler, **self.SMTP_kwargs)
+
+
+def start_smtp(port: int) -> tuple[DsnController, Handler]:
+    handler = Handler()
+    controller = DsnController(handler, hostname="127.0.0.1", port=port,
+                               decode_data=False)
+    controller.start()
+    return controller, handler
