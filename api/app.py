@@ -24,6 +24,8 @@ class HeraldApi(Api):
     """flask-smorest with RFC 7807 problem details instead of its own error format."""
 
     ERROR_SCHEMA = ProblemDetails
+    # Every status is documented explicitly with its own example; no catch-all "default".
+    DEFAULT_ERROR_RESPONSE_NAME = None
 
     def handle_http_exception(self, error: HTTPException):
         if isinstance(error, RequestEntityTooLarge):

@@ -26,6 +26,12 @@ def _errors(*statuses: int):
     """alt_response decorators for every documented error status, each with an example."""
     def wrap(view):
         for status in statuses:
+            if status == 413:
+                # The gateway's answer: no body at all, so no problem details either.
+                view = blp.alt_response(413, description=examples.ERROR_DESCRIPTIONS[413],
+                                        content_type="text/plain", example="",
+                                        schema={"type": "string", "maxLength": 0})(view)
+                continue
             view = blp.alt_response(status, schema=ProblemDetails,
                                     content_type="application/problem+json",
                                     description=examples.ERROR_DESCRIPTIONS[status],

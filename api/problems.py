@@ -63,4 +63,4 @@ def from_api_error(err: ApiError) -> Response:
 
 def bare(status: int) -> Response:
     """413 from the gateway: status only, no errorCode (spec 7)."""
-    return Response(b"", status=status)
+    return Response(b"", status=status, mimetype="text/plain")

@@ -1,0 +1,113 @@
+"""Rate limits (D10) and the monthly allowance (D9) through the real Redis."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from redis import Redis
+
+from api.app import create_app
+from engine import keycache
+from engine.models import Account, Notification
+
+SEND = "/api/v1/notifications/send"
+
+
+def _post(client, body, key):
+    return client.post(SEND, data=json.dumps(body), content_type="application/json",
+                       headers={"X-Api-Key": key})
+
+
+def test_not_configured_allowance_is_403(client, tenant):
+    Account.update(monthly_limit=None).execute()
+    response = _post(client, tenant["body"], tenant["key"])
+    assert response.status_code == 403
+    assert response.json["errorCode"] == "notifications.monthly_limit_not_configured"
+
+
+def test_exhausted_allowance_is_429_with_the_code(client, tenant):
+    Account.update(monthly_limit=2).execute()
+    assert [_post(client, tenant["body"], tenant["key"]).status_code for _ in range(2)] == [
+        202, 202]
+    response = _post(client, tenant["body"], tenant["key"])
+    assert response.status_code == 429
+    assert response.json["errorCode"] == "notifications.monthly_limit_exceeded"
+    assert Notification.select().count() == 2
+
+
+def test_concurrent_sends_never_overshoot(settings, tenant):
+    Account.update(monthly_limit=15).execute()
+    app = create_app(settings)
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def hammer():
+        client = app.test_client()
+        for _ in range(6):
+            status = _post(client, tenant["body"], tenant["key"]).status_code
+            with lock:
+                statuses.append(status)
+
+    threads = [threading.Thread(target=hammer) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses.count(202) == 15
+    assert statuses.count(429) == 36 - 15
+    assert Notification.select().count() == 15
+
+
+def test_allowance_is_rebuilt_from_the_database_when_redis_loses_it(client, tenant, settings):
+    Account.update(monthly_limit=3).execute()
+    for _ in range(2):
+        assert _post(client, tenant["body"], tenant["key"]).status_code == 202
+    Redis.from_url(settings.redis_url).flushall()
+    assert _post(client, tenant["body"], tenant["key"]).status_code == 202
+    assert _post(client, tenant["body"], tenant["key"]).status_code == 429
+
+
+def test_failed_render_gives_the_allowance_back(client, tenant):
+    Account.update(monthly_limit=1).execute()
+    body = {**tenant["body"], "tags": [{"key": "name", "value": "x" * 8192}]}
+    # A valid send that renders fine uses the unit; a refused one would not.
+    assert _post(client, body, tenant["key"]).status_code == 202
+    assert _post(client, body, tenant["key"]).status_code == 429
+
+
+def test_per_key_rate_limit_is_429_without_error_code(settings, tenant):
+    keycache.clear()
+    app = create_app(settings.with_changes(rate_limit_send_per_key=3))
+    client = app.test_client()
+    codes = [_post(client, tenant["body"], tenant["key"]).status_code for _ in range(4)]
+    assert codes == [202, 202, 202, 429]
+    response = _post(client, tenant["body"], tenant["key"])
+    assert response.json["errorCode"] is None
+    assert 1 <= int(response.headers["Retry-After"]) <= 60
+
+
+def test_per_ip_limit_precedes_authentication(settings, tenant):
+    app = create_app(settings.with_changes(rate_limit_send_per_ip=2))
+    client = app.test_client()
+    assert _post(client, tenant["body"], "hk_bad").status_code == 401
+    assert _post(client, tenant["body"], "hk_bad").status_code == 401
+    response = _post(client, tenant["body"], "hk_bad")
+    assert response.status_code == 429 and "Retry-After" in response.headers
+
+
+def test_validate_has_its_own_ip_limit(settings):
+    app = create_app(settings.with_changes(rate_limit_validate_per_ip=2))
+    client = app.test_client()
+    codes = [client.get("/api/v1/api-keys/validate", headers={"X-Api-Key": "x"}).status_code
+             for _ in range(3)]
+    assert codes == [200, 200, 429]
+
+
+def test_rate_limits_are_shared_between_processes(settings, tenant):
+    """Two app instances (as two gunicorn workers) count in the same Redis window."""
+    first = create_app(settings.with_changes(rate_limit_send_per_key=2)).test_client()
+    second = create_app(settings.with_changes(rate_limit_send_per_key=2)).test_client()
+    assert _post(first, tenant["body"], tenant["key"]).status_code == 202
+    assert _post(second, tenant["body"], tenant["key"]).status_code == 202
+    assert _post(first, tenant["body"], tenant["key"]).status_code == 429

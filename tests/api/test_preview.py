@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import base64
+import json
+
+from engine.models import Container, Notification, Project, Suppression
+from tests import factories
+
+PREVIEW = "/api/v1/notifications/preview"
+MEMBERS = {"success", "templateMetadata", "sender", "recipients", "renderedContent",
+           "finalBodies", "variableMetadata", "batchingInfo", "attachments",
+           "trackingSettings", "customHeaders", "renderingErrors", "errorMessage"}
+
+
+def _preview(client, body, key):
+    return client.post(PREVIEW, data=json.dumps(body), content_type="application/json",
+                       headers={"X-Api-Key": key})
+
+
+def test_preview_returns_every_member_and_queues_nothing(client, tenant, settings):
+    body = {**tenant["body"], "tags": [{"key": "NAME", "value": "Ada"},
+                                       {"key": "extra", "value": "x"}],
+            "emailOptions": {"trackOpens": True, "customHeaders": {"X-Campaign": "s"},
+                             "attachments": [{"name": "a.pdf", "contentType": "application/pdf",
+                                              "content": base64.b64encode(b"12345").decode(),
+                                              "cid": None}]}}
+    response = _preview(client, body, tenant["key"])
+    assert response.status_code == 200, response.json
+    result = response.json["email"]
+    assert set(result) == MEMBERS
+    assert result["success"] is True
+    assert result["renderedContent"]["subject"] == "Hi Ada"
+    assert result["finalBodies"]["htmlBody"].startswith("<!DOCTYPE html>")
+    assert "/t/o/" in result["finalBodies"]["htmlBody"]
+    assert "Hello Ada" in result["finalBodies"]["textBody"]
+    assert result["trackingSettings"] == {"trackOpens": True, "trackClicks": False}
+    assert result["attachments"] == [{"name": "a.pdf", "contentType": "application/pdf",
+                                      "sizeBytes": 5, "contentId": None}]
+    assert result["customHeaders"] == {"X-Campaign": "s"}
+    assert result["variableMetadata"]["unusedVariables"] == ["extra"]
+    assert result["batchingInfo"] == {"emailType": "Transactional", "messageCount": 1,
+                                      "batchingStrategy": "single-message"}
+    assert Notification.select().count() == 0
+
+
+def test_recipients_follow_d4(client, settings):
+    ws = factories.workspace()
+    tpl = factories.template(ws, defaults={"to": ["t@example.com"], "bcc": ["B@example.com"]})
+    project = tpl.project
+    Project.update(defaults={"to": ["p@example.com"], "bcc": ["b@example.com"]}).where(
+        Project.id == project.id).execute()
+    outer = Container.create(project=project, name="outer", defaults={"cc": ["o@example.com"]})
+    inner = Container.create(project=project, parent=outer, name="inner",
+                             defaults={"to": ["i@example.com", "P@example.com"]})
+    tpl.container = inner
+    tpl.save()
+    key = factories.api_key(ws)
+    body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": [],
+            "emailOptions": {"to": ["extra@example.com", "t@example.com"]}}
+    recipients = _preview(client, body, key).json["email"]["recipients"]
+    assert recipients == {"to": ["p@example.com", "i@example.com", "t@example.com",
+                                 "extra@example.com"],
+                          "cc": ["o@example.com"], "bcc": ["b@example.com"],
+                          "wasOverridden": False}
+    body["emailOptions"]["overrideRecipients"] = ["only@example.com"]
+    body["emailOptions"]["cc"] = ["c@example.com"]
+    recipients = _preview(client, body, key).json["email"]["recipients"]
+    assert recipients == {"to": ["only@example.com", "extra@example.com", "t@example.com"],
+                          "cc": ["c@example.com"], "bcc": [], "wasOverridden": True}
+
+
+def test_suppressed_recipients_are_reported(client, tenant):
+    Suppression.create(workspace=tenant["ws"], address="team@example.com")
+    body = {**tenant["body"], "emailOptions": {"to": ["x@example.com"]}}
+    response = _preview(client, body, tenant["key"]).json
+    assert response["email"]["recipients"]["to"] == ["x@example.com"]
+    assert any("team@example.com" in e["message"] for e in response["validationErrors"])
+
+
+def test_marketing_batching_counts_one_message_per_recipient(client, settings):
+    ws = factories.workspace()
+    tpl = factories.template(ws, content={"emailType": "Marketing"},
+                             defaults={"to": ["a@example.com", "b@example.com"]})
+    body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": []}
+    info = _preview(client, body, factories.api_key(ws)).json["email"]["batchingInfo"]
+    assert info["messageCount"] == 2 and info["emailType"] == "Marketing"
+
+
+def test_rendering_errors_are_reported_per_part(client, settings):
+    ws = factories.workspace()
+    # 200 copies of an 8,000-character tag: over the 1,048,576-character part limit.
+    tpl = factories.template(ws, content={"body": "{{big}}" * 200},
+                             defaults={"to": ["a@example.com"]})
+    body = {"tenantId": str(ws.id), "templateId": str(tpl.id),
+            "tags": [{"key": "big", "value": "y" * 8000}]}
+    result = _preview(client, body, factories.api_key(ws)).json["email"]
+    assert result["success"] is False
+    assert result["renderingErrors"][0]["templatePart"] == "body"
+    assert result["finalBodies"] is None and result["errorMessage"]
+
+
+def test_preview_of_a_non_email_template_is_unsupported(client, settings):
+    ws = factories.workspace()
+    tpl = factories.template(ws, channel="sms", defaults={"to": ["+14155550100"]})
+    body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": []}
+    response = _preview(client, body, factories.api_key(ws))
+    assert response.status_code == 400
+    assert response.json["errorCode"] == "notifications.unsupported_notification_type"
