@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -87,10 +89,8 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
                "Idempotency-Key": delivery_id,
                "X-Service-Timestamp": str(timestamp),
                "X-Service-Signature": sign(secret, timestamp, delivery_id, body)}
-    session = requests.Session()
-    session.trust_env = False  # no proxy, .netrc or CA bundle taken implicitly from the env
-    session.mount("https://", _PinnedAdapter(checked.host))
     verify: str | bool = ca_bundle or os.environ.get("REQUESTS_CA_BUNDLE") or True
+    session = _session(checked.host, str(address), checked.port, verify)
     try:
         with session.post(pinned_url, data=body, headers=headers, timeout=(5.0, timeout),
                           allow_redirects=False, stream=True, verify=verify) as response:
@@ -110,8 +110,32 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
         return result("transient", error="timed out")
     except requests.RequestException as err:
         return result("transient", error=f"network failure: {err.__class__.__name__}")
-    finally:
-        session.close()
+
+
+_sessions: OrderedDict[tuple, requests.Session] = OrderedDict()
+_sessions_lock = threading.Lock()
+MAX_SESSIONS = 64
+
+
+def _session(host: str, address: str, port: int, verify: str | bool) -> requests.Session:
+    """A kept-alive session per checked (host, address): TLS is set up once, not per attempt.
+
+    Keyed by the address too, so a host that now resolves elsewhere gets a new connection.
+    """
+    key = (host, address, port, verify)
+    with _sessions_lock:
+        session = _sessions.get(key)
+        if session is not None:
+            _sessions.move_to_end(key)
+            return session
+        session = requests.Session()
+        session.trust_env = False  # no proxy, .netrc or CA bundle taken from the environment
+        session.mount("https://", _PinnedAdapter(host))
+        _sessions[key] = session
+        if len(_sessions) > MAX_SESSIONS:
+            _, oldest = _sessions.popitem(last=False)
+            oldest.close()
+        return session
 
 
 class WebhookChannel:

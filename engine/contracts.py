@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.message import EmailMessage
+from email.message import Message
 from typing import Any, Protocol
 
 
@@ -36,7 +36,7 @@ class OutboundEmail:
     attachments: list[Attachment] = field(default_factory=list)
     request_delivery_receipt: bool = False
     message_id: str | None = None
-    mime: EmailMessage | None = None
+    mime: Message | None = None
 
     @property
     def recipients(self) -> list[str]:

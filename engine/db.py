@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from peewee import Database, DatabaseProxy, SqliteDatabase
@@ -31,6 +32,8 @@ def make_database(url: str) -> Database:
                 "synchronous": "normal",
             },
             timeout=10,
+            # UPDATE ... RETURNING lets a worker claim and read a row in one statement.
+            returning_clause=sqlite3.sqlite_version_info >= (3, 35),
         )
     if parts.scheme in ("postgres", "postgresql"):
         options = {k: v[-1] for k, v in parse_qs(parts.query).items()}

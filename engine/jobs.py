@@ -33,23 +33,26 @@ class _Plan:
     suppressed: list[str] = field(default_factory=list)
 
 
-def claim(notification_id: str) -> bool:
+def claim(notification_id: str) -> Notification | None:
     """Atomically take the notification, so two jobs for one id never both send it.
 
     A row left in `sending` by a killed worker becomes claimable again once stale.
+    Returns the claimed row (read by the same statement where the database can).
     """
     now = utcnow()
     stale = now - dt.timedelta(seconds=runtime.settings().reconcile_after_seconds)
     due = Notification.next_attempt_at.is_null() | (Notification.next_attempt_at <= now)
     claimable = ((Notification.status == "queued") & due) | (
         (Notification.status == "sending") & (Notification.updated_at < stale))
-    updated = (
-        Notification.update(status="sending", updated_at=now,
-                            attempts=Notification.attempts + 1)
-        .where((Notification.id == notification_id) & claimable)
-        .execute()
-    )
-    return updated == 1
+    query = (Notification.update(status="sending", updated_at=now,
+                                 attempts=Notification.attempts + 1)
+             .where((Notification.id == notification_id) & claimable))
+    if database.returning_clause:
+        rows = list(query.returning(Notification).objects(Notification).execute())
+        return rows[0] if rows else None
+    if query.execute() != 1:
+        return None
+    return Notification.get_by_id(notification_id)
 
 
 def _suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
@@ -154,9 +157,9 @@ def _finish(notification: Notification, status: str, error: str | None = None,
 def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id."""
     database.connect(reuse_if_open=True)
-    if not claim(notification_id):
+    notification = claim(notification_id)
+    if notification is None:
         return "skipped"
-    notification = Notification.get_by_id(notification_id)
     token = current_notification.set((str(notification.workspace_id), notification_id))
     try:
         if notification.channel == "webhook":
@@ -178,7 +181,7 @@ def _deliver_messages(notification: Notification) -> str:
     provider = None
     if plan.messages:
         try:
-            provider = provider_for(notification.channel, notification.workspace)
+            provider = provider_for(notification.channel, notification.workspace_id)
         except DeliveryError as err:
             failed = len(plan.messages)
             attempts.append(_row(notification, None, "permanent", 0, err))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextvars
 import json
 import threading
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,12 +31,32 @@ def _context() -> ProviderContext:
     return ProviderContext(store_inbox_message=_store_inbox_message, settings=runtime.settings())
 
 
-def provider_for(channel: str, workspace: Workspace) -> Provider:
+_own_providers: dict[str, tuple[float, str | None]] = {}
+OWN_PROVIDER_TTL = 5.0
+
+
+def _own_provider(workspace_id: Any) -> str | None:
+    """A workspace's own provider setting, re-read at most every few seconds per process."""
+    key = str(workspace_id)
+    now = time.monotonic()
+    hit = _own_providers.get(key)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    row = Workspace.select(Workspace.email_provider).where(Workspace.id == workspace_id).first()
+    value = row.email_provider if row else None
+    if len(_own_providers) > 10000:
+        _own_providers.clear()
+    _own_providers[key] = (now + OWN_PROVIDER_TTL, value)
+    return value
+
+
+def provider_for(channel: str, workspace_id: Any) -> Provider:
     """Cached per process and URL, so an SMTP connection is kept across notifications."""
     settings = runtime.settings()
     plugin, url = None, ""
-    if channel == "email" and workspace.email_provider:
-        own = json.loads(workspace.email_provider)
+    own_setting = _own_provider(workspace_id) if channel == "email" else None
+    if own_setting:
+        own = json.loads(own_setting)
         plugin, url = own.get("plugin"), own.get("url", "")
     elif channel == "email":
         url = settings.email_provider
@@ -66,3 +87,4 @@ def close_all() -> None:
             if close is not None:
                 close()
         _cache.clear()
+        _own_providers.clear()

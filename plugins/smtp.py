@@ -64,15 +64,8 @@ class SmtpProvider:
         return conn
 
     def _live_connection(self) -> smtplib.SMTP:
-        """Reuse the connection while the server keeps it open (RSET checks it cheaply)."""
-        if self._connection is not None:
-            try:
-                if self._connection.rset()[0] == 250:
-                    return self._connection
-            except (OSError, smtplib.SMTPException):
-                pass
-            self.close()
-        self._connection = self._connect()
+        if self._connection is None:
+            self._connection = self._connect()
         return self._connection
 
     def close(self) -> None:
@@ -83,7 +76,18 @@ class SmtpProvider:
 
     def send(self, message: OutboundEmail) -> SendResult:
         with self._lock:
-            return self._send(message)
+            reused = self._connection is not None
+            try:
+                return self._send(message)
+            except _Dropped:
+                if not reused:
+                    raise TransientError("SMTP server closed the connection") from None
+                # A kept connection the server timed out: reconnect once, then send.
+                self.close()
+                try:
+                    return self._send(message)
+                except _Dropped:
+                    raise TransientError("SMTP server closed the connection") from None
 
     def _send(self, message: OutboundEmail) -> SendResult:
         conn = self._live_connection()
@@ -96,6 +100,9 @@ class SmtpProvider:
             refused = conn.send_message(message.mime, from_addr=message.sender,
                                         to_addrs=message.recipients,
                                         mail_options=mail_options, rcpt_options=rcpt_options)
+        except smtplib.SMTPServerDisconnected:
+            self._connection = None
+            raise _Dropped() from None
         except smtplib.SMTPRecipientsRefused as err:
             return self._all_refused(err.recipients)
         except smtplib.SMTPResponseException as err:
@@ -128,6 +135,10 @@ class SmtpProvider:
             raise SuppressedError(f"every recipient bounced: {detail}", bounced,
                                   status_code=max(codes))
         raise PermanentError(f"every recipient refused: {detail}", status_code=max(codes))
+
+
+class _Dropped(Exception):
+    """The kept connection was gone before the message could be sent."""
 
 
 def _text(value: bytes | str) -> str:

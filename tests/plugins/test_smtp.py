@@ -74,7 +74,7 @@ def test_the_connection_is_reused_across_messages(smtp_settings, smtp):
     first = factories.notification(ws, factories.email_payload())
     second = factories.notification(ws, factories.email_payload())
     deliver_notification(str(first.id))
-    provider = providers.provider_for("email", ws)
+    provider = providers.provider_for("email", ws.id)
     connection = provider._connection
     deliver_notification(str(second.id))
     assert provider._connection is connection and connection is not None
@@ -128,3 +128,14 @@ def factories_message():
 def test_tls_mode_is_checked():
     with pytest.raises(ValueError):
         SmtpProvider("smtp://h:25?tls=maybe")
+
+
+def test_a_connection_dropped_by_the_server_is_reopened_once(smtp_settings, smtp):
+    ws = factories.workspace()
+    first = factories.notification(ws, factories.email_payload())
+    deliver_notification(str(first.id))
+    provider = providers.provider_for("email", ws.id)
+    provider._connection.docmd("QUIT")  # the server hangs up, as idle timeouts do
+    second = factories.notification(ws, factories.email_payload())
+    assert deliver_notification(str(second.id)) == "delivered"
+    assert len(smtp.received) == 2

@@ -1,0 +1,140 @@
+"""Delivery figures per worker process: email into aiosmtpd, webhooks to a local HTTPS
+receiver, a 1,000-recipient marketing fan-out; floor: no-op RQ jobs on the same worker class.
+
+Each run enqueues everything first, then times one burst-mode worker process; the time of an
+empty burst run (start-up and shut-down) is subtracted so that only job throughput counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server
+from engine.embedded_redis import free_port
+
+EMAILS = 1500
+WEBHOOKS = 600
+FLOOR_JOBS = 3000
+FANOUT = 1000
+
+
+def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds the process ran and its peak RSS in MiB."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - started
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(args)} failed")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+
+def _floor(env: dict[str, str]) -> float:
+    from redis import Redis
+    from rq import Queue
+
+    args = [sys.executable, "-m", "bench.floor_worker"]
+    idle, _ = _timed(args, env)
+    queue = Queue("bench-floor", connection=Redis.from_url(env["HERALD_REDIS_URL"]))
+    with queue.connection.pipeline() as pipe:
+        for _ in range(FLOOR_JOBS):
+            queue.enqueue("bench.floor_jobs.noop", "x", job_id=uuid.uuid4().hex, pipeline=pipe,
+                          result_ttl=0)
+        pipe.execute()
+    busy, _ = _timed(args, env)
+    return FLOOR_JOBS / max(busy - idle, 1e-6)
+
+
+def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
+    """Rows and jobs for the worker, written through the engine in this process."""
+    from config.settings import load_settings
+    from engine import runtime
+    from engine.db import database
+    from engine.models import Notification
+    from engine.queueing import enqueue_notification
+    from tests import factories
+
+    runtime.configure(load_settings(env))
+    database.connect(reuse_if_open=True)
+    ws = factories.workspace()
+    ids = []
+    with database.atomic():
+        for payload in payloads:
+            n = Notification.create(account=ws.account_id, workspace=ws, version_number=1,
+                                    channel=payload["channel"], correlation_id="bench",
+                                    delivery_id=str(uuid.uuid4()), payload=payload)
+            ids.append(str(n.id))
+    for nid in ids:
+        enqueue_notification(nid)
+    database.close()
+
+
+def _worker_rate(env: dict[str, str], payloads: list[dict], messages: int) -> tuple[float, float]:
+    args = [sys.executable, "-m", "engine.worker", "--burst"]
+    idle, _ = _timed(args, env)
+    _prepare(env, payloads)
+    busy, rss = _timed(args, env)
+    return messages / max(busy - idle, 1e-6), rss
+
+
+def run() -> list[dict]:
+    import trustme
+
+    from tests import factories
+    from tests.support.https_receiver import HttpsReceiver
+    from tests.support.smtp_server import start_smtp
+
+    figures: list[dict] = []
+    database_url = bench_database_url()
+    smtp, handler = start_smtp(free_port())
+    ca = trustme.CA()
+    receiver = HttpsReceiver(ca)
+    ca_dir = tempfile.mkdtemp(prefix="herald-bench-")
+    ca_path = os.path.join(ca_dir, "ca.pem")
+    ca.cert_pem.write_to_path(ca_path)
+    try:
+        with redis_server() as redis:
+            env = bench_env(database_url, redis.url,
+                            HERALD_EMAIL_PROVIDER=f"smtp://127.0.0.1:{smtp.port}?tls=none",
+                            HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS="true",
+                            REQUESTS_CA_BUNDLE=ca_path)
+            subprocess.run([sys.executable, "-m", "cli", "db", "upgrade"], env=env, cwd=ROOT,
+                           check=True, capture_output=True)
+            floor = _floor(env)
+            emails = [factories.email_payload(subject=f"Receipt {i}") for i in range(EMAILS)]
+            email_rate, rss = _worker_rate(env, emails, EMAILS)
+            recipients = [f"user{i}@example.net" for i in range(FANOUT)]
+            fanout = [factories.email_payload(emailType="Marketing", to=recipients,
+                                              trackOpens=True, trackClicks=True)]
+            fanout_rate, _ = _worker_rate(env, fanout, FANOUT)
+            hooks = [{"channel": "webhook", "url": receiver.url("/hook", "localhost"),
+                      "body": json.dumps({"order": i}), "contentType": "application/json",
+                      "headers": {}} for i in range(WEBHOOKS)]
+            webhook_rate, _ = _worker_rate(env, hooks, WEBHOOKS)
+    finally:
+        smtp.stop()
+        receiver.close()
+        shutil.rmtree(ca_dir, ignore_errors=True)
+    expected = EMAILS + FANOUT
+    if len(handler.received) != expected or len(receiver.received) != WEBHOOKS:
+        raise RuntimeError(f"lost messages: smtp {len(handler.received)}/{expected}, "
+                           f"webhooks {len(receiver.received)}/{WEBHOOKS}")
+    figures.append(figure("email_delivery", email_rate, "emails/s per worker", floor))
+    figures.append(figure("marketing_fanout", fanout_rate, "messages/s per worker", None))
+    figures.append(figure("webhook_delivery", webhook_rate, "webhooks/s per worker", floor))
+    figures.append(figure("rss_worker", rss, "MiB", None))
+    return figures
+
+
+if __name__ == "__main__":
+    for row in run():
+        print(row)
