@@ -12,6 +12,8 @@ from email.mime.text import MIMEText
 from email.utils import formataddr, formatdate, make_msgid, parseaddr
 from typing import Any
 
+import html2text
+
 from engine.contracts import Attachment, OutboundEmail
 from engine.hookspecs import hookimpl
 
@@ -39,6 +41,15 @@ def _attachments(payload: dict[str, Any]) -> list[Attachment]:
         )
         for item in payload.get("attachments") or []
     ]
+
+
+def text_from_html(html: str) -> str:
+    """The plain-text alternative, derived from the HTML (D6)."""
+    converter = html2text.HTML2Text()
+    converter.body_width = 0
+    converter.ignore_images = True
+    converter.unicode_snob = True
+    return converter.handle(html).strip() + "\n"
 
 
 def _header(value: str) -> str | Header:
@@ -120,7 +131,9 @@ class EmailChannel:
             bcc=list(payload.get("bcc") or []),
             subject=payload.get("subject") or "",
             html=payload.get("html"),
-            text=payload.get("text"),
+            # The API leaves the text to the worker: html2text is off the request path.
+            text=payload.get("text") if payload.get("text") is not None or payload.get(
+                "html") is None else text_from_html(payload["html"]),
             reply_to=payload.get("replyTo"),
             headers=dict(payload.get("headers") or {}),
             attachments=_attachments(payload),

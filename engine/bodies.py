@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-import html2text
+from channels.email import text_from_html
 
 _DOCUMENT = re.compile(r"<html[\s>]", re.IGNORECASE)
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
@@ -25,9 +25,4 @@ def html_document(body: str, head: str | None) -> str:
             f"{head}</head><body>{body}</body></html>")
 
 
-def text_from_html(html: str) -> str:
-    converter = html2text.HTML2Text()
-    converter.body_width = 0
-    converter.ignore_images = True
-    converter.unicode_snob = True
-    return converter.handle(html).strip() + "\n"
+__all__ = ["html_document", "text_from_html"]

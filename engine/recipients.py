@@ -35,9 +35,9 @@ def inherited_defaults(template: Template) -> dict[str, list[str]]:
     return {k: [v for d in chain for v in (d.get(k) or [])] for k in LISTS}
 
 
-def resolve(template: Template, options: dict[str, Any] | None) -> Recipients:
+def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> Recipients:
+    """D4 over already-inherited defaults (see inherited_defaults)."""
     options = options or {}
-    defaults = inherited_defaults(template)
     override = [v for v in options.get("overrideRecipients") or [] if v.strip()]
     base = {"to": override, "cc": [], "bcc": []} if override else defaults
     lists = {k: dedupe([*base[k], *(options.get(k) or [])]) for k in LISTS}

@@ -12,12 +12,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine import keycache, limits, runtime
+from engine import catalog, keycache, limits, runtime
+from engine.addresses import bare_address
 from engine.bodies import html_document, text_from_html
 from engine.db import database
 from engine.errors import ApiError, FieldErrors
 from engine.keycache import KeyInfo
-from engine.models import Account, Notification, Sender, Template, TemplateVersion, Workspace
+from engine.models import Account, Notification, Template, TemplateVersion, Workspace
 from engine.queueing import enqueue_notification
 from engine.recipients import Recipients, resolve, suppressed
 from engine.rendering import RenderError, make_tags, render_part, variable_metadata
@@ -38,6 +39,7 @@ class Resolved:
     template: Template
     version: TemplateVersion
     tags: dict[str, str]
+    snap: catalog.TemplateSnapshot
     warnings: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -54,16 +56,14 @@ def _tags(body: dict[str, Any]) -> dict[str, str]:
     return {t["key"]: t["value"] for t in body.get("tags") or []}
 
 
-def _version(template: Template, number: int | None) -> TemplateVersion:
+def _version(snap: catalog.TemplateSnapshot, number: int | None) -> TemplateVersion:
     if number is None:
-        live = TemplateVersion.get_or_none(TemplateVersion.template == template,
-                                           TemplateVersion.status == "live")
+        live = snap.live
         if live is None:
             raise ApiError(400, f"{N}.no_live_version",
                            "The template has no published version.")
         return live
-    version = TemplateVersion.get_or_none(TemplateVersion.template == template,
-                                          TemplateVersion.number == number)
+    version = snap.version(number)
     if version is None:
         raise ApiError(400, f"{N}.template_version_not_found",
                        f"The template has no version {number}.")
@@ -83,19 +83,6 @@ def _check_webhook_destination(url: str, account: Account) -> None:
         raise ApiError(400, f"{N}.webhook_destination_invalid", str(err)) from None
 
 
-def _sender_verified(account: Account, address: str | None) -> bool:
-    if not address:
-        return False
-    from engine.addresses import bare_address
-
-    bare = bare_address(address).lower()
-    domain = bare.rpartition("@")[2]
-    return Sender.select().where(
-        (Sender.account == account) & (Sender.verified == True)  # noqa: E712
-        & (((Sender.kind == "domain") & (Sender.value == domain))
-           | ((Sender.kind == "address") & (Sender.value == bare)))).exists()
-
-
 def resolve_request(body: object, key: KeyInfo, *, preview: bool,
                     parse_error: ApiError | None = None) -> Resolved:
     """Validation, tenancy, template, version and channel rules (D1 positions 5 to 10)."""
@@ -105,18 +92,12 @@ def resolve_request(body: object, key: KeyInfo, *, preview: bool,
     if request["tenantId"].lower() != key.workspace_id.lower():
         raise ApiError(403, "api_keys.tenant_mismatch",
                        "The API key belongs to another workspace than tenantId.")
-    template = None
-    try:
-        template = Template.get_or_none(Template.id == uuid.UUID(request["templateId"]),
-                                        Template.workspace == key.workspace_id)
-    except ValueError:
-        template = None
-    if template is None:
+    snap = catalog.snapshot(key.workspace_id, request["templateId"])
+    if snap is None:
         # The same answer for a template of another workspace: nothing leaks across tenants.
         raise ApiError(404, f"{N}.template_not_found", "No such template.")
-    version = _version(template, request.get("versionNumber"))
-    workspace = Workspace.get_by_id(key.workspace_id)
-    account = workspace.account
+    template, workspace, account = snap.template, snap.workspace, snap.account
+    version = _version(snap, request.get("versionNumber"))
     if preview and template.channel != "email":
         raise ApiError(400, f"{N}.unsupported_notification_type",
                        "Preview renders email templates only.")
@@ -129,12 +110,14 @@ def resolve_request(body: object, key: KeyInfo, *, preview: bool,
             raise ApiError(403, f"{N}.webhook_delivery_not_available",
                            "The account's plan does not include webhook delivery.")
         _check_webhook_destination(url, account)
-    resolved = Resolved(request, key, workspace, account, template, version, _tags(request))
+    resolved = Resolved(request, key, workspace, account, template, version, _tags(request),
+                        snap)
     if template.channel == "email":
         _check_email_recipients(resolved)
         sender = (request.get("emailOptions") or {}).get("fromAddress") or \
             version.content.get("fromAddress")
-        if workspace.email_provider is None and not _sender_verified(account, sender):
+        if workspace.email_provider is None and not (
+                sender and snap.sender_verified(bare_address(sender).lower())):
             if not preview:
                 raise ApiError(422, "sender.not_verified",
                                f"{sender or 'The from address'} is not a verified sender.")
@@ -146,7 +129,7 @@ def resolve_request(body: object, key: KeyInfo, *, preview: bool,
 
 
 def _check_email_recipients(resolved: Resolved) -> Recipients:
-    recipients = resolve(resolved.template, resolved.body.get("emailOptions"))
+    recipients = resolve(resolved.snap.defaults, resolved.body.get("emailOptions"))
     errors = FieldErrors()
     if not recipients.to and not recipients.cc and not recipients.bcc:
         errors.add("emailOptions.to", f"{N}.email.to_empty", "no recipient after resolution")
@@ -161,7 +144,7 @@ def _sms_numbers(resolved: Resolved) -> list[str]:
 
     options = resolved.body.get("smsOptions") or {}
     override = [n for n in options.get("overrideRecipients") or [] if n.strip()]
-    base = override or list((resolved.template.defaults or {}).get("to") or [])
+    base = override or list(resolved.snap.defaults.get("to") or [])
     return dedupe([*base, *(options.get("to") or [])])
 
 
@@ -208,7 +191,7 @@ def _render_failed(errors: list[dict[str, str]]) -> ApiError:
 def _email_payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[str, Any]:
     content = resolved.version.content
     options = resolved.body.get("emailOptions") or {}
-    recipients = resolve(resolved.template, options)
+    recipients = resolve(resolved.snap.defaults, options)
     html = html_document(rendered.get("body") or "", rendered.get("htmlHead"))
     track_opens = options.get("trackOpens")
     track_clicks = options.get("trackClicks")
@@ -221,7 +204,7 @@ def _email_payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[
         "to": recipients.to, "cc": recipients.cc, "bcc": recipients.bcc,
         "subject": rendered.get("subject") or "",
         "html": html,
-        "text": text_from_html(html),
+        "text": None,  # derived from the HTML by the worker (channels/email.py)
         "headers": dict(options.get("customHeaders") or {}),
         "attachments": [{"name": a["name"], "contentType": a["contentType"],
                          "content": "".join(a["content"].split()), "cid": a.get("cid")}
@@ -354,7 +337,7 @@ def build_preview(resolved: Resolved) -> dict[str, Any]:
 
     content = resolved.version.content
     options = resolved.body.get("emailOptions") or {}
-    recipients = resolve(resolved.template, options)
+    recipients = resolve(resolved.snap.defaults, options)
     blocked = suppressed(resolved.workspace.id, recipients.all())
     warnings = list(resolved.warnings)
     if blocked:
@@ -368,6 +351,8 @@ def build_preview(resolved: Resolved) -> dict[str, Any]:
         recipients = Recipients(keep["to"], keep["cc"], keep["bcc"], recipients.was_overridden)
     rendered, errors = render_parts(resolved)
     payload = _email_payload(resolved, rendered) if not errors else None
+    if payload is not None:
+        payload["text"] = text_from_html(payload["html"])
     email_type = content.get("emailType") or "Transactional"
     count = 1 if email_type == "Transactional" else len(recipients.all())
     final = None

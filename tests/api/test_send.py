@@ -5,7 +5,7 @@ import json
 from redis import Redis
 from rq import Queue
 
-from engine import keycache
+from engine import catalog, keycache
 from engine.keys import revoke_key
 from engine.models import ApiKey, Notification
 from tests import factories
@@ -215,6 +215,7 @@ def test_webhook_channel_rules(client, settings):
     assert response.json["errorCode"] == "notifications.webhook_delivery_not_available"
     acct.webhook_delivery = True
     acct.save()
+    catalog.clear()  # another process would see the change within HERALD_KEY_CACHE_SECONDS
     for url in ("http://hooks.example.com/x", "https://10.0.0.1/x", "https://user:pw@h.example/",
                 "https://hooks.example.com:8443/x"):
         body["webhookOptions"] = {"urlOverride": url}
