@@ -49,7 +49,7 @@ def _wait(predicate, timeout: float, what: str) -> None:
     while time.monotonic() < deadline:
         if predicate():
             return
-        time.sleep(0.1)
+        time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
 
 
@@ -71,8 +71,8 @@ def _stop(proc: subprocess.Popen) -> None:
 @pytest.mark.slow
 def test_sigkill_mid_burst_loses_nothing(settings, smtp_server):
     port, handler = smtp_server
-    handler.delay = 0.02
-    ids = _burst(60)
+    handler.delay = 0.03  # 100 messages take seconds: the kill lands mid-burst
+    ids = _burst(100)
     for nid in ids:
         enqueue_notification(nid)
     first = _worker(settings, port)
@@ -89,7 +89,7 @@ def test_sigkill_mid_burst_loses_nothing(settings, smtp_server):
     finally:
         _stop(second)
     subjects = [m.content.split(b"Subject: ")[1].split(b"\r\n")[0] for m in handler.received]
-    assert {f"message {i}".encode() for i in range(60)} <= set(subjects)
+    assert {f"message {i}".encode() for i in range(100)} <= set(subjects)
     assert len(subjects) - len(set(subjects)) <= 1, "more than the in-flight message was re-sent"
 
 

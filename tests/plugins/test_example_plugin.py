@@ -1,0 +1,53 @@
+"""A third-party provider installed as a package and found through the `herald` entry points."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import plugins, providers
+from engine.jobs import deliver_notification
+from engine.models import Notification
+from tests import factories
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "herald-provider-example"
+
+
+@pytest.fixture
+def installed_example(tmp_path, monkeypatch):
+    target = tmp_path / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+         "--target", str(target), str(EXAMPLE)],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    monkeypatch.syspath_prepend(str(target))
+    plugins.default_registry.cache_clear()
+    providers.close_all()
+    yield target
+    plugins.default_registry.cache_clear()
+    providers.close_all()
+
+
+def test_installed_package_registers_its_provider_through_entry_points(installed_example):
+    registry = plugins.build_registry(plugins.make_plugin_manager())
+    assert "example-log" in registry.providers
+    # The built-ins come through the same group.
+    assert {"smtp", "inbox", "postmark", "twilio"} <= set(registry.providers)
+    assert {"email", "sms", "webhook"} <= set(registry.channels)
+
+
+def test_a_workspace_delivers_through_the_installed_provider(installed_example, settings,
+                                                             tmp_path):
+    log = tmp_path / "mail.jsonl"
+    own = json.dumps({"plugin": "example-log", "url": f"example-log://{log}"})
+    ws = factories.workspace(email_provider=own)
+    n = factories.notification(ws, factories.email_payload(subject="Via the plugin"))
+    assert deliver_notification(str(n.id)) == "delivered"
+    (line,) = [json.loads(x) for x in log.read_text().splitlines()]
+    assert line["subject"] == "Via the plugin" and line["to"] == ["ada@example.net"]
+    assert Notification.get_by_id(n.id).status == "delivered"

@@ -1,0 +1,24 @@
+"""Every hook is documented under its exact signature (as datasette's test_docs does)."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from engine import hookspecs
+
+DOCS = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text()
+HOOKS = [name for name, obj in inspect.getmembers(hookspecs, inspect.isfunction)
+         if hasattr(obj, "herald_spec")]
+
+
+def test_there_are_hooks_to_document():
+    assert {"register_channels", "register_providers"} <= set(HOOKS)
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_hook_is_documented_with_its_signature(name):
+    params = ", ".join(inspect.signature(getattr(hookspecs, name)).parameters)
+    assert f"### `{name}({params})`" in DOCS
