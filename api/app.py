@@ -88,6 +88,7 @@ def _install_hooks(app: Flask) -> None:
         # The gateway check: refuse before a byte of the body is read or parsed.
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
             return problems.bare(413)
+        # One connection per server thread, kept between requests (pooled on PostgreSQL).
         database.connect(reuse_if_open=True)
         return None
 
@@ -95,11 +96,6 @@ def _install_hooks(app: Flask) -> None:
     def stamp(response):
         response.headers["X-Correlation-Id"] = g.get("correlation_id") or ""
         return response
-
-    @app.teardown_request
-    def close(_exc: BaseException | None) -> None:
-        if not database.is_closed():
-            database.close()
 
     @app.errorhandler(ApiError)
     def api_error(err: ApiError):
