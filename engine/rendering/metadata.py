@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from collections.abc import Iterable, Mapping
 
 from .errors import TemplateSyntaxError
@@ -62,20 +64,33 @@ def _body(body: list, level: int, refs: _Refs) -> None:
                 _body(node.inverse, level, refs)
 
 
+@lru_cache(maxsize=512)
+def _references(text: str) -> tuple[tuple[tuple[str, str], ...], bool]:
+    """A template's own references, parsed once per text per process (preview's hot path)."""
+    refs = _Refs()
+    try:
+        _body(parse(text), 0, refs)
+    except TemplateSyntaxError:
+        return (), False
+    return tuple(refs.names.items()), refs.everything
+
+
 def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str, list[str]]:
     """Provided tag keys, referenced-but-missing names and provided-but-unused keys.
 
     Matching is case-insensitive; a part that does not parse contributes no references
     (its syntax error is reported separately).
     """
-    refs = _Refs()
+    names: dict[str, str] = {}
+    everything = False
     for text in texts:
-        if not text:
-            continue
-        try:
-            _body(parse(text), 0, refs)
-        except TemplateSyntaxError:
-            continue
+        if text:
+            found, all_keys = _references(text)
+            for low, name in found:
+                names.setdefault(low, name)
+            everything = everything or all_keys
+    refs = _Refs()
+    refs.names, refs.everything = names, everything
     provided = [str(k) for k in tags]
     have = {k.lower() for k in provided}
     missing = [name for low, name in refs.names.items() if low not in have]
