@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from .errors import TemplateSyntaxError
 from .nodes import Block, Mustache

@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from peewee import fn
 from redis import Redis
 
 from engine.embedded_redis import free_port
@@ -50,7 +51,9 @@ def _wait(predicate, timeout: float, what: str) -> None:
         if predicate():
             return
         time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+    counts = {row.status: row.n for row in Notification.select(
+        Notification.status, fn.COUNT(Notification.id).alias("n")).group_by(Notification.status)}
+    raise AssertionError(f"timed out waiting for {what}; statuses now {counts}")
 
 
 def _delivered(ids: list[str]) -> int:
