@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 
 from engine import runtime, secrets
-from engine.models import ApiKey, utcnow
+from engine.models import ApiKey, key_status, utcnow
 
 LAST_USED_EVERY = 60.0
 
@@ -28,12 +28,7 @@ class KeyInfo:
     last_used_at: dt.datetime | None
 
     def status(self, now: dt.datetime | None = None) -> str:
-        now = now or utcnow()
-        if self.revoked_at is not None:
-            return "revoked"
-        if self.expires_at is not None and self.expires_at <= now:
-            return "expired"
-        return "active"
+        return key_status(self.revoked_at, self.expires_at, now)
 
 
 _cache: dict[str, tuple[float, KeyInfo | None]] = {}

@@ -142,12 +142,17 @@ class ApiKey(BaseModel):
         indexes = ((("workspace", "name"), True),)
 
     def status_at(self, now: dt.datetime | None = None) -> str:
-        now = now or utcnow()
-        if self.revoked_at is not None:
-            return "revoked"
-        if self.expires_at is not None and self.expires_at <= now:
-            return "expired"
-        return "active"
+        return key_status(self.revoked_at, self.expires_at, now)
+
+
+def key_status(revoked_at: dt.datetime | None, expires_at: dt.datetime | None,
+               now: dt.datetime | None = None) -> str:
+    """active, revoked or expired: derived, never stored, so it cannot go stale."""
+    if revoked_at is not None:
+        return "revoked"
+    if expires_at is not None and expires_at <= (now or utcnow()):
+        return "expired"
+    return "active"
 
 
 class Suppression(BaseModel):

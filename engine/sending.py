@@ -243,9 +243,14 @@ def _payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[str, A
 # ---------------------------------------------------------------- operations
 
 
-def send(body: object, header: str | None, ip: str, correlation_id: str,
-         parse_error: ApiError | None = None) -> dict[str, Any]:
-    """202 SendResponse, or ApiError in the precedence of D1."""
+def _admit(body: object, header: str | None, ip: str, parse_error: ApiError | None, *,
+           preview: bool) -> tuple[Resolved, KeyInfo, limits.Verdict]:
+    """Everything before rendering, in D1's order, with one Redis round trip.
+
+    The checks that need no Redis run first; the script then counts the request in its
+    rate-limit windows (and, for a send that passed everything, takes an allowance unit);
+    the first failure in D1's order is raised.
+    """
     settings = runtime.settings()
     key: KeyInfo | None = None
     auth_error: ApiError | None = None
@@ -257,21 +262,38 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
         auth_error = err
     if key is not None:
         try:
-            resolved = resolve_request(body, key, preview=False, parse_error=parse_error)
-            if resolved.account.monthly_limit is None:
+            resolved = resolve_request(body, key, preview=preview, parse_error=parse_error)
+            if not preview and resolved.account.monthly_limit is None:
                 raise ApiError(403, f"{N}.monthly_limit_not_configured",
                                "The account has no monthly allowance configured.")
         except ApiError as err:
             stage_error, resolved = err, None
-    account_id = str(resolved.account.id) if resolved else None
-    verdict = limits.check("send", ip, key.id if key else None,
-                           settings.rate_limit_send_per_ip, settings.rate_limit_send_per_key,
-                           account_id, resolved.account.monthly_limit if resolved else None)
-    _raise_in_order(verdict, auth_error, stage_error)
+    counted = resolved is not None and not preview
+    verdict = limits.check(
+        "send", ip, key.id if key else None, settings.rate_limit_send_per_ip,
+        settings.rate_limit_send_per_key, str(resolved.account.id) if counted else None,
+        resolved.account.monthly_limit if counted else None)
+    too_many = {"Retry-After": str(verdict.retry_after)}
+    if verdict.code == limits.IP_LIMITED:
+        raise ApiError(429, None, "Too many requests from this address.", headers=too_many)
+    if auth_error is not None:
+        raise auth_error
+    if verdict.code == limits.KEY_LIMITED:
+        raise ApiError(429, None, "Too many requests for this API key.", headers=too_many)
+    if stage_error is not None:
+        raise stage_error
     assert resolved is not None and key is not None
     if verdict.code == limits.ALLOWANCE_EXHAUSTED:
         raise ApiError(429, f"{N}.monthly_limit_exceeded",
                        "The account's monthly allowance is used up.")
+    return resolved, key, verdict
+
+
+def send(body: object, header: str | None, ip: str, correlation_id: str,
+         parse_error: ApiError | None = None) -> dict[str, Any]:
+    """202 SendResponse, or ApiError in the precedence of D1."""
+    resolved, key, _ = _admit(body, header, ip, parse_error, preview=False)
+    account_id = str(resolved.account.id)
     try:
         rendered, errors = render_parts(resolved)
         if errors:
@@ -287,6 +309,7 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     except BaseException:
         limits.refund(account_id)  # not accepted: give the allowance unit back
         raise
+    # Committed: from here the send is accepted; if Redis is down the reconciler enqueues it.
     with contextlib.suppress(Exception):
         enqueue_notification(str(notification_id))
     keycache.touch(key)
@@ -294,39 +317,10 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
             "message": "Notification accepted and queued for delivery."}
 
 
-def _raise_in_order(verdict: limits.Verdict, auth_error: ApiError | None,
-                    stage_error: ApiError | None) -> None:
-    too_many = {"Retry-After": str(verdict.retry_after)}
-    if verdict.code == limits.IP_LIMITED:
-        raise ApiError(429, None, "Too many requests from this address.", headers=too_many)
-    if auth_error is not None:
-        raise auth_error
-    if verdict.code == limits.KEY_LIMITED:
-        raise ApiError(429, None, "Too many requests for this API key.", headers=too_many)
-    if stage_error is not None:
-        raise stage_error
-
-
 def preview(body: object, header: str | None, ip: str,
             parse_error: ApiError | None = None) -> dict[str, Any]:
     """200 PreviewResponse: the email as it would be sent; nothing queued or counted."""
-    settings = runtime.settings()
-    key: KeyInfo | None = None
-    auth_error = stage_error = None
-    resolved = None
-    try:
-        key = authenticate(header)
-    except ApiError as err:
-        auth_error = err
-    if key is not None:
-        try:
-            resolved = resolve_request(body, key, preview=True, parse_error=parse_error)
-        except ApiError as err:
-            stage_error = err
-    verdict = limits.check("send", ip, key.id if key else None,
-                           settings.rate_limit_send_per_ip, settings.rate_limit_send_per_key)
-    _raise_in_order(verdict, auth_error, stage_error)
-    assert resolved is not None and key is not None
+    resolved, key, _ = _admit(body, header, ip, parse_error, preview=True)
     keycache.touch(key)
     return build_preview(resolved)
 
