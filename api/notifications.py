@@ -42,7 +42,9 @@ def _errors(*statuses: int):
 
 def read_json() -> Any:
     """The JSON body; None for an absent or null body; ApiError for anything unparsable."""
-    raw = request.get_data(cache=False)
+    raw = g.get("raw_body")
+    if raw is None:
+        raw = request.get_data(cache=False)
     if not raw.strip():
         return None
     try:

@@ -234,3 +234,30 @@ def test_trace_id_comes_from_a_valid_traceparent(client, tenant):
     assert response.json["traceId"] == trace
     response = post(client, {}, tenant["key"], traceparent="garbage")
     assert len(response.json["traceId"]) == 32 and response.json["traceId"] != trace
+
+
+def test_chunked_body_over_10_mb_is_a_bare_413_read_in_bounded_pieces(client, tenant):
+    import io
+
+    class Counting(io.BytesIO):
+        """Records how far the app read: it must stop just past the limit."""
+
+        def read(self, size=-1):
+            assert size != -1, "the body must be read in pieces, not whole"
+            return super().read(size)
+
+    stream = Counting(b"x" * (12 * 1024 * 1024))
+    response = client.post(SEND, input_stream=stream, content_type="application/json",
+                           headers={"X-Api-Key": tenant["key"], "Transfer-Encoding": "chunked"})
+    assert response.status_code == 413
+    assert response.data == b""
+    assert stream.tell() <= 10 * 1024 * 1024 + 64 * 1024
+
+
+def test_chunked_body_under_the_limit_is_read_and_accepted(client, tenant):
+    import io
+
+    stream = io.BytesIO(json.dumps(tenant["body"]).encode())
+    response = client.post(SEND, input_stream=stream, content_type="application/json",
+                           headers={"X-Api-Key": tenant["key"], "Transfer-Encoding": "chunked"})
+    assert response.status_code == 202, response.json
