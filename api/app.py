@@ -60,6 +60,8 @@ def create_app(settings: Settings | None = None) -> Flask:
     from api.notifications import blp
 
     api.register_blueprint(blp)
+    # flask-smorest registers its pagination schema unasked; Herald has no paginated operation.
+    api.spec.components.schemas.pop("PaginationMetadata", None)
     from api.docs import blueprint as docs
 
     app.register_blueprint(docs)
