@@ -33,8 +33,10 @@ class HeraldApi(Api):
         if error.code and error.code >= 500:
             log.error("unhandled error", exc_info=error.original_exception
                       if hasattr(error, "original_exception") else None)
+        # Keep what the exception says beyond its body (Allow on a 405, for one).
+        extra = {k: v for k, v in error.get_headers() if k.lower() != "content-type"}
         return problems.problem(error.code or 500, error.description if error.code != 500
-                                else None)
+                                else None, headers=extra)
 
 
 def create_app(settings: Settings | None = None) -> Flask:

@@ -261,3 +261,11 @@ def test_chunked_body_under_the_limit_is_read_and_accepted(client, tenant):
     response = client.post(SEND, input_stream=stream, content_type="application/json",
                            headers={"X-Api-Key": tenant["key"], "Transfer-Encoding": "chunked"})
     assert response.status_code == 202, response.json
+
+
+def test_other_http_errors_are_problem_details_and_keep_their_headers(client):
+    response = client.put(SEND)
+    assert response.status_code == 405
+    assert response.mimetype == "application/problem+json"
+    assert "POST" in response.headers["Allow"]
+    assert response.json["correlationId"] == response.headers["X-Correlation-Id"]
