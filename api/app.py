@@ -33,8 +33,10 @@ class HeraldApi(Api):
         if error.code and error.code >= 500:
             log.error("unhandled error", exc_info=error.original_exception
                       if hasattr(error, "original_exception") else None)
+        # Keep what the exception says beyond its body (Allow on a 405, for one).
+        extra = {k: v for k, v in error.get_headers() if k.lower() != "content-type"}
         return problems.problem(error.code or 500, error.description if error.code != 500
-                                else None)
+                                else None, headers=extra)
 
 
 def create_app(settings: Settings | None = None) -> Flask:
@@ -60,6 +62,8 @@ def create_app(settings: Settings | None = None) -> Flask:
     from api.notifications import blp
 
     api.register_blueprint(blp)
+    # flask-smorest registers its pagination schema unasked; Herald has no paginated operation.
+    api.spec.components.schemas.pop("PaginationMetadata", None)
     from api.docs import blueprint as docs
 
     app.register_blueprint(docs)
@@ -80,6 +84,20 @@ def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
         app.register_blueprint(inbox)
 
 
+def _read_bounded(stream, limit: int) -> bytes | None:
+    """A chunked body read in pieces: None as soon as it passes ``limit`` (never buffered whole)."""
+    pieces: list[bytes] = []
+    size = 0
+    while True:
+        piece = stream.read(64 * 1024)
+        if not piece:
+            return b"".join(pieces)
+        size += len(piece)
+        if size > limit:
+            return None
+        pieces.append(piece)
+
+
 def _install_hooks(app: Flask) -> None:
     @app.before_request
     def start() -> object:
@@ -88,6 +106,12 @@ def _install_hooks(app: Flask) -> None:
         # The gateway check: refuse before a byte of the body is read or parsed.
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
             return problems.bare(413)
+        if request.content_length is None and "chunked" in request.headers.get(
+                "Transfer-Encoding", "").lower():
+            body = _read_bounded(request.environ["wsgi.input"], MAX_BODY_BYTES)
+            if body is None:
+                return problems.bare(413)
+            g.raw_body = body
         # One connection per server thread, kept between requests (pooled on PostgreSQL).
         database.connect(reuse_if_open=True)
         return None

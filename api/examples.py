@@ -53,16 +53,34 @@ ERROR_DESCRIPTIONS = {
     429: "Rate limited (no errorCode, Retry-After) or notifications.monthly_limit_exceeded",
     500: "Unexpected error (no errorCode)",
 }
+# Preview and validate have fewer causes per status than send: (description, errorCode).
+_RATE_LIMITED = ("Rate limited (no errorCode, Retry-After)", None)
+OVERRIDES: dict[str, dict[int, tuple[str, str | None]]] = {
+    "preview": {403: ("api_keys.tenant_mismatch", "api_keys.tenant_mismatch"),
+                429: _RATE_LIMITED},
+    "validate": {401: ("api_keys.missing (a bad key is 200 with isValid false)",
+                       "api_keys.missing"), 429: _RATE_LIMITED},
+}
 _CODES = {400: "notifications.validation_failed", 401: "api_keys.invalid",
           403: "api_keys.tenant_mismatch", 404: "notifications.template_not_found",
           413: None, 422: "sender.not_verified", 429: "notifications.monthly_limit_exceeded",
           500: None}
 
 
-def problem(status: int) -> dict:
-    example = {"type": "about:blank", "title": "Error", "status": status,
-               "detail": ERROR_DESCRIPTIONS[status], "instance": "/api/v1/notifications/send",
-               "errorCode": _CODES[status], "correlationId": "5f0c2d1e9b8a4c7d8e6f5a4b3c2d1e0f",
+def describe(status: int, operation: str) -> tuple[str, str | None]:
+    """The documented description and example errorCode of a status for one operation."""
+    return OVERRIDES.get(operation, {}).get(status, (ERROR_DESCRIPTIONS[status], _CODES[status]))
+
+
+def problem(status: int, operation: str = "send", instance: str = "") -> dict:
+    """An example body as api/problems.py would build it for this status."""
+    from http import HTTPStatus
+
+    description, code = describe(status, operation)
+    example = {"type": f"https://herald.dev/problems/{code}" if code else "about:blank",
+               "title": HTTPStatus(status).phrase, "status": status, "detail": description,
+               "instance": instance or f"/api/v1/notifications/{operation}", "errorCode": code,
+               "correlationId": "5f0c2d1e9b8a4c7d8e6f5a4b3c2d1e0f",
                "traceId": "4bf92f3577b34da6a3ce929d0e0e4736"}
     if status == 400:
         example["errors"] = {"tags[0].key": ["key is required"]}

@@ -22,8 +22,14 @@ REQUEST_BODY = {"required": True, "content": {"application/json": {
     "example": examples.SEND_REQUEST}}}
 
 
-def _errors(*statuses: int):
+RETRY_AFTER = {"Retry-After": {"description": "Seconds until the rate-limit window resets "
+                                              "(rate limits only)",
+                               "schema": {"type": "integer", "minimum": 1}}}
+
+
+def _errors(*statuses: int, operation: str = "send", path: str = ""):
     """alt_response decorators for every documented error status, each with an example."""
+
     def wrap(view):
         for status in statuses:
             if status == 413:
@@ -34,15 +40,18 @@ def _errors(*statuses: int):
                 continue
             view = blp.alt_response(status, schema=ProblemDetails,
                                     content_type="application/problem+json",
-                                    description=examples.ERROR_DESCRIPTIONS[status],
-                                    example=examples.problem(status))(view)
+                                    description=examples.describe(status, operation)[0],
+                                    headers=RETRY_AFTER if status == 429 else None,
+                                    example=examples.problem(status, operation, path))(view)
         return view
     return wrap
 
 
 def read_json() -> Any:
     """The JSON body; None for an absent or null body; ApiError for anything unparsable."""
-    raw = request.get_data(cache=False)
+    raw = g.get("raw_body")
+    if raw is None:
+        raw = request.get_data(cache=False)
     if not raw.strip():
         return None
     try:
@@ -87,7 +96,7 @@ class Preview(MethodView):
     @blp.doc(operationId="previewNotification", security=SECURITY, requestBody=REQUEST_BODY,
              summary="Render an email template without delivering it")
     @blp.response(200, PreviewResponse, example=examples.PREVIEW_RESPONSE)
-    @_errors(400, 401, 403, 404, 413, 429, 500)
+    @_errors(400, 401, 403, 404, 413, 429, 500, operation="preview")
     def post(self):
         body, parse_error = _body_or_error()
         return _json(sending.preview(body, _header(), request.remote_addr or "",
@@ -99,6 +108,7 @@ class Validate(MethodView):
     @blp.doc(operationId="validateApiKey", security=SECURITY,
              summary="Check an API key without sending anything")
     @blp.response(200, ApiKeyValidationResponse, example=examples.VALIDATE_RESPONSE)
-    @_errors(401, 429, 500)
+    @_errors(401, 429, 500, operation="validate",
+             path="/api/v1/api-keys/validate")
     def get(self):
         return _json(sending.validate_key(_header(), request.remote_addr or ""), 200)

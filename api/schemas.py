@@ -32,9 +32,9 @@ class EmailOptionsDto(Schema):
     customHeaders = fields.Dict(keys=fields.String(), values=fields.String(), allow_none=True)
     trackOpens = fields.Boolean(allow_none=True)
     trackClicks = fields.Boolean(allow_none=True)
-    priority = fields.String(allow_none=True, metadata={"enum": ["Normal", "High", "Low"]})
+    priority = fields.String(allow_none=True, metadata={"enum": ["Normal", "High", "Low", None]})
     sensitivity = fields.String(allow_none=True, metadata={
-        "enum": ["Normal", "Personal", "Private", "Confidential"]})
+        "enum": ["Normal", "Personal", "Private", "Confidential", None]})
     requestDeliveryReceipt = fields.Boolean(load_default=False)
     requestReadReceipt = fields.Boolean(load_default=False)
 

@@ -46,3 +46,18 @@ def test_docs_page_is_served_without_external_resources(client):
     text = page.get_data(as_text=True)
     assert "/openapi/v1.json" in text
     assert "http://" not in text and "https://" not in text
+
+
+def test_examples_match_what_each_operation_can_answer(client):
+    doc = client.get("/openapi/v1.json").json
+    paths = doc["paths"]
+    for path, method in DOCUMENTED:
+        limited = paths[path][method]["responses"]["429"]
+        assert "Retry-After" in limited["headers"], path
+    preview = paths["/api/v1/notifications/preview"]["post"]["responses"]
+    validate_key = paths["/api/v1/api-keys/validate"]["get"]["responses"]
+    # Preview is never counted against the allowance; validate only knows a missing header.
+    assert preview["429"]["content"]["application/problem+json"]["example"]["errorCode"] is None
+    assert validate_key["401"]["content"]["application/problem+json"]["example"][
+        "errorCode"] == "api_keys.missing"
+    assert "PaginationMetadata" not in doc["components"]["schemas"]

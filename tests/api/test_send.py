@@ -234,3 +234,71 @@ def test_trace_id_comes_from_a_valid_traceparent(client, tenant):
     assert response.json["traceId"] == trace
     response = post(client, {}, tenant["key"], traceparent="garbage")
     assert len(response.json["traceId"]) == 32 and response.json["traceId"] != trace
+
+
+def test_chunked_body_over_10_mb_is_a_bare_413_read_in_bounded_pieces(client, tenant):
+    import io
+
+    class Counting(io.BytesIO):
+        """Records how far the app read: it must stop just past the limit."""
+
+        def read(self, size=-1):
+            assert size != -1, "the body must be read in pieces, not whole"
+            return super().read(size)
+
+    stream = Counting(b"x" * (12 * 1024 * 1024))
+    response = client.post(SEND, input_stream=stream, content_type="application/json",
+                           headers={"X-Api-Key": tenant["key"], "Transfer-Encoding": "chunked"})
+    assert response.status_code == 413
+    assert response.data == b""
+    assert stream.tell() <= 10 * 1024 * 1024 + 64 * 1024
+
+
+def test_chunked_body_under_the_limit_is_read_and_accepted(client, tenant):
+    import io
+
+    stream = io.BytesIO(json.dumps(tenant["body"]).encode())
+    response = client.post(SEND, input_stream=stream, content_type="application/json",
+                           headers={"X-Api-Key": tenant["key"], "Transfer-Encoding": "chunked"})
+    assert response.status_code == 202, response.json
+
+
+def test_other_http_errors_are_problem_details_and_keep_their_headers(client):
+    response = client.put(SEND)
+    assert response.status_code == 405
+    assert response.mimetype == "application/problem+json"
+    assert "POST" in response.headers["Allow"]
+    assert response.json["correlationId"] == response.headers["X-Correlation-Id"]
+
+
+def test_errors_come_in_the_order_of_d1(client, settings):
+    acct = factories.account(monthly_limit=None, webhook_delivery=False)
+    ws = factories.workspace(acct)
+    other = factories.workspace()
+    tpl = factories.template(ws, defaults={"to": ["a@example.com"]})
+    key = factories.api_key(ws)
+    foreign = factories.template(other)
+    base = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": []}
+
+    def code(body, api_key=key):
+        return post(client, body, api_key).json["errorCode"]
+
+    bad_field = {**base, "tenantId": str(other.id), "tags": None}
+    assert code(bad_field, "hk_unknown") == "api_keys.invalid"  # 401 before anything else
+    assert code(None) == "notifications.request_missing"
+    assert code(bad_field) == "notifications.validation_failed"  # before tenant_mismatch
+    assert code({**base, "tenantId": str(other.id), "templateId": str(foreign.id)}) == \
+        "api_keys.tenant_mismatch"
+    assert code({**base, "templateId": str(foreign.id)}) == "notifications.template_not_found"
+    unverified = {"fromAddress": "x@unverified.example"}
+    assert code({**base, "versionNumber": 9, "emailOptions": unverified}) == \
+        "notifications.template_version_not_found"  # version before sender
+    assert code({**base, "emailOptions": unverified}) == "sender.not_verified"
+    assert code(base) == "notifications.monthly_limit_not_configured"  # sender before allowance
+    hook = factories.template(ws, channel="webhook")
+    assert code({**base, "templateId": str(hook.id)}) == \
+        "notifications.webhook_destination_required"  # before the plan check
+    assert code({**base, "templateId": str(hook.id),
+                 "webhookOptions": {"urlOverride": "ftp://x"}}) == \
+        "notifications.webhook_delivery_not_available"  # before the destination check
+    assert Notification.select().count() == 0
