@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 ENVIRONMENTS = ("development", "test", "production")
@@ -41,7 +41,6 @@ class Settings:
     rate_limit_validate_per_ip: int = 120
     key_cache_seconds: float = 5.0
     reconcile_after_seconds: float = 60.0
-    extra: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def production(self) -> bool:
