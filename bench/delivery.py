@@ -23,6 +23,7 @@ EMAILS = 1500
 WEBHOOKS = 600
 FLOOR_JOBS = 3000
 FANOUT = 1000
+FORKED = 300
 
 
 def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -78,8 +79,9 @@ def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
     database.close()
 
 
-def _worker_rate(env: dict[str, str], payloads: list[dict], messages: int) -> tuple[float, float]:
-    args = [sys.executable, "-m", "engine.worker", "--burst"]
+def _worker_rate(env: dict[str, str], payloads: list[dict], messages: int,
+                 fork: bool = False) -> tuple[float, float]:
+    args = [sys.executable, "-m", "engine.worker", "--burst"] + (["--fork"] if fork else [])
     idle, _ = _timed(args, env)
     _prepare(env, payloads)
     busy, rss = _timed(args, env)
@@ -112,6 +114,8 @@ def run() -> list[dict]:
             floor = _floor(env)
             emails = [factories.email_payload(subject=f"Receipt {i}") for i in range(EMAILS)]
             email_rate, rss = _worker_rate(env, emails, EMAILS)
+            forked = [factories.email_payload(subject=f"Forked {i}") for i in range(FORKED)]
+            fork_rate, _ = _worker_rate(env, forked, FORKED, fork=True)
             recipients = [f"user{i}@example.net" for i in range(FANOUT)]
             fanout = [factories.email_payload(emailType="Marketing", to=recipients,
                                               trackOpens=True, trackClicks=True)]
@@ -124,11 +128,13 @@ def run() -> list[dict]:
         smtp.stop()
         receiver.close()
         shutil.rmtree(ca_dir, ignore_errors=True)
-    expected = EMAILS + FANOUT
+    expected = EMAILS + FORKED + FANOUT
     if len(handler.received) != expected or len(receiver.received) != WEBHOOKS:
         raise RuntimeError(f"lost messages: smtp {len(handler.received)}/{expected}, "
                            f"webhooks {len(receiver.received)}/{WEBHOOKS}")
     figures.append(figure("email_delivery", email_rate, "emails/s per worker", floor))
+    figures.append(figure("email_delivery_fork_per_job", fork_rate, "emails/s per worker",
+                          floor))
     figures.append(figure("marketing_fanout", fanout_rate, "messages/s per worker", None))
     figures.append(figure("webhook_delivery", webhook_rate, "webhooks/s per worker", floor))
     figures.append(figure("rss_worker", rss, "MiB", None))

@@ -1,0 +1,82 @@
+"""Tracking endpoints behind signed URLs, and the dev inbox pages."""
+
+from __future__ import annotations
+
+import re
+
+from engine.jobs import deliver_notification
+from engine.models import InboxMessage, Suppression, TrackingEvent
+from engine.tracking import apply_tracking, click_url, unsubscribe_url
+from tests import factories
+
+
+def _path(url: str) -> str:
+    return url.replace("http://herald.test", "")
+
+
+def test_click_redirects_only_to_the_signed_url_and_records_it(client, settings):
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    url = click_url(str(n.id), "ada@example.net", "https://example.org/offer?x=1")
+    response = client.get(_path(url))
+    assert response.status_code == 302
+    assert response.headers["Location"] == "https://example.org/offer?x=1"
+    event = TrackingEvent.get()
+    assert (event.kind, event.recipient, event.url) == ("click", "ada@example.net",
+                                                        "https://example.org/offer?x=1")
+    token = url.rsplit("/", 1)[1]
+    forged = token[:-3] + ("AAA" if not token.endswith("AAA") else "BBB")
+    assert client.get(f"/t/c/{forged}").status_code == 404
+    assert client.get("/t/c/https%3A%2F%2Fevil.example").status_code == 404
+
+
+def test_open_pixel_records_and_always_answers_a_gif(client, settings):
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    html = apply_tracking("<html><body>x</body></html>", notification_id=str(n.id),
+                          track_opens=True, track_clicks=False)
+    src = re.search(r'src="([^"]+)"', html).group(1)
+    response = client.get(_path(src))
+    assert response.status_code == 200 and response.mimetype == "image/gif"
+    assert TrackingEvent.get().kind == "open"
+    assert client.get("/t/o/forged").mimetype == "image/gif"
+    assert TrackingEvent.select().count() == 1
+
+
+def test_one_click_unsubscribe_suppresses_on_post_only(client, settings):
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    path = _path(unsubscribe_url(str(n.id), "Ada@Example.net"))
+    page = client.get(path)
+    assert page.status_code == 200 and b"<form" in page.data
+    assert Suppression.select().count() == 0, "a GET (link scanner) must not unsubscribe"
+    response = client.post(path, data="List-Unsubscribe=One-Click",
+                           content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 200
+    assert Suppression.get().address == "ada@example.net"
+    assert client.post("/t/u/forged").status_code == 404
+
+
+def test_dev_inbox_lists_and_empties(client, settings):
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload(html="<p><b>bold</b> & more</p>"))
+    deliver_notification(str(n.id))
+    messages = client.get("/dev/inbox/messages").json
+    assert len(messages) == 1
+    message = messages[0]
+    assert set(message) >= {"channel", "from", "to", "cc", "bcc", "subject", "text", "html",
+                            "raw", "headers"}
+    assert message["from"] == "hello@example.com" and message["raw"].startswith("Content-Type")
+    page = client.get("/dev/inbox")
+    assert page.status_code == 200 and b"Hello Ada" in page.data
+    assert b"<b>bold</b>" not in page.data, "mail HTML is escaped into a sandboxed iframe"
+    assert client.delete("/dev/inbox/messages").json == {"deleted": 1}
+    assert InboxMessage.select().count() == 0
+
+
+def test_dev_inbox_is_absent_in_production(settings):
+    from api.app import create_app
+
+    app = create_app(settings.with_changes(env="production", email_provider="smtp://mx:25",
+                                           sms_provider=""))
+    assert app.test_client().get("/dev/inbox/messages").status_code == 404
