@@ -109,3 +109,20 @@ def test_redis_flushall_with_jobs_queued_loses_nothing(settings, smtp_server):
     finally:
         _stop(worker)
     assert len(handler.received) == 20
+
+
+@pytest.mark.slow
+def test_sigterm_lets_the_worker_finish_the_job_in_hand(settings, smtp_server):
+    port, handler = smtp_server
+    handler.delay = 1.5  # the SMTP server is slow: SIGTERM lands mid-delivery
+    (nid,) = _burst(1)
+    enqueue_notification(nid)
+    worker = _worker(settings, port)
+    try:
+        _wait(lambda: Notification.get_by_id(nid).status == "sending", 30, "the job to start")
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+    finally:
+        _stop(worker)
+    assert Notification.get_by_id(nid).status == "delivered"
+    assert len(handler.received) == 1
