@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +14,6 @@ from peewee import SqliteDatabase
 from engine import runtime
 from engine.contracts import (
     DeliveryError,
-    PermanentError,
     SuppressedError,
     TransientError,
 )
@@ -193,32 +193,29 @@ def _deliver_messages(notification: Notification) -> str:
         except DeliveryError as err:
             failed = len(plan.messages)
             attempts.append(_row(notification, None, "permanent", 0, err))
-    for recipient, payload in plan.messages if provider is not None else []:
-        started = time.perf_counter()
-        try:
-            result = provider.send(channel.build(payload))
-        except TransientError as err:
+    outcomes = _send_all(channel, provider, plan.messages) if provider is not None else []
+    bounced: list[str] = []
+    for recipient, started, result, err in outcomes:
+        if isinstance(err, TransientError):
             transient = err
             attempts.append(_row(notification, recipient, "transient", started, err))
-            continue
-        except SuppressedError as err:
-            _suppress(notification, err.recipients, "bounce")
-            plan.suppressed.extend(err.recipients)
+        elif isinstance(err, SuppressedError):
+            bounced.extend(err.recipients)
             attempts.append(_row(notification, recipient, "suppressed", started, err))
-            continue
-        except PermanentError as err:
+        elif err is not None:
             failed += 1
             attempts.append(_row(notification, recipient, "permanent", started, err))
-            continue
-        if result.bounced:
-            _suppress(notification, result.bounced, "bounce")
-            plan.suppressed.extend(result.bounced)
-        delivered += 1
-        row = _row(notification, recipient, "delivered", started, None)
-        row["provider_message_id"] = result.provider_message_id
-        if result.rejected:
-            row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
-        attempts.append(row)
+        else:
+            bounced.extend(result.bounced)
+            delivered += 1
+            row = _row(notification, recipient, "delivered", started, None)
+            row["provider_message_id"] = result.provider_message_id
+            if result.rejected:
+                row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
+            attempts.append(row)
+    if bounced:
+        _suppress(notification, bounced, "bounce")
+        plan.suppressed.extend(bounced)
     # A marketing send delivered to some recipients in an earlier attempt counts as delivered.
     reached = delivered > 0 or (notification.attempts > 1 and bool(
         _delivered_recipients(notification)))
@@ -242,6 +239,28 @@ def _deliver_messages(notification: Notification) -> str:
         _event(f"notification_{notification.status}", notification,
                attempt=attempts[-1] if attempts else {})
     return notification.status
+
+
+def _send_all(channel: Any, provider: Any,
+              messages: list[tuple[str | None, dict[str, Any]]]) -> list[tuple]:
+    """Send every planned message; (recipient, started, result, error) each, in order.
+
+    A fan-out is latency-bound (a few SMTP round trips per message), so a provider that
+    declares ``max_concurrency`` gets that many messages in flight from a thread pool.
+    """
+    def one(item: tuple[str | None, dict[str, Any]]) -> tuple:
+        recipient, payload = item
+        started = time.perf_counter()
+        try:
+            return recipient, started, provider.send(channel.build(payload)), None
+        except DeliveryError as err:
+            return recipient, started, None, err
+
+    width = min(getattr(provider, "max_concurrency", 1), len(messages))
+    if width <= 1:
+        return [one(item) for item in messages]
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="herald-send") as pool:
+        return list(pool.map(one, messages))
 
 
 def _row(notification: Notification, recipient: str | None, outcome: str, started: float,

@@ -22,7 +22,10 @@ TLS_MODES = ("none", "starttls", "ssl")
 
 
 class SmtpProvider:
-    """``smtp://[user:password@]host:port?tls=none|starttls|ssl[&timeout=S]``."""
+    """``smtp://[user:password@]host:port?tls=none|starttls|ssl[&timeout=S][&connections=N]``.
+
+    ``connections`` (default 4) bounds the messages of one fan-out in flight at once.
+    """
 
     channel = "email"
 
@@ -37,8 +40,15 @@ class SmtpProvider:
         self.user = unquote(parts.username) if parts.username else None
         self.password = unquote(parts.password) if parts.password else None
         self.timeout = float(query.get("timeout", 30))
-        self._connection: smtplib.SMTP | None = None
+        self.max_concurrency = max(1, int(query.get("connections", 4)))
+        # One kept connection per sending thread (a fan-out sends from several at once).
+        self._local = threading.local()
+        self._all: list[smtplib.SMTP] = []
         self._lock = threading.Lock()
+
+    @property
+    def _connection(self) -> smtplib.SMTP | None:
+        return getattr(self._local, "connection", None)
 
     def _tls_context(self) -> ssl.SSLContext:
         return ssl.create_default_context()
@@ -64,30 +74,45 @@ class SmtpProvider:
         return conn
 
     def _live_connection(self) -> smtplib.SMTP:
-        if self._connection is None:
-            self._connection = self._connect()
-        return self._connection
+        connection = self._connection
+        if connection is None:
+            connection = self._local.connection = self._connect()
+            with self._lock:
+                self._all.append(connection)
+        return connection
+
+    def _forget(self) -> None:
+        """Drop this thread's connection (closed by us or by the server)."""
+        connection = self._connection
+        self._local.connection = None
+        if connection is not None:
+            with self._lock:
+                if connection in self._all:
+                    self._all.remove(connection)
+            with contextlib.suppress(OSError, smtplib.SMTPException):
+                connection.quit()
 
     def close(self) -> None:
-        if self._connection is not None:
+        """Close every kept connection (worker shutdown, tests)."""
+        with self._lock:
+            connections, self._all = self._all, []
+        for connection in connections:
             with contextlib.suppress(OSError, smtplib.SMTPException):
-                self._connection.quit()
-            self._connection = None
+                connection.quit()
+        self._local = threading.local()
 
     def send(self, message: OutboundEmail) -> SendResult:
-        with self._lock:
-            reused = self._connection is not None
-            try:
-                return self._send(message)
-            except _Dropped:
-                if not reused:
-                    raise TransientError("SMTP server closed the connection") from None
-                # A kept connection the server timed out: reconnect once, then send.
-                self.close()
-                try:
-                    return self._send(message)
-                except _Dropped:
-                    raise TransientError("SMTP server closed the connection") from None
+        reused = self._connection is not None
+        try:
+            return self._send(message)
+        except _Dropped:
+            if not reused:
+                raise TransientError("SMTP server closed the connection") from None
+        # A kept connection the server had timed out: reconnect once, then send.
+        try:
+            return self._send(message)
+        except _Dropped:
+            raise TransientError("SMTP server closed the connection") from None
 
     def _send(self, message: OutboundEmail) -> SendResult:
         conn = self._live_connection()
@@ -101,19 +126,19 @@ class SmtpProvider:
                                         to_addrs=message.recipients,
                                         mail_options=mail_options, rcpt_options=rcpt_options)
         except smtplib.SMTPServerDisconnected:
-            self._connection = None
+            self._forget()
             raise _Dropped() from None
         except smtplib.SMTPRecipientsRefused as err:
             return self._all_refused(err.recipients)
         except smtplib.SMTPResponseException as err:
-            self.close()
+            self._forget()
             if 400 <= err.smtp_code < 500:
                 raise TransientError(f"SMTP {err.smtp_code}: {_text(err.smtp_error)}",
                                      status_code=err.smtp_code) from None
             raise PermanentError(f"SMTP {err.smtp_code}: {_text(err.smtp_error)}",
                                  status_code=err.smtp_code) from None
         except (OSError, smtplib.SMTPException) as err:
-            self.close()
+            self._forget()
             raise TransientError(f"SMTP connection failed: {err}") from None
         result = SendResult(provider_message_id=message.message_id)
         for address, (code, text) in refused.items():
