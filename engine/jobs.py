@@ -9,8 +9,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from peewee import SqliteDatabase
-
 from engine import runtime
 from engine.contracts import (
     DeliveryError,
@@ -49,17 +47,11 @@ def claim(notification_id: str) -> Notification | None:
     query = (Notification.update(status="sending", updated_at=now,
                                  attempts=Notification.attempts + 1)
              .where((Notification.id == notification_id) & claimable))
-    with database.atomic():
-        if not isinstance(database.obj, SqliteDatabase):
-            # Losing a claim in a database crash only makes the row `queued` again, which
-            # the in-flight rule already allows; so this commit need not wait for the disk.
-            # The outcome's commit (after sending) is synchronous and flushes this one too.
-            database.execute_sql("SET LOCAL synchronous_commit TO OFF")
-        if database.returning_clause:
-            rows = list(query.returning(Notification).objects(Notification).execute())
-            return rows[0] if rows else None
-        if query.execute() != 1:
-            return None
+    if database.returning_clause:
+        rows = list(query.returning(Notification).objects(Notification).execute())
+        return rows[0] if rows else None
+    if query.execute() != 1:
+        return None
     return Notification.get_by_id(notification_id)
 
 
