@@ -77,7 +77,7 @@ def problem(status: int, operation: str = "send", instance: str = "") -> dict:
     from http import HTTPStatus
 
     description, code = describe(status, operation)
-    example = {"type": f"https://herald.dev/problems/{code}" if code else "about:blank",
+    example = {"type": f"urn:herald:error:{code}" if code else "about:blank",
                "title": HTTPStatus(status).phrase, "status": status, "detail": description,
                "instance": instance or f"/api/v1/notifications/{operation}", "errorCode": code,
                "correlationId": "5f0c2d1e9b8a4c7d8e6f5a4b3c2d1e0f",

@@ -38,7 +38,7 @@ def problem(status: int, detail: str | None = None, error_code: str | None = Non
             headers: dict[str, str] | None = None) -> Response:
     phrase = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Error"
     body: dict[str, Any] = {
-        "type": f"https://herald.dev/problems/{error_code}" if error_code else "about:blank",
+        "type": f"urn:herald:error:{error_code}" if error_code else "about:blank",
         "title": phrase,
         "status": status,
         "detail": detail or phrase,
