@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -19,10 +18,13 @@ from engine.db import database
 from engine.models import DeliveryAttempt, Notification, Suppression, utcnow
 from engine.plugins import default_registry
 from engine.providers import current_notification, provider_for
+from engine.retry import retry_delay
 from engine.tracking import apply_tracking, unsubscribe_url
+from engine.webhook_delivery import deliver_webhook_notification
 
 MAX_EMAIL_ATTEMPTS = 8
-MAX_WAIT_SECONDS = 900.0
+# Email and SMS: 30 s doubling to the 15-minute cap (±10% jitter, Retry-After honoured).
+EMAIL_BACKOFF = (30.0, 60.0, 120.0, 240.0, 480.0, 900.0, 900.0)
 
 
 @dataclass
@@ -137,13 +139,6 @@ def _event(name: str, notification: Notification, **kwargs: Any) -> None:
                        "status": notification.status}, **kwargs)
 
 
-def _retry_wait(attempt: int, retry_after: float | None) -> float:
-    if retry_after is not None:
-        return min(MAX_WAIT_SECONDS, retry_after + random.uniform(0, 1 + retry_after * 0.1))
-    base = min(MAX_WAIT_SECONDS, 30.0 * 2 ** (attempt - 1))
-    return min(MAX_WAIT_SECONDS, base * random.uniform(0.8, 1.2))
-
-
 def _finish(notification: Notification, status: str, error: str | None = None,
             wait: float | None = None) -> None:
     notification.status = status
@@ -163,8 +158,6 @@ def deliver_notification(notification_id: str) -> str:
     token = current_notification.set((str(notification.workspace_id), notification_id))
     try:
         if notification.channel == "webhook":
-            from engine.webhook_delivery import deliver_webhook_notification
-
             return deliver_webhook_notification(notification)
         return _deliver_messages(notification)
     finally:
@@ -216,7 +209,8 @@ def _deliver_messages(notification: Notification) -> str:
             DeliveryAttempt.insert_many(attempts).execute()
         if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
             _finish(notification, "queued", str(transient),
-                    wait=_retry_wait(notification.attempts, transient.retry_after))
+                    wait=retry_delay(notification.attempts, backoff=EMAIL_BACKOFF,
+                                     retry_after=transient.retry_after))
         elif reached:
             _finish(notification, "delivered")
         elif failed or transient is not None:
