@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, NoReturn
+
 import requests
 
 from engine.contracts import PermanentError, TransientError
@@ -13,7 +15,20 @@ def session() -> requests.Session:
     return s
 
 
-def raise_for_transport(err: requests.RequestException) -> None:
+def post(session: requests.Session, url: str, **kwargs: Any) -> tuple[requests.Response, dict]:
+    """POST, mapping transport failures to TransientError; the JSON body or {} alongside."""
+    try:
+        response = session.post(url, timeout=30, **kwargs)
+    except requests.RequestException as err:
+        raise_for_transport(err)
+    try:
+        data = response.json()
+    except ValueError:
+        data = {}
+    return response, data if isinstance(data, dict) else {}
+
+
+def raise_for_transport(err: requests.RequestException) -> NoReturn:
     raise TransientError(f"provider unreachable: {err.__class__.__name__}: {err}") from None
 
 

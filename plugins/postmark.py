@@ -8,8 +8,6 @@ from __future__ import annotations
 import base64
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import requests
-
 from engine.contracts import (
     OutboundEmail,
     PermanentError,
@@ -18,7 +16,7 @@ from engine.contracts import (
     SuppressedError,
 )
 from engine.hookspecs import hookimpl
-from plugins.http_vendor import raise_for_status, raise_for_transport, session
+from plugins.http_vendor import post, raise_for_status, session
 
 # Postmark ErrorCode values: 406 inactive recipient (bounced, complained, unsubscribed).
 INACTIVE_RECIPIENT = 406
@@ -78,17 +76,10 @@ class PostmarkProvider:
         return body
 
     def send(self, message: OutboundEmail) -> SendResult:
-        try:
-            response = self.session.post(
-                self.endpoint, json=self.payload(message), timeout=30,
-                headers={"Accept": "application/json", "X-Postmark-Server-Token": self.token})
-        except requests.RequestException as err:
-            raise_for_transport(err)
-        try:
-            data = response.json()
-        except ValueError:
-            data = {}
-        code = data.get("ErrorCode", 0) if isinstance(data, dict) else 0
+        response, data = post(
+            self.session, self.endpoint, json=self.payload(message),
+            headers={"Accept": "application/json", "X-Postmark-Server-Token": self.token})
+        code = data.get("ErrorCode", 0)
         if response.status_code == 200 and code == 0:
             return SendResult(provider_message_id=data.get("MessageID"))
         detail = f"ErrorCode {code}: {data.get('Message', '')}" if data else response.text[:200]

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import requests
-
 from engine.contracts import (
     OutboundSms,
     PermanentError,
@@ -17,7 +15,7 @@ from engine.contracts import (
     SuppressedError,
 )
 from engine.hookspecs import hookimpl
-from plugins.http_vendor import raise_for_status, raise_for_transport, session
+from plugins.http_vendor import post, raise_for_status, session
 
 # Twilio error codes: 21610 the recipient replied STOP; 21614 not a mobile number.
 UNSUBSCRIBED = {21610}
@@ -47,20 +45,12 @@ class TwilioProvider:
         ids: list[str] = []
         result = SendResult()
         for number in message.to:
-            try:
-                response = self.session.post(self.endpoint, auth=(self.sid, self.token),
-                                             data={"To": number, "From": sender,
-                                                   "Body": message.text}, timeout=30)
-            except requests.RequestException as err:
-                raise_for_transport(err)
-            try:
-                data = response.json()
-            except ValueError:
-                data = {}
+            response, data = post(self.session, self.endpoint, auth=(self.sid, self.token),
+                                  data={"To": number, "From": sender, "Body": message.text})
             if response.status_code in (200, 201):
                 ids.append(str(data.get("sid", "")))
                 continue
-            code = data.get("code") if isinstance(data, dict) else None
+            code = data.get("code")
             detail = f"{code}: {data.get('message', '')}" if data else response.text[:200]
             if code in UNSUBSCRIBED:
                 result.rejected[number] = detail
