@@ -116,6 +116,10 @@ def run() -> list[dict]:
             email_rate, rss = _worker_rate(env, emails, EMAILS)
             forked = [factories.email_payload(subject=f"Forked {i}") for i in range(FORKED)]
             fork_rate, _ = _worker_rate(env, forked, FORKED, fork=True)
+            floor_out = subprocess.run(
+                [sys.executable, "-m", "bench.smtp_floor", str(smtp.port), str(FANOUT), "4"],
+                env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+            fanout_floor = float(floor_out.stdout.strip())
             recipients = [f"user{i}@example.net" for i in range(FANOUT)]
             fanout = [factories.email_payload(emailType="Marketing", to=recipients,
                                               trackOpens=True, trackClicks=True)]
@@ -128,14 +132,16 @@ def run() -> list[dict]:
         smtp.stop()
         receiver.close()
         shutil.rmtree(ca_dir, ignore_errors=True)
-    expected = EMAILS + FORKED + FANOUT
+    expected = EMAILS + FORKED + FANOUT + FANOUT
     if len(handler.received) != expected or len(receiver.received) != WEBHOOKS:
         raise RuntimeError(f"lost messages: smtp {len(handler.received)}/{expected}, "
                            f"webhooks {len(receiver.received)}/{WEBHOOKS}")
     figures.append(figure("email_delivery", email_rate, "emails/s per worker", floor))
     figures.append(figure("email_delivery_fork_per_job", fork_rate, "emails/s per worker",
                           floor))
-    figures.append(figure("marketing_fanout", fanout_rate, "messages/s per worker", None))
+    # Target: 1,000 messages/s; the floor shows what the bench's SMTP server itself takes.
+    figures.append(figure("marketing_fanout", fanout_rate, "messages/s per worker",
+                          fanout_floor))
     figures.append(figure("webhook_delivery", webhook_rate, "webhooks/s per worker", floor))
     figures.append(figure("rss_worker", rss, "MiB", None))
     return figures
