@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from channels.email import text_from_html
 from engine import runtime
 from engine.contracts import (
     DeliveryError,
@@ -86,6 +87,9 @@ def plan_email(notification: Notification) -> _Plan:
     plan = _Plan(suppressed=[a for a in everyone if _bare(a) in blocked])
     kept = {k: [a for a in v if _bare(a) not in blocked] for k, v in lists.items()}
     nid = str(notification.id)
+    if payload.get("text") is None and payload.get("html") is not None:
+        # Once per notification, from the HTML before tracking (the text has no pixel).
+        payload = {**payload, "text": text_from_html(payload["html"])}
     if payload.get("emailType") == "Marketing":
         done = _delivered_recipients(notification)
         for address in [a for values in kept.values() for a in values]:
