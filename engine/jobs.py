@@ -155,6 +155,7 @@ def _finish(notification: Notification, status: str, error: str | None = None,
 
 def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id."""
+    runtime.ensure_own_connections()
     database.connect(reuse_if_open=True)
     notification = claim(notification_id)
     if notification is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from peewee import Database
 from redis import Redis
 
@@ -11,15 +13,30 @@ from engine.db import bind_database
 
 _settings: Settings | None = None
 _redis: Redis | None = None
+_pid: int | None = None
 
 
 def configure(settings: Settings) -> Database:
     """Bind everything a process needs from its settings; call once at start-up."""
-    global _settings, _redis
+    global _settings, _redis, _pid
     _settings = settings
     _redis = None
+    _pid = os.getpid()
     secrets.configure(settings.secret_key)
     return bind_database(settings.database_url)
+
+
+def ensure_own_connections() -> None:
+    """In a forked child (RQ's fork-per-job worker), never reuse the parent's sockets.
+
+    A child that wrote on its parent's PostgreSQL or Redis connection would interleave
+    bytes with the parent and hang or corrupt both; it binds fresh ones instead.
+    """
+    global _redis, _pid
+    if _settings is not None and _pid != os.getpid():
+        _pid = os.getpid()
+        _redis = None
+        bind_database(_settings.database_url)
 
 
 def settings() -> Settings:

@@ -126,3 +126,19 @@ def test_sigterm_lets_the_worker_finish_the_job_in_hand(settings, smtp_server):
         _stop(worker)
     assert Notification.get_by_id(nid).status == "delivered"
     assert len(handler.received) == 1
+
+
+@pytest.mark.slow
+def test_fork_per_job_worker_delivers_on_its_own_connections(settings, smtp_server):
+    port, handler = smtp_server
+    ids = _burst(10)
+    for nid in ids:
+        enqueue_notification(nid)
+    env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
+           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
+           "HERALD_EMAIL_PROVIDER": f"smtp://127.0.0.1:{port}?tls=none"}
+    proc = subprocess.run([sys.executable, "-m", "engine.worker", "--burst", "--fork"],
+                          env=env, capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _delivered(ids) == 10
+    assert len(handler.received) == 10
