@@ -127,8 +127,6 @@ def _install_hooks(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def unexpected(err: Exception):
-        if isinstance(err, HTTPException):
-            return app.extensions["flask-smorest"]["apis"][""]["ext_obj"].handle_http_exception(
-                err)
+        # HTTPExceptions go to HeraldApi.handle_http_exception (the more specific handler).
         log.exception("unhandled error on %s", request.path)
         return problems.problem(500)
