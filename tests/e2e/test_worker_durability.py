@@ -27,11 +27,15 @@ def smtp_server():
     controller.stop()
 
 
+def _worker_env(settings, smtp_port: int) -> dict[str, str]:
+    return {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
+            "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
+            "HERALD_EMAIL_PROVIDER": f"smtp://127.0.0.1:{smtp_port}?tls=none",
+            "HERALD_RECONCILE_AFTER_SECONDS": "2"}
+
+
 def _worker(settings, smtp_port: int) -> subprocess.Popen:
-    env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
-           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
-           "HERALD_EMAIL_PROVIDER": f"smtp://127.0.0.1:{smtp_port}?tls=none",
-           "HERALD_RECONCILE_AFTER_SECONDS": "2"}
+    env = _worker_env(settings, smtp_port)
     return subprocess.Popen([sys.executable, "-m", "engine.worker"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -134,9 +138,7 @@ def test_fork_per_job_worker_delivers_on_its_own_connections(settings, smtp_serv
     ids = _burst(10)
     for nid in ids:
         enqueue_notification(nid)
-    env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
-           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
-           "HERALD_EMAIL_PROVIDER": f"smtp://127.0.0.1:{port}?tls=none"}
+    env = _worker_env(settings, port)
     proc = subprocess.run([sys.executable, "-m", "engine.worker", "--burst", "--fork"],
                           env=env, capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
