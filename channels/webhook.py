@@ -1,40 +1,39 @@
-"""One signed webhook attempt, pinned to the address that was just checked.
+"""The webhook channel: one HTTPS POST, pinned to an address the engine has just checked.
 
 Pinned: connecting to the checked IP (with SNI and certificate checks for the host name)
-closes the DNS-rebinding gap between checking a name and connecting to it.
+closes the DNS-rebinding gap between checking a name and connecting to it. The policy
+(which addresses are allowed, signing, retry classes) is the engine's; this module only
+speaks HTTP, as a channel should.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import dns.resolver
 import requests
 from requests.adapters import HTTPAdapter
 
-from engine.destinations import DestinationError, check_destination
 from engine.hookspecs import hookimpl
-from engine.retry import classify_status, parse_retry_after
-from engine.signatures import sign
 
 EXCERPT_BYTES = 4096
 USER_AGENT = "Herald-Webhooks/1"
+MAX_SESSIONS = 64
 
 
 @dataclass
-class AttemptResult:
-    outcome: str  # delivered | transient | permanent
-    status_code: int | None
-    duration_ms: int
-    response_excerpt: str
-    error: str | None
-    retry_after: float | None
+class HttpAnswer:
+    """What the receiver said, or why nothing was said (``failure``)."""
+
+    status_code: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    excerpt: str = ""
+    failure: str | None = None  # "timeout", "tls" or "network"
+    detail: str | None = None
 
 
 class _PinnedAdapter(HTTPAdapter):
@@ -50,71 +49,8 @@ class _PinnedAdapter(HTTPAdapter):
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
 
 
-def _read_capped(response: requests.Response, deadline: float) -> str:
-    data = b""
-    for chunk in response.iter_content(1024):
-        data += chunk
-        if len(data) >= EXCERPT_BYTES or time.monotonic() > deadline:
-            break
-    return data[:EXCERPT_BYTES].decode("utf-8", "replace")
-
-
-def deliver_webhook(url: str, body: bytes, *, content_type: str,
-                    custom_headers: Mapping[str, str] | None, secret: str, delivery_id: str,
-                    allow_private: bool = False, timeout: float = 10.0,
-                    resolver: dns.resolver.Resolver | None = None,
-                    ca_bundle: str | None = None) -> AttemptResult:
-    """One attempt: check the destination again, sign the exact bytes, POST, classify."""
-    started = time.monotonic()
-
-    def result(outcome: str, status: int | None = None, excerpt: str = "",
-               error: str | None = None, retry_after: float | None = None) -> AttemptResult:
-        elapsed = int((time.monotonic() - started) * 1000)
-        return AttemptResult(outcome, status, elapsed, excerpt, error, retry_after)
-
-    try:
-        checked = check_destination(url, allow_private=allow_private, resolver=resolver)
-    except DestinationError as err:
-        return result("permanent", error=f"destination refused: {err}")
-    address = ipaddress.ip_address(checked.addresses[0])
-    literal = f"[{address}]" if address.version == 6 else str(address)
-    pinned_url = f"https://{literal}:{checked.port}{checked.target}"
-    timestamp = int(time.time())
-    host_header = checked.host if checked.port == 443 else f"{checked.host}:{checked.port}"
-    headers = {**(custom_headers or {}),
-               "Host": host_header,
-               "Content-Type": content_type,
-               "User-Agent": USER_AGENT,
-               "X-Service-Delivery-Id": delivery_id,
-               "Idempotency-Key": delivery_id,
-               "X-Service-Timestamp": str(timestamp),
-               "X-Service-Signature": sign(secret, timestamp, delivery_id, body)}
-    verify: str | bool = ca_bundle or os.environ.get("REQUESTS_CA_BUNDLE") or True
-    session = _session(checked.host, str(address), checked.port, verify)
-    try:
-        with session.post(pinned_url, data=body, headers=headers, timeout=(5.0, timeout),
-                          allow_redirects=False, stream=True, verify=verify) as response:
-            excerpt = _read_capped(response, started + timeout)
-            outcome = classify_status(response.status_code)
-            retry_after = parse_retry_after(response.headers.get("Retry-After"))
-            error = None
-            if 300 <= response.status_code < 400:
-                error = "redirects are never followed"
-            elif outcome != "delivered":
-                error = f"receiver answered {response.status_code}"
-            return result(outcome, response.status_code, excerpt, error,
-                          retry_after if outcome == "transient" else None)
-    except requests.exceptions.SSLError as err:
-        return result("transient", error=f"TLS failed: {err.__class__.__name__}")
-    except requests.Timeout:
-        return result("transient", error="timed out")
-    except requests.RequestException as err:
-        return result("transient", error=f"network failure: {err.__class__.__name__}")
-
-
 _sessions: OrderedDict[tuple, requests.Session] = OrderedDict()
 _sessions_lock = threading.Lock()
-MAX_SESSIONS = 64
 
 
 def _session(host: str, address: str, port: int, verify: str | bool) -> requests.Session:
@@ -136,6 +72,41 @@ def _session(host: str, address: str, port: int, verify: str | bool) -> requests
             _, oldest = _sessions.popitem(last=False)
             oldest.close()
         return session
+
+
+def _read_capped(response: requests.Response, deadline: float) -> str:
+    data = b""
+    for chunk in response.iter_content(1024):
+        data += chunk
+        if len(data) >= EXCERPT_BYTES or time.monotonic() > deadline:
+            break
+    return data[:EXCERPT_BYTES].decode("utf-8", "replace")
+
+
+def post_pinned(host: str, address: str, port: int, target: str, body: bytes,
+                headers: Mapping[str, str], *, timeout: float,
+                verify: str | bool) -> HttpAnswer:
+    """POST ``body`` to https://host:port/target over a connection to ``address``.
+
+    Redirects are never followed; at most EXCERPT_BYTES of the answer are read.
+    """
+    ip = ipaddress.ip_address(address)
+    literal = f"[{ip}]" if ip.version == 6 else str(ip)
+    host_header = host if port == 443 else f"{host}:{port}"
+    session = _session(host, str(ip), port, verify)
+    deadline = time.monotonic() + timeout
+    try:
+        with session.post(f"https://{literal}:{port}{target}", data=body,
+                          headers={**headers, "Host": host_header}, timeout=(5.0, timeout),
+                          allow_redirects=False, stream=True, verify=verify) as response:
+            return HttpAnswer(response.status_code, dict(response.headers),
+                              _read_capped(response, deadline))
+    except requests.exceptions.SSLError as err:
+        return HttpAnswer(failure="tls", detail=err.__class__.__name__)
+    except requests.Timeout:
+        return HttpAnswer(failure="timeout")
+    except requests.RequestException as err:
+        return HttpAnswer(failure="network", detail=err.__class__.__name__)
 
 
 class WebhookChannel:

@@ -1,14 +1,77 @@
-"""The webhook part of the job: one attempt, recorded, then done, failed or rescheduled."""
+"""Webhook attempts: check the destination again, sign, POST pinned, classify, record."""
 
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-from channels.webhook import deliver_webhook
+import dns.resolver
+
+from channels.webhook import USER_AGENT, post_pinned
 from engine import runtime
 from engine.db import database
+from engine.destinations import DestinationError, check_destination
 from engine.models import DeliveryAttempt, Notification, Workspace, utcnow
-from engine.retry import retry_delay
+from engine.retry import classify_status, parse_retry_after, retry_delay
+from engine.signatures import sign
+
+FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure"}
+
+
+@dataclass
+class AttemptResult:
+    outcome: str  # delivered | transient | permanent
+    status_code: int | None
+    duration_ms: int
+    response_excerpt: str
+    error: str | None
+    retry_after: float | None
+
+
+def deliver_webhook(url: str, body: bytes, *, content_type: str,
+                    custom_headers: Mapping[str, str] | None, secret: str, delivery_id: str,
+                    allow_private: bool = False, timeout: float = 10.0,
+                    resolver: dns.resolver.Resolver | None = None,
+                    ca_bundle: str | None = None) -> AttemptResult:
+    """One attempt; the destination is resolved and judged again, never trusted from send."""
+    started = time.monotonic()
+
+    def elapsed() -> int:
+        return int((time.monotonic() - started) * 1000)
+
+    try:
+        checked = check_destination(url, allow_private=allow_private, resolver=resolver)
+    except DestinationError as err:
+        return AttemptResult("permanent", None, elapsed(), "", f"destination refused: {err}",
+                             None)
+    timestamp = int(time.time())
+    headers = {**(custom_headers or {}),
+               "Content-Type": content_type,
+               "User-Agent": USER_AGENT,
+               "X-Service-Delivery-Id": delivery_id,
+               "Idempotency-Key": delivery_id,
+               "X-Service-Timestamp": str(timestamp),
+               "X-Service-Signature": sign(secret, timestamp, delivery_id, body)}
+    # Outbound TLS honours REQUESTS_CA_BUNDLE explicitly: the session ignores the environment.
+    verify: str | bool = ca_bundle or os.environ.get("REQUESTS_CA_BUNDLE") or True
+    answer = post_pinned(checked.host, checked.addresses[0], checked.port, checked.target,
+                         body, headers, timeout=timeout, verify=verify)
+    if answer.status_code is None:
+        error = FAILURES[answer.failure or "network"]
+        detail = f"{error}: {answer.detail}" if answer.detail else error
+        return AttemptResult("transient", None, elapsed(), "", detail, None)
+    outcome = classify_status(answer.status_code)
+    error = None
+    if 300 <= answer.status_code < 400:
+        error = "redirects are never followed"
+    elif outcome != "delivered":
+        error = f"receiver answered {answer.status_code}"
+    retry_after = parse_retry_after(answer.headers.get("Retry-After"))
+    return AttemptResult(outcome, answer.status_code, elapsed(), answer.excerpt, error,
+                         retry_after if outcome == "transient" else None)
 
 
 def deliver_webhook_notification(notification: Notification) -> str:

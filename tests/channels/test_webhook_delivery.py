@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from channels.webhook import EXCERPT_BYTES, deliver_webhook
+from channels.webhook import EXCERPT_BYTES
 from engine.signatures import verify_webhook
+from engine.webhook_delivery import deliver_webhook
 from tests.support.https_receiver import Scripted
 
 SECRET = "whsec_test-secret"
