@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, NoReturn
 
 import requests
@@ -12,6 +13,8 @@ from engine.contracts import PermanentError, TransientError
 def session() -> requests.Session:
     s = requests.Session()
     s.trust_env = False  # vendor calls never go through a proxy taken from the environment
+    # ... but outbound TLS still honours REQUESTS_CA_BUNDLE (the operator contract).
+    s.verify = os.environ.get("REQUESTS_CA_BUNDLE") or True
     return s
 
 
