@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import smtplib
 import ssl
 import threading
@@ -51,7 +52,8 @@ class SmtpProvider:
         return getattr(self._local, "connection", None)
 
     def _tls_context(self) -> ssl.SSLContext:
-        return ssl.create_default_context()
+        # Outbound TLS honours REQUESTS_CA_BUNDLE (operator contract), else the system CAs.
+        return ssl.create_default_context(cafile=os.environ.get("REQUESTS_CA_BUNDLE") or None)
 
     def _connect(self) -> smtplib.SMTP:
         try:

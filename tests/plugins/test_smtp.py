@@ -139,3 +139,46 @@ def test_a_connection_dropped_by_the_server_is_reopened_once(smtp_settings, smtp
     second = factories.notification(ws, factories.email_payload())
     assert deliver_notification(str(second.id)) == "delivered"
     assert len(smtp.received) == 2
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory):
+    import ssl
+
+    import trustme
+
+    ca = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("localhost").configure_cert(context)
+    path = tmp_path_factory.mktemp("smtp-ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return context, str(path)
+
+
+@pytest.mark.parametrize("mode", ["starttls", "ssl"])
+def test_tls_modes_with_authentication(mode, tls, monkeypatch):
+    from engine.embedded_redis import free_port
+    from tests.support.smtp_server import start_smtp
+
+    context, ca_file = tls
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", ca_file)
+    port = free_port()
+    options = {"starttls": context} if mode == "starttls" else {"implicit_tls": context}
+    controller, handler = start_smtp(port, auth=("mailer", "s3cret"), **options)
+    try:
+        good = SmtpProvider(f"smtp://mailer:s3cret@localhost:{port}?tls={mode}&timeout=5")
+        good.send(factories_message())
+        assert len(handler.received) == 1
+        good.close()
+        from engine.contracts import DeliveryError
+
+        bad = SmtpProvider(f"smtp://mailer:wrong@localhost:{port}?tls={mode}&timeout=5")
+        with pytest.raises(DeliveryError):
+            bad.send(factories_message())
+        # Credentials are never offered in clear: without TLS the server offers no AUTH.
+        plain = SmtpProvider(f"smtp://mailer:s3cret@localhost:{port}?tls=none&timeout=1")
+        with pytest.raises(DeliveryError):
+            plain.send(factories_message())
+        assert len(handler.received) == 1
+    finally:
+        controller.stop()

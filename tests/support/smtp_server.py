@@ -63,9 +63,26 @@ class DsnController(Controller):
         return DsnSMTP(self.handler, **self.SMTP_kwargs)
 
 
-def start_smtp(port: int) -> tuple[DsnController, Handler]:
+def start_smtp(port: int, *, starttls=None, implicit_tls=None,
+               auth: tuple[str, str] | None = None) -> tuple[DsnController, Handler]:
+    """``starttls``: an SSLContext offered (and required) through STARTTLS;
+    ``implicit_tls``: an SSLContext wrapping the socket from the first byte (smtps)."""
     handler = Handler()
-    controller = DsnController(handler, hostname="127.0.0.1", port=port,
-                               decode_data=False)
+    kwargs: dict = {}
+    if starttls is not None:
+        kwargs.update(tls_context=starttls, require_starttls=True)
+    if auth is not None:
+        def check(server, session, envelope, mechanism, data):
+            from aiosmtpd.smtp import AuthResult
+
+            ok = (data.login.decode(), data.password.decode()) == auth
+            return AuthResult(success=ok)
+
+        # With implicit TLS aiosmtpd does not know the socket is encrypted: only ask it to
+        # require TLS before AUTH in the STARTTLS case, where it can tell.
+        kwargs.update(authenticator=check, auth_required=True,
+                      auth_require_tls=starttls is not None)
+    controller = DsnController(handler, hostname="127.0.0.1", port=port, decode_data=False,
+                               ssl_context=implicit_tls, server_hostname="localhost", **kwargs)
     controller.start()
     return controller, handler
