@@ -16,19 +16,28 @@ from rq.job import Job, JobStatus
 from engine import runtime
 from engine.db import database
 from engine.models import Notification, utcnow
-from engine.queueing import enqueue_notification
+from engine.queueing import enqueue_notification, queue
 
 log = logging.getLogger("herald.reconciler")
 LOCK_KEY = "herald:reconciler:lock"
-PENDING = {JobStatus.QUEUED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
+PENDING = {JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
 
 def _job_pending(notification_id: str) -> bool:
+    """True only when the job will really run: scheduled, or queued AND in the queue list.
+
+    A worker killed between taking a job off the list and marking it started leaves a job
+    whose hash still says "queued" but that no worker will ever see: it must be re-enqueued.
+    Re-enqueuing a job that does run is harmless (the job's claim lets only one through).
+    """
     try:
         job = Job.fetch(notification_id, connection=runtime.redis())
     except NoSuchJobError:
         return False
-    return job.get_status(refresh=False) in PENDING
+    status = job.get_status(refresh=False)
+    if status == JobStatus.QUEUED:
+        return queue().get_job_position(notification_id) is not None
+    return status in PENDING
 
 
 def reconcile(batch: int = 500) -> dict[str, int]:

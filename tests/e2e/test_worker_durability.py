@@ -144,3 +144,23 @@ def test_fork_per_job_worker_delivers_on_its_own_connections(settings, smtp_serv
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert _delivered(ids) == 10
     assert len(handler.received) == 10
+
+
+def test_reconciler_re_enqueues_a_job_that_left_the_queue_but_never_started(settings):
+    """The window a SIGKILL can hit: the job hash says queued, the queue list no longer has it."""
+    import datetime as dt
+
+    from engine.models import utcnow
+    from engine.queueing import queue
+    from engine.reconciler import reconcile
+
+    (nid,) = _burst(1)
+    Notification.update(updated_at=utcnow() - dt.timedelta(minutes=5)).where(
+        Notification.id == nid).execute()  # queued for longer than the grace period
+    enqueue_notification(nid)
+    redis = Redis.from_url(settings.redis_url)
+    redis.lrem(queue().key, 0, nid)  # taken off the list by a worker that then died
+    assert queue().get_job_position(nid) is None
+    assert reconcile()["lost"] == 1
+    assert queue().get_job_position(nid) is not None
+    assert reconcile()["lost"] == 0, "a job really in the queue is left alone"
