@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 from channels.email import text_from_html
-from engine import runtime
+from engine import delivery_records, runtime
 from engine.contracts import (
     DeliveryError,
     SuppressedError,
@@ -37,34 +36,12 @@ class _Plan:
 
 
 def claim(notification_id: str) -> Notification | None:
-    """Atomically take the notification, so two jobs for one id never both send it.
-
-    A row left in `sending` by a killed worker becomes claimable again once stale.
-    Returns the claimed row (read by the same statement where the database can).
-    """
-    now = utcnow()
-    stale = now - dt.timedelta(seconds=runtime.settings().reconcile_after_seconds)
-    due = Notification.next_attempt_at.is_null() | (Notification.next_attempt_at <= now)
-    claimable = ((Notification.status == "queued") & due) | (
-        (Notification.status == "sending") & (Notification.updated_at < stale))
-    query = (Notification.update(status="sending", updated_at=now,
-                                 attempts=Notification.attempts + 1)
-             .where((Notification.id == notification_id) & claimable))
-    if database.returning_clause:
-        rows = list(query.returning(Notification).objects(Notification).execute())
-        return rows[0] if rows else None
-    if query.execute() != 1:
-        return None
-    return Notification.get_by_id(notification_id)
+    """Take the notification for this job, or None when another job has it or it is done."""
+    return delivery_records.claim(notification_id, runtime.settings().reconcile_after_seconds)
 
 
 def _suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
-    if not addresses:
-        return set()
-    lowered = {a.lower() for a in addresses}
-    rows = Suppression.select(Suppression.address).where(
-        Suppression.workspace == workspace_id, Suppression.address.in_(list(lowered)))
-    return {row.address for row in rows}
+    return delivery_records.suppressed(workspace_id, addresses)
 
 
 def _bare(address: str) -> str:
@@ -143,16 +120,6 @@ def _event(name: str, notification: Notification, **kwargs: Any) -> None:
                        "status": notification.status}, **kwargs)
 
 
-def _finish(notification: Notification, status: str, error: str | None = None,
-            wait: float | None = None) -> None:
-    notification.status = status
-    notification.last_error = error
-    notification.updated_at = utcnow()
-    notification.next_attempt_at = (utcnow() + dt.timedelta(seconds=wait)) if wait else None
-    notification.save(only=[Notification.status, Notification.last_error,
-                            Notification.updated_at, Notification.next_attempt_at])
-
-
 def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id."""
     runtime.ensure_own_connections()
@@ -209,21 +176,20 @@ def _deliver_messages(notification: Notification) -> str:
     # A marketing send delivered to some recipients in an earlier attempt counts as delivered.
     reached = delivered > 0 or (notification.attempts > 1 and bool(
         _delivered_recipients(notification)))
-    with database.atomic():
-        if attempts:
-            DeliveryAttempt.insert_many(attempts).execute()
-        if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
-            _finish(notification, "queued", str(transient),
-                    wait=retry_delay(notification.attempts, backoff=EMAIL_BACKOFF,
-                                     retry_after=transient.retry_after))
-        elif reached:
-            _finish(notification, "delivered")
-        elif failed or transient is not None:
-            _finish(notification, "failed", attempts[-1]["error"] if attempts else None)
-        elif plan.suppressed:
-            _finish(notification, "suppressed")
-        else:
-            _finish(notification, "failed", "no recipient left to send to")
+    wait = None
+    if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
+        status, error = "queued", str(transient)
+        wait = retry_delay(notification.attempts, backoff=EMAIL_BACKOFF,
+                           retry_after=transient.retry_after)
+    elif reached:
+        status, error = "delivered", None
+    elif failed or transient is not None:
+        status, error = "failed", attempts[-1]["error"] if attempts else None
+    elif plan.suppressed:
+        status, error = "suppressed", None
+    else:
+        status, error = "failed", "no recipient left to send to"
+    delivery_records.record_outcome(notification, attempts, status, error, wait)
     if plan.suppressed:
         _event("notification_suppressed", notification, recipients=plan.suppressed)
     if notification.status in ("delivered", "failed"):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import time
 from collections.abc import Mapping
@@ -11,10 +10,9 @@ from dataclasses import dataclass
 import dns.resolver
 
 from channels.webhook import USER_AGENT, post_pinned
-from engine import runtime
-from engine.db import database
+from engine import delivery_records, runtime
 from engine.destinations import DestinationError, check_destination
-from engine.models import DeliveryAttempt, Notification, Workspace, utcnow
+from engine.models import Notification, utcnow
 from engine.retry import classify_status, parse_retry_after, retry_delay
 from engine.signatures import sign
 
@@ -78,7 +76,7 @@ def deliver_webhook_notification(notification: Notification) -> str:
     settings = runtime.settings()
     payload = notification.payload
     # Read the secret now, not at send: a rotation applies to pending retries at once (D7).
-    secret = Workspace.get_by_id(notification.workspace_id).signing_secret
+    secret = delivery_records.signing_secret(notification.workspace_id)
     started = utcnow()
     result = deliver_webhook(
         payload["url"], payload["body"].encode("utf-8"), content_type=payload["contentType"],
@@ -91,16 +89,9 @@ def deliver_webhook_notification(notification: Notification) -> str:
         status = "queued"
         wait = retry_delay(notification.attempts, backoff=settings.webhook_backoff or None,
                            retry_after=result.retry_after)
-    with database.atomic():
-        DeliveryAttempt.create(
-            notification=notification, number=notification.attempts, started_at=started,
-            duration_ms=result.duration_ms, outcome=result.outcome,
-            status_code=result.status_code, response_excerpt=result.response_excerpt[:4096],
-            error=result.error)
-        notification.status = status
-        notification.last_error = result.error
-        notification.updated_at = utcnow()
-        notification.next_attempt_at = utcnow() + dt.timedelta(seconds=wait) if wait else None
-        notification.save(only=[Notification.status, Notification.last_error,
-                                Notification.updated_at, Notification.next_attempt_at])
+    attempt = {"notification": notification.id, "number": notification.attempts,
+               "started_at": started, "duration_ms": result.duration_ms,
+               "outcome": result.outcome, "status_code": result.status_code,
+               "response_excerpt": result.response_excerpt[:4096], "error": result.error}
+    delivery_records.record_outcome(notification, [attempt], status, result.error, wait)
     return status

@@ -1,0 +1,150 @@
+"""The worker's per-job statements, written once as SQL: claim, suppression lookup, outcome.
+
+Every delivery job runs these. Built by peewee they cost about 1 ms of Python each, four
+times the database round trip, so they are written here as SQL with the models' own column
+names and value conversions (``db_value`` / ``python_value``) and cached per database. Every
+other statement of the worker stays with peewee.
+
+Round trips per job: the claim (one statement), the suppression lookup (email and SMS), the
+outcome (one statement on PostgreSQL: a CTE inserts the attempts and updates the row).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Iterable
+from typing import Any
+
+from peewee import Database, PostgresqlDatabase
+
+from engine.db import database
+from engine.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
+
+ATTEMPT_FIELDS = [f for f in DeliveryAttempt._meta.sorted_fields if f.name != "id"]
+NOTIFICATION_FIELDS = Notification._meta.sorted_fields
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"'
+
+
+@functools.lru_cache(maxsize=4)
+def _statements(db: Database) -> dict[str, str]:
+    """The SQL of each statement for one database (its placeholder, its dialect)."""
+    p = db.param
+    table = _quoted(Notification._meta.table_name)
+    columns = ", ".join(_quoted(f.column_name) for f in NOTIFICATION_FIELDS)
+    claim = (
+        f'UPDATE {table} SET "status" = {p}, "updated_at" = {p}, "attempts" = "attempts" + 1 '
+        f'WHERE "id" = {p} AND (("status" = {p} AND ("next_attempt_at" IS NULL '
+        f'OR "next_attempt_at" <= {p})) OR ("status" = {p} AND "updated_at" < {p}))')
+    if db.returning_clause:
+        claim += f" RETURNING {columns}"
+    if isinstance(db, PostgresqlDatabase):
+        # The claim is a lease: if the database crashed before flushing it, the row is
+        # simply claimable again, as it would be once stale. Only the outcome must wait for
+        # the disk (its commit flushes the claim too), so the claim does not.
+        claim = "SET LOCAL synchronous_commit TO OFF; " + claim
+    attempt_columns = ", ".join(_quoted(f.column_name) for f in ATTEMPT_FIELDS)
+    return {
+        "claim": claim,
+        "read": f'SELECT {columns} FROM {table} WHERE "id" = {p}',
+        "finish": (f'UPDATE {table} SET "status" = {p}, "last_error" = {p}, "updated_at" = {p}, '
+                   f'"next_attempt_at" = {p} WHERE "id" = {p}'),
+        "attempt_columns": attempt_columns,
+        "attempt_row": "(" + ", ".join([p] * len(ATTEMPT_FIELDS)) + ")",
+        "attempts": (f'INSERT INTO {_quoted(DeliveryAttempt._meta.table_name)} '
+                     f'({attempt_columns}) VALUES '),
+        "suppressed": (f'SELECT "address" FROM {_quoted(Suppression._meta.table_name)} '
+                       f'WHERE "workspace_id" = {p} AND "address" IN '),
+        "secret": (f'SELECT "signing_secret" FROM {_quoted(Workspace._meta.table_name)} '
+                   f'WHERE "id" = {p}'),
+    }
+
+
+def _notification(row: tuple) -> Notification:
+    values = {f.name: f.python_value(v) for f, v in zip(NOTIFICATION_FIELDS, row, strict=True)}
+    notification = Notification(**values)
+    notification._dirty.clear()
+    return notification
+
+
+def claim(notification_id: str, stale_after: float) -> Notification | None:
+    """Atomically take the notification, so two jobs for one id never both send it.
+
+    A row left in `sending` by a killed worker becomes claimable again once stale.
+    Returns the claimed row, read by the same statement where the database can.
+    """
+    db = database.obj
+    sql = _statements(db)
+    now = utcnow()
+    key = Notification.id.db_value(notification_id)
+    at = Notification.updated_at.db_value
+    stale = at(now - dt.timedelta(seconds=stale_after))
+    params = ("sending", at(now), key, "queued", at(now), "sending", stale)
+    cursor = db.execute_sql(sql["claim"], params)
+    if db.returning_clause:
+        row = cursor.fetchone()
+        return _notification(row) if row else None
+    if cursor.rowcount != 1:
+        return None
+    row = db.execute_sql(sql["read"], (key,)).fetchone()
+    return _notification(row) if row else None
+
+
+def suppressed(workspace_id: Any, addresses: Iterable[str]) -> set[str]:
+    """The lower-cased addresses (or numbers) of ``addresses`` suppressed in the workspace."""
+    wanted = sorted({a.lower() for a in addresses})
+    if not wanted:
+        return set()
+    db = database.obj
+    sql = _statements(db)["suppressed"] + "(" + ", ".join([db.param] * len(wanted)) + ")"
+    workspace = Suppression.workspace.db_value(workspace_id)
+    return {row[0] for row in db.execute_sql(sql, (workspace, *wanted)).fetchall()}
+
+
+def signing_secret(workspace_id: Any) -> str | None:
+    """The workspace's webhook signing secret, read at each attempt (a rotation applies at once)."""
+    db = database.obj
+    row = db.execute_sql(_statements(db)["secret"],
+                         (Workspace.id.db_value(workspace_id),)).fetchone()
+    return Workspace.signing_secret.python_value(row[0]) if row else None
+
+
+def _value(attempt: dict[str, Any], field: Any) -> Any:
+    if field.name in attempt:
+        return attempt[field.name]
+    return field.default() if callable(field.default) else field.default
+
+
+def record_outcome(notification: Notification, attempts: list[dict[str, Any]], status: str,
+                   error: str | None, wait: float | None) -> None:
+    """Insert the attempts and set the row's state in one commit (one statement on PostgreSQL).
+
+    ``notification`` is updated in memory to match the row.
+    """
+    now = utcnow()
+    notification.status = status
+    notification.last_error = error
+    notification.updated_at = now
+    notification.next_attempt_at = now + dt.timedelta(seconds=wait) if wait else None
+    notification._dirty.clear()
+    db = database.obj
+    sql = _statements(db)
+    at = Notification.updated_at.db_value
+    finish = (status, error, at(now), at(notification.next_attempt_at),
+              Notification.id.db_value(notification.id))
+    rows = [tuple(f.db_value(_value(attempt, f)) for f in ATTEMPT_FIELDS) for attempt in attempts]
+    if isinstance(db, PostgresqlDatabase):
+        if rows:
+            values = ", ".join([sql["attempt_row"]] * len(rows))
+            statement = f"WITH attempt AS ({sql['attempts']}{values}) {sql['finish']}"
+            db.execute_sql(statement, tuple(v for row in rows for v in row) + finish)
+        else:
+            db.execute_sql(sql["finish"], finish)
+        return
+    with db.atomic():
+        if rows:
+            db.cursor().executemany(sql["attempts"] + sql["attempt_row"], rows)
+        db.execute_sql(sql["finish"], finish)
