@@ -12,8 +12,7 @@ from email.mime.text import MIMEText
 from email.utils import formataddr, formatdate, make_msgid, parseaddr
 from typing import Any
 
-import html2text
-
+from channels.plaintext import html_to_text
 from engine.contracts import Attachment, OutboundEmail
 from engine.hookspecs import hookimpl
 
@@ -44,12 +43,8 @@ def _attachments(payload: dict[str, Any]) -> list[Attachment]:
 
 
 def text_from_html(html: str) -> str:
-    """The plain-text alternative, derived from the HTML (D6)."""
-    converter = html2text.HTML2Text()
-    converter.body_width = 0
-    converter.ignore_images = True
-    converter.unicode_snob = True
-    return converter.handle(html).strip() + "\n"
+    """The plain-text alternative, derived from the HTML (D6; rules in channels/plaintext.py)."""
+    return html_to_text(html)
 
 
 def _header(value: str) -> str | Header:
@@ -131,7 +126,7 @@ class EmailChannel:
             bcc=list(payload.get("bcc") or []),
             subject=payload.get("subject") or "",
             html=payload.get("html"),
-            # The API leaves the text to the worker: html2text is off the request path.
+            # The API leaves the text to the worker: the conversion is off the request path.
             text=payload.get("text") if payload.get("text") is not None or payload.get(
                 "html") is None else text_from_html(payload["html"]),
             reply_to=payload.get("replyTo"),

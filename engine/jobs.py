@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.email import text_from_html
-from engine import delivery_records, runtime
+from engine import notification_store, runtime
 from engine.contracts import (
     DeliveryError,
     SuppressedError,
@@ -37,11 +37,11 @@ class _Plan:
 
 def claim(notification_id: str) -> Notification | None:
     """Take the notification for this job, or None when another job has it or it is done."""
-    return delivery_records.claim(notification_id, runtime.settings().reconcile_after_seconds)
+    return notification_store.claim(notification_id, runtime.settings().reconcile_after_seconds)
 
 
 def _suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
-    return delivery_records.suppressed(workspace_id, addresses)
+    return notification_store.suppressed(workspace_id, addresses)
 
 
 def _bare(address: str) -> str:
@@ -189,7 +189,7 @@ def _deliver_messages(notification: Notification) -> str:
         status, error = "suppressed", None
     else:
         status, error = "failed", "no recipient left to send to"
-    delivery_records.record_outcome(notification, attempts, status, error, wait)
+    notification_store.record_outcome(notification, attempts, status, error, wait)
     if plan.suppressed:
         _event("notification_suppressed", notification, recipients=plan.suppressed)
     if notification.status in ("delivered", "failed"):

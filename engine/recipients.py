@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.addresses import bare_address, dedupe
-from engine.models import Container, Suppression, Template
+from engine.models import Container, Template
 
 LISTS = ("to", "cc", "bcc")
 
@@ -46,9 +46,6 @@ def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> R
 
 def suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
     """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list."""
-    bare = {bare_address(a).lower() for a in addresses}
-    if not bare:
-        return set()
-    rows = Suppression.select(Suppression.address).where(
-        Suppression.workspace == workspace_id, Suppression.address.in_(list(bare)))
-    return {r.address for r in rows}
+    from engine import notification_store
+
+    return notification_store.suppressed(workspace_id, [bare_address(a) for a in addresses])

@@ -12,13 +12,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine import catalog, keycache, limits, runtime
+from engine import catalog, keycache, limits, notification_store, runtime
 from engine.addresses import bare_address
 from engine.bodies import html_document, text_from_html
-from engine.db import database
 from engine.errors import ApiError, FieldErrors
 from engine.keycache import KeyInfo
-from engine.models import Account, Notification, Template, TemplateVersion, Workspace
+from engine.models import Account, Template, TemplateVersion, Workspace
 from engine.queueing import enqueue_notification
 from engine.recipients import Recipients, resolve, suppressed
 from engine.rendering import RenderError, make_tags, render_part, variable_metadata
@@ -300,12 +299,11 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
             raise _render_failed(errors)
         payload = _payload(resolved, rendered)
         notification_id = uuid.uuid4()
-        with database.atomic():
-            Notification.create(
-                id=notification_id, account=resolved.account, workspace=resolved.workspace,
-                template=resolved.template, version_number=resolved.version.number,
-                channel=resolved.template.channel, correlation_id=correlation_id,
-                delivery_id=str(uuid.uuid4()), payload=payload)
+        notification_store.insert(
+            id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
+            template=resolved.template.id, version_number=resolved.version.number,
+            channel=resolved.template.channel, correlation_id=correlation_id,
+            delivery_id=str(uuid.uuid4()), payload=payload)
     except BaseException:
         limits.refund(account_id)  # not accepted: give the allowance unit back
         raise

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import dns.resolver
 
 from channels.webhook import USER_AGENT, post_pinned
-from engine import delivery_records, runtime
+from engine import notification_store, runtime
 from engine.destinations import DestinationError, check_destination
 from engine.models import Notification, utcnow
 from engine.retry import classify_status, parse_retry_after, retry_delay
@@ -76,7 +76,7 @@ def deliver_webhook_notification(notification: Notification) -> str:
     settings = runtime.settings()
     payload = notification.payload
     # Read the secret now, not at send: a rotation applies to pending retries at once (D7).
-    secret = delivery_records.signing_secret(notification.workspace_id)
+    secret = notification_store.signing_secret(notification.workspace_id)
     started = utcnow()
     result = deliver_webhook(
         payload["url"], payload["body"].encode("utf-8"), content_type=payload["contentType"],
@@ -93,5 +93,5 @@ def deliver_webhook_notification(notification: Notification) -> str:
                "started_at": started, "duration_ms": result.duration_ms,
                "outcome": result.outcome, "status_code": result.status_code,
                "response_excerpt": result.response_excerpt[:4096], "error": result.error}
-    delivery_records.record_outcome(notification, [attempt], status, result.error, wait)
+    notification_store.record_outcome(notification, [attempt], status, result.error, wait)
     return status

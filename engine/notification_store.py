@@ -1,12 +1,14 @@
-"""The worker's per-job statements, written once as SQL: claim, suppression lookup, outcome.
+"""The hot statements on notification rows, written once as SQL.
 
-Every delivery job runs these. Built by peewee they cost about 1 ms of Python each, four
-times the database round trip, so they are written here as SQL with the models' own column
-names and value conversions (``db_value`` / ``python_value``) and cached per database. Every
-other statement of the worker stays with peewee.
+A send inserts one row; a delivery job claims it, looks up suppressions and records the
+outcome. Built by peewee each of these cost about 1 ms of Python, four times the database
+round trip, so they are written here as SQL with the models' own column names and value
+conversions (``db_value`` / ``python_value``), cached per database. Every other statement
+stays with peewee.
 
-Round trips per job: the claim (one statement), the suppression lookup (email and SMS), the
-outcome (one statement on PostgreSQL: a CTE inserts the attempts and updates the row).
+Round trips: a send, one (the insert commits alone, no BEGIN/COMMIT pair); a delivery job,
+the claim, the suppression lookup (email and SMS) and the outcome (one statement on
+PostgreSQL: a CTE inserts the attempts and updates the row).
 """
 
 from __future__ import annotations
@@ -46,9 +48,12 @@ def _statements(db: Database) -> dict[str, str]:
         # simply claimable again, as it would be once stale. Only the outcome must wait for
         # the disk (its commit flushes the claim too), so the claim does not.
         claim = "SET LOCAL synchronous_commit TO OFF; " + claim
+    insert = (f"INSERT INTO {table} ({columns}) VALUES ("
+              + ", ".join([p] * len(NOTIFICATION_FIELDS)) + ")")
     attempt_columns = ", ".join(_quoted(f.column_name) for f in ATTEMPT_FIELDS)
     return {
         "claim": claim,
+        "insert": insert,
         "read": f'SELECT {columns} FROM {table} WHERE "id" = {p}',
         "finish": (f'UPDATE {table} SET "status" = {p}, "last_error" = {p}, "updated_at" = {p}, '
                    f'"next_attempt_at" = {p} WHERE "id" = {p}'),
@@ -63,11 +68,28 @@ def _statements(db: Database) -> dict[str, str]:
     }
 
 
+def _value(values: dict[str, Any], field: Any) -> Any:
+    """The value of ``field`` in ``values``, else the field's default."""
+    if field.name in values:
+        return values[field.name]
+    return field.default() if callable(field.default) else field.default
+
+
 def _notification(row: tuple) -> Notification:
     values = {f.name: f.python_value(v) for f, v in zip(NOTIFICATION_FIELDS, row, strict=True)}
     notification = Notification(**values)
     notification._dirty.clear()
     return notification
+
+
+def insert(**values: Any) -> None:
+    """Insert one accepted notification, committed when this returns (a 202 is durable).
+
+    ``values`` are model field names; the others take their defaults.
+    """
+    db = database.obj
+    params = tuple(f.db_value(_value(values, f)) for f in NOTIFICATION_FIELDS)
+    db.execute_sql(_statements(db)["insert"], params)
 
 
 def claim(notification_id: str, stale_after: float) -> Notification | None:
@@ -110,12 +132,6 @@ def signing_secret(workspace_id: Any) -> str | None:
     row = db.execute_sql(_statements(db)["secret"],
                          (Workspace.id.db_value(workspace_id),)).fetchone()
     return Workspace.signing_secret.python_value(row[0]) if row else None
-
-
-def _value(attempt: dict[str, Any], field: Any) -> Any:
-    if field.name in attempt:
-        return attempt[field.name]
-    return field.default() if callable(field.default) else field.default
 
 
 def record_outcome(notification: Notification, attempts: list[dict[str, Any]], status: str,

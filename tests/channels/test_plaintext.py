@@ -1,0 +1,55 @@
+"""The text alternative of an HTML email: its rules, and its behaviour on hostile input."""
+
+from __future__ import annotations
+
+import pytest
+
+from channels.plaintext import html_to_text
+
+
+@pytest.mark.parametrize(("html", "expected"), [
+    ('<html><head><title>T</title><style>p{color:red}</style><script>x()</script></head>'
+     "<body><h1>Hello</h1><p>Your order.</p></body></html>", "Hello\n\nYour order.\n"),
+    ("<p>a  \n  b<br>c<br/>  d</p>", "a b\nc\nd\n"),
+    ("<ul><li>one</li><li>two <b>bold</b></li></ul>", "- one\n- two bold\n"),
+    ("<ol><li>a</li><li>b<ul><li>n</li></ul></li><li>c</li></ol><p>after</p>",
+     "1. a\n2. b\n- n\n3. c\n\nafter\n"),
+    ("<table><tr><th>Item</th><th>Qty</th></tr><tr><td>Tea</td><td>2</td></tr></table>",
+     "Item  Qty\nTea  2\n"),
+    ("<pre>  keep\n   this</pre><p>x</p>", "  keep\n   this\n\nx\n"),
+    ("<p>a</p><hr><p>b</p>", "a\n\n--------------------\n\nb\n"),
+    ("<p>Caf&eacute; &amp; &lt;b&gt;&nbsp;x \u2603</p>", "Caf\u00e9 & <b> x \u2603\n"),
+    ("just   text", "just text\n"),
+    ("<div>a<!-- hidden --><img src=x alt=pic>b</div>", "ab\n"),
+    ('<?xml version="1.0" encoding="utf-8"?><html><body><p>xhtml</p></body></html>',
+     "xhtml\n"),
+    ("", "\n"),
+    ("   ", "\n"),
+])
+def test_text_rules(html: str, expected: str) -> None:
+    assert html_to_text(html) == expected
+
+
+@pytest.mark.parametrize(("html", "expected"), [
+    ('<a href="https://e.test/x">here</a>', "here (https://e.test/x)"),
+    ('<a href="https://e.test/x">https://e.test/x</a>', "https://e.test/x"),
+    ('<a href="mailto:a@b.test">a@b.test</a>', "a@b.test"),
+    ('<a href="mailto:a@b.test">write</a>', "write (a@b.test)"),
+    ('<a href="javascript:alert(1)">bad</a>', "bad"),
+    ('<a href="https://e.test/i"><img src=x></a>', "https://e.test/i"),
+    ('go <a href="/relative">there</a>.', "go there."),
+])
+def test_links_show_their_web_target(html: str, expected: str) -> None:
+    assert html_to_text(f"<p>{html}</p>") == expected + "\n"
+
+
+def test_nesting_deeper_than_libxml2_allows_still_keeps_every_word() -> None:
+    html = "<div>" * 5000 + "deep &amp; <b>wide</b>" + "</div>" * 5000
+    assert html_to_text(html) == "deep & wide\n"
+
+
+@pytest.mark.parametrize("html", ["<" * 200_000, "<a " * 100_000, "<!--" * 100_000,
+                                  "&" * 100_000 + "<p>x", "<p>" * 100_000 + "y"])
+def test_hostile_markup_is_linear_and_never_raises(html: str) -> None:
+    text = html_to_text(html)
+    assert text.endswith("\n") and len(text) <= len(html) + 1
