@@ -42,7 +42,10 @@ def _statements(db: Database) -> dict[str, str]:
         f'WHERE "id" = {p} AND (("status" = {p} AND ("next_attempt_at" IS NULL '
         f'OR "next_attempt_at" <= {p})) OR ("status" = {p} AND "updated_at" < {p}))')
     if db.returning_clause:
-        claim += f" RETURNING {columns}"
+        # The workspace's signing secret rides along (a webhook attempt signs with the
+        # current one, D7), read in the same round trip.
+        claim += (f' RETURNING {columns}, (SELECT "signing_secret" FROM '
+                  f'{_quoted(Workspace._meta.table_name)} WHERE "id" = {table}."workspace_id")')
     if isinstance(db, PostgresqlDatabase):
         # The claim is a lease: if the database crashed before flushing it, the row is
         # simply claimable again, as it would be once stale. Only the outcome must wait for
@@ -76,9 +79,14 @@ def _value(values: dict[str, Any], field: Any) -> Any:
 
 
 def _notification(row: tuple) -> Notification:
-    values = {f.name: f.python_value(v) for f, v in zip(NOTIFICATION_FIELDS, row, strict=True)}
+    """The model from a row of NOTIFICATION_FIELDS, then the sealed secret if the claim read it."""
+    count = len(NOTIFICATION_FIELDS)
+    values = {f.name: f.python_value(v)
+              for f, v in zip(NOTIFICATION_FIELDS, row[:count], strict=True)}
     notification = Notification(**values)
     notification._dirty.clear()
+    if len(row) > count:
+        notification.sealed_signing_secret = row[count]
     return notification
 
 
@@ -126,12 +134,15 @@ def suppressed(workspace_id: Any, addresses: Iterable[str]) -> set[str]:
     return {row[0] for row in db.execute_sql(sql, (workspace, *wanted)).fetchall()}
 
 
-def signing_secret(workspace_id: Any) -> str | None:
-    """The workspace's webhook signing secret, read at each attempt (a rotation applies at once)."""
-    db = database.obj
-    row = db.execute_sql(_statements(db)["secret"],
-                         (Workspace.id.db_value(workspace_id),)).fetchone()
-    return Workspace.signing_secret.python_value(row[0]) if row else None
+def signing_secret(notification: Notification) -> str | None:
+    """The workspace's webhook signing secret as of the claim (a rotation applies at once)."""
+    sealed = getattr(notification, "sealed_signing_secret", None)
+    if sealed is None:
+        db = database.obj
+        row = db.execute_sql(_statements(db)["secret"],
+                             (Workspace.id.db_value(notification.workspace_id),)).fetchone()
+        sealed = row[0] if row else None
+    return Workspace.signing_secret.python_value(sealed)
 
 
 def record_outcome(notification: Notification, attempts: list[dict[str, Any]], status: str,

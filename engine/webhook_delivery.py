@@ -76,7 +76,7 @@ def deliver_webhook_notification(notification: Notification) -> str:
     settings = runtime.settings()
     payload = notification.payload
     # Read the secret now, not at send: a rotation applies to pending retries at once (D7).
-    secret = notification_store.signing_secret(notification.workspace_id)
+    secret = notification_store.signing_secret(notification)
     started = utcnow()
     result = deliver_webhook(
         payload["url"], payload["body"].encode("utf-8"), content_type=payload["contentType"],

@@ -9,3 +9,34 @@ def test_upgrade_creates_every_table_and_is_idempotent(db):
     again = upgrade(db)
     assert again == {"from": len(MIGRATIONS), "to": len(MIGRATIONS)}
     assert current_version(db) == len(MIGRATIONS)
+
+
+def test_a_database_made_by_the_first_step_gets_the_lean_notification_indexes(tmp_path):
+    """Step 2 on a database of step 1: the indexes every status update paid for are gone."""
+    from peewee import SqliteDatabase
+
+    from engine.db import database
+    from engine.migrations import MIGRATIONS
+    from engine.models import Notification
+
+    old = SqliteDatabase(str(tmp_path / "old.sqlite3"))
+    previous = database.obj
+    database.initialize(old)
+    try:
+        MIGRATIONS[0](old)
+        for name, columns, unique in (("notification_account_id", "account_id", False),
+                                      ("notification_status", "status", False),
+                                      ("notification_delivery_id", "delivery_id", True),
+                                      ("notification_status_updated_at", "status, updated_at",
+                                       False)):
+            old.execute_sql(f"CREATE {'UNIQUE ' if unique else ''}INDEX IF NOT EXISTS {name} "
+                            f"ON notification ({columns})")
+        old.execute_sql("DROP INDEX IF EXISTS notification_unfinished")
+        MIGRATIONS[1](old)
+        names = {index.name for index in old.get_indexes(Notification._meta.table_name)
+                 if not index.name.startswith("sqlite_autoindex")}  # the primary key
+    finally:
+        database.initialize(previous)
+        old.close()
+    assert names == {"notification_workspace_id", "notification_template_id",
+                     "notification_account_id_created_at", "notification_unfinished"}
