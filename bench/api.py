@@ -14,7 +14,7 @@ from bench.common import (
     redis_server,
     server,
 )
-from bench.loadgen import run_load
+from bench.loadgen import LoadResult, run_load
 
 WS = "6f0e4a51-9a57-4c1e-bb0e-5b8f1f3f0a01"
 TPL = "0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f"
@@ -34,7 +34,16 @@ def tenant() -> dict:
                                           "fromName": "Shop"}]}]}]}]}]}
 
 
-def run(seconds: float = 8.0) -> list[dict]:
+ROUNDS = 3
+
+
+def _median_round(rounds: list[tuple[LoadResult, LoadResult]]) -> tuple[LoadResult, LoadResult]:
+    ordered = sorted(rounds, key=lambda pair: pair[0].rate / pair[1].rate if pair[1].rate
+                     else 0.0)
+    return ordered[len(ordered) // 2]
+
+
+def run(seconds: float = 4.0) -> list[dict]:
     figures: list[dict] = []
     database_url = bench_database_url()
     with redis_server() as redis:
@@ -46,17 +55,28 @@ def run(seconds: float = 8.0) -> list[dict]:
             {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
         headers = {"X-Api-Key": key}
 
-        with server("bench.floor_app:app", env) as (port, _):
-            floor_send = run_load("127.0.0.1", port, "/enqueue", method="POST", body=b"{}",
-                                  expect=202, seconds=seconds)
-            floor_json = run_load("127.0.0.1", port, "/json", method="POST", body=b"{}",
-                                  seconds=seconds)
-        with server("api.app:create_app", env) as (port, pid):
-            send = run_load("127.0.0.1", port, "/api/v1/notifications/send", method="POST",
-                            body=request, headers=headers, expect=202, seconds=seconds)
-            preview = run_load("127.0.0.1", port, "/api/v1/notifications/preview",
-                               method="POST", body=request, headers=headers, seconds=seconds)
+        send_rounds, preview_rounds = [], []
+        with server("bench.floor_app:app", env) as (floor_port, _), \
+                server("api.app:create_app", env) as (port, pid):
+            # Floor and subject alternate, a short run each, so that a burst of noise on
+            # this shared machine moves one round; the round with the median ratio is kept.
+            for number in range(ROUNDS):
+                warm = 2.0 if number == 0 else 0.5
+                floor_send = run_load("127.0.0.1", floor_port, "/enqueue", method="POST",
+                                      body=b"{}", expect=202, seconds=seconds, warmup=warm)
+                send = run_load("127.0.0.1", port, "/api/v1/notifications/send",
+                                method="POST", body=request, headers=headers, expect=202,
+                                seconds=seconds, warmup=warm)
+                floor_json = run_load("127.0.0.1", floor_port, "/json", method="POST",
+                                      body=b"{}", seconds=seconds, warmup=warm)
+                preview = run_load("127.0.0.1", port, "/api/v1/notifications/preview",
+                                   method="POST", body=request, headers=headers,
+                                   seconds=seconds, warmup=warm)
+                send_rounds.append((send, floor_send))
+                preview_rounds.append((preview, floor_json))
             rss = max((peak_rss_mb(child) for child in children_of(pid)), default=0.0)
+        send, floor_send = _median_round(send_rounds)
+        preview, floor_json = _median_round(preview_rounds)
 
     db_name = "postgresql" if database_url.startswith("postgres") else "sqlite"
     figures.append(figure("send", send.rate, f"req/s ({db_name})", floor_send.rate))
@@ -65,7 +85,7 @@ def run(seconds: float = 8.0) -> list[dict]:
                           higher_is_better=False))
     figures.append(figure("preview", preview.rate, "req/s", floor_json.rate))
     figures.append(figure("rss_api", rss, "MiB", None))
-    errors = send.errors + preview.errors
+    errors = sum(r.errors for pair in send_rounds + preview_rounds for r in pair)
     if errors:
         figures.append(figure("api_errors", errors, "responses not 2xx", None))
     return figures

@@ -19,11 +19,12 @@ import uuid
 from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server
 from engine.embedded_redis import free_port
 
-EMAILS = 1500
-WEBHOOKS = 600
-FLOOR_JOBS = 3000
+EMAILS = 600
+WEBHOOKS = 300
+FLOOR_JOBS = 1200
 FANOUT = 1000
-FORKED = 300
+FORKED = 100
+ROUNDS = 3  # floor and subject alternate; each ratio is from one round, the median is kept
 
 
 def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
@@ -37,6 +38,13 @@ def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
         raise RuntimeError(f"{' '.join(args)} failed")
     return elapsed, usage.ru_maxrss / 1024
 
+
+
+def median_pair(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The (value, floor) of the round with the median ratio: a burst of noise on this
+    shared machine moves one round, not the figure."""
+    ordered = sorted(pairs, key=lambda pair: pair[0] / pair[1] if pair[1] else 0.0)
+    return ordered[len(ordered) // 2]
 
 
 def _floor(env: dict[str, str]) -> float:
@@ -111,9 +119,18 @@ def run() -> list[dict]:
                             REQUESTS_CA_BUNDLE=ca_path)
             subprocess.run([sys.executable, "-m", "cli", "db", "upgrade"], env=env, cwd=ROOT,
                            check=True, capture_output=True)
-            floor = _floor(env)
-            emails = [factories.email_payload(subject=f"Receipt {i}") for i in range(EMAILS)]
-            email_rate, rss = _worker_rate(env, emails, EMAILS)
+            email_pairs, webhook_pairs, rss = [], [], 0.0
+            for round_number in range(ROUNDS):
+                floor = _floor(env)
+                emails = [factories.email_payload(subject=f"Receipt {round_number}.{i}")
+                          for i in range(EMAILS)]
+                email_rate, rss = _worker_rate(env, emails, EMAILS)
+                hooks = [{"channel": "webhook", "url": receiver.url("/hook", "localhost"),
+                          "body": json.dumps({"order": i}), "contentType": "application/json",
+                          "headers": {}} for i in range(WEBHOOKS)]
+                webhook_rate, _ = _worker_rate(env, hooks, WEBHOOKS)
+                email_pairs.append((email_rate, floor))
+                webhook_pairs.append((webhook_rate, floor))
             forked = [factories.email_payload(subject=f"Forked {i}") for i in range(FORKED)]
             fork_rate, _ = _worker_rate(env, forked, FORKED, fork=True)
             floor_out = subprocess.run(
@@ -124,25 +141,24 @@ def run() -> list[dict]:
             fanout = [factories.email_payload(emailType="Marketing", to=recipients,
                                               trackOpens=True, trackClicks=True)]
             fanout_rate, _ = _worker_rate(env, fanout, FANOUT)
-            hooks = [{"channel": "webhook", "url": receiver.url("/hook", "localhost"),
-                      "body": json.dumps({"order": i}), "contentType": "application/json",
-                      "headers": {}} for i in range(WEBHOOKS)]
-            webhook_rate, _ = _worker_rate(env, hooks, WEBHOOKS)
     finally:
         smtp.stop()
         receiver.close()
         shutil.rmtree(ca_dir, ignore_errors=True)
-    expected = EMAILS + FORKED + FANOUT + FANOUT
-    if len(handler.received) != expected or len(receiver.received) != WEBHOOKS:
+    expected = ROUNDS * EMAILS + FORKED + FANOUT + FANOUT
+    if len(handler.received) != expected or len(receiver.received) != ROUNDS * WEBHOOKS:
         raise RuntimeError(f"lost messages: smtp {len(handler.received)}/{expected}, "
-                           f"webhooks {len(receiver.received)}/{WEBHOOKS}")
+                           f"webhooks {len(receiver.received)}/{ROUNDS * WEBHOOKS}")
+    email_rate, floor = median_pair(email_pairs)
     figures.append(figure("email_delivery", email_rate, "emails/s per worker", floor))
     figures.append(figure("email_delivery_fork_per_job", fork_rate, "emails/s per worker",
                           floor))
     # Target: 1,000 messages/s; the floor shows what the bench's SMTP server itself takes.
     figures.append(figure("marketing_fanout", fanout_rate, "messages/s per worker",
                           fanout_floor))
-    figures.append(figure("webhook_delivery", webhook_rate, "webhooks/s per worker", floor))
+    webhook_rate, webhook_floor = median_pair(webhook_pairs)
+    figures.append(figure("webhook_delivery", webhook_rate, "webhooks/s per worker",
+                          webhook_floor))
     figures.append(figure("rss_worker", rss, "MiB", None))
     return figures
 
