@@ -6,6 +6,7 @@ redirect to a link that Herald itself rewrote: never an open redirect.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from typing import Any
@@ -19,7 +20,13 @@ _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 
 
 def _serializer(purpose: str) -> URLSafeSerializer:
-    return URLSafeSerializer(runtime.settings().secret_key, salt=f"herald-{purpose}")
+    return _serializer_for(runtime.settings().secret_key, purpose)
+
+
+@functools.lru_cache(maxsize=16)
+def _serializer_for(secret_key: str, purpose: str) -> URLSafeSerializer:
+    """Built once per key and purpose: a fan-out signs two tokens per recipient."""
+    return URLSafeSerializer(secret_key, salt=f"herald-{purpose}")
 
 
 def make_token(purpose: str, data: dict[str, Any]) -> str:

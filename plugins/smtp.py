@@ -9,6 +9,7 @@ import ssl
 import threading
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from channels.email import message_bytes
 from engine.contracts import (
     OutboundEmail,
     PermanentError,
@@ -123,10 +124,17 @@ class SmtpProvider:
         if message.request_delivery_receipt and conn.has_extn("dsn"):
             mail_options = ["RET=HDRS", f"ENVID={_envid(message.message_id)}"]
             rcpt_options = ["NOTIFY=SUCCESS,FAILURE,DELAY"]
+        envelope = [message.sender, *message.recipients]
         try:
-            refused = conn.send_message(message.mime, from_addr=message.sender,
-                                        to_addrs=message.recipients,
+            if all(address.isascii() for address in envelope):
+                refused = conn.sendmail(message.sender, message.recipients,
+                                        message_bytes(message.mime),
                                         mail_options=mail_options, rcpt_options=rcpt_options)
+            else:  # smtplib negotiates SMTPUTF8 for an international address
+                refused = conn.send_message(message.mime, from_addr=message.sender,
+                                            to_addrs=message.recipients,
+                                            mail_options=mail_options,
+                                            rcpt_options=rcpt_options)
         except smtplib.SMTPServerDisconnected:
             self._forget()
             raise _Dropped() from None

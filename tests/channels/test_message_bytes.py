@@ -1,0 +1,56 @@
+"""The fast serialisation writes exactly what the standard library's generator writes."""
+
+from __future__ import annotations
+
+import io
+from email.generator import BytesGenerator
+
+import pytest
+
+from channels.email import EmailChannel, message_bytes
+from tests import factories
+
+HEADER_VALUES = ["plain", "two  spaces", " leading", "trailing ", "tab\there", "x" * 70,
+                 "y" * 200, "word " * 30, "caf\u00e9", "=?utf-8?q?already?=", "a:b;c<d>",
+                 "\u2603 snow", ""]
+
+
+def _standard(message) -> bytes:
+    out = io.BytesIO()
+    BytesGenerator(out, mangle_from_=False, policy=message.policy.clone(linesep="\r\n")).flatten(
+        message, linesep="\r\n")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("value", HEADER_VALUES)
+def test_every_header_shape_is_serialised_like_the_standard_generator(value: str) -> None:
+    payload = factories.email_payload(
+        subject=value or "s", to=["Ada Lovelace <ada@example.net>", "b@example.net"],
+        cc=["\u00c9mile <e@example.net>"], replyTo="r@example.net",
+        headers={"X-Custom": value, "X-Other-Header-With-A-Long-Name": value})
+    message = EmailChannel().build(payload).mime
+    assert message_bytes(message) == _standard(message)
+
+
+def test_plain_addresses_are_kept_as_given_and_named_ones_formatted() -> None:
+    payload = factories.email_payload(to=["ada@example.net", "Ada <ada2@example.net>",
+                                          '"Lovelace, Ada" <ada3@example.net>'])
+    raw = message_bytes(EmailChannel().build(payload).mime)
+    assert b'To: ada@example.net, Ada <ada2@example.net>, "Lovelace, Ada" <ada3@example.net>' \
+        in raw.replace(b"\r\n ", b" ")
+
+
+def test_each_multipart_has_its_own_random_boundary() -> None:
+    first = EmailChannel().build(factories.email_payload()).mime
+    second = EmailChannel().build(factories.email_payload()).mime
+    assert first.get_boundary() and first.get_boundary() != second.get_boundary()
+
+
+@pytest.mark.parametrize("text", ["", "Hello", "caf\u00e9 \u2603\n" * 50, "x" * 1000])
+@pytest.mark.parametrize("subtype", ["plain", "html"])
+def test_text_parts_are_those_mimetext_builds(text: str, subtype: str) -> None:
+    from email.mime.text import MIMEText
+
+    from channels.email import _text_part
+
+    assert _text_part(text, subtype).as_bytes() == MIMEText(text, subtype, "utf-8").as_bytes()
