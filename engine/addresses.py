@@ -13,6 +13,11 @@ def bare_address(value: str) -> str:
     return parseaddr(value)[1] if "<" in value else value.strip()
 
 
+def suppression_key(value: str) -> str:
+    """How an address or number is kept on a suppression list: bare and lower-cased."""
+    return value.rpartition("<")[2].rstrip(">").strip().lower()
+
+
 def valid_email(value: object) -> bool:
     """A real validator (syntax, IDN), bare or ``Name <addr>``; CR or LF anywhere is refused."""
     if not isinstance(value, str) or "\r" in value or "\n" in value or len(value) > 998:

@@ -9,6 +9,7 @@ from typing import Any
 
 from channels.email import text_from_html
 from engine import notification_store, runtime
+from engine.addresses import suppression_key
 from engine.contracts import (
     DeliveryError,
     SuppressedError,
@@ -40,12 +41,16 @@ def claim(notification_id: str) -> Notification | None:
     return notification_store.claim(notification_id, runtime.settings().reconcile_after_seconds)
 
 
-def _suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
-    return notification_store.suppressed(workspace_id, addresses)
+def _suppressed(notification: Notification, keys: list[str]) -> set[str]:
+    """The suppressed keys among ``keys``: read by the claim when the payload lists them."""
+    known = getattr(notification, "suppressed_keys", None)
+    if known is not None:
+        return known & set(keys)
+    return notification_store.suppressed(notification.workspace_id, keys)
 
 
 def _bare(address: str) -> str:
-    return address.rpartition("<")[2].rstrip(">").strip().lower()
+    return suppression_key(address)
 
 
 def _delivered_recipients(notification: Notification) -> set[str]:
@@ -60,7 +65,7 @@ def plan_email(notification: Notification) -> _Plan:
     payload = notification.payload
     lists = {k: list(payload.get(k) or []) for k in ("to", "cc", "bcc")}
     everyone = [a for values in lists.values() for a in values]
-    blocked = _suppressed(notification.workspace_id, [_bare(a) for a in everyone])
+    blocked = _suppressed(notification, [_bare(a) for a in everyone])
     plan = _Plan(suppressed=[a for a in everyone if _bare(a) in blocked])
     kept = {k: [a for a in v if _bare(a) not in blocked] for k, v in lists.items()}
     nid = str(notification.id)
@@ -99,7 +104,7 @@ def plan_email(notification: Notification) -> _Plan:
 def plan_sms(notification: Notification) -> _Plan:
     payload = notification.payload
     numbers = list(payload.get("to") or [])
-    blocked = _suppressed(notification.workspace_id, numbers)
+    blocked = _suppressed(notification, [n.lower() for n in numbers])
     kept = [n for n in numbers if n.lower() not in blocked]
     plan = _Plan(suppressed=[n for n in numbers if n.lower() in blocked])
     if kept:

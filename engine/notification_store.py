@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,10 +43,18 @@ def _statements(db: Database) -> dict[str, str]:
         f'WHERE "id" = {p} AND (("status" = {p} AND ("next_attempt_at" IS NULL '
         f'OR "next_attempt_at" <= {p})) OR ("status" = {p} AND "updated_at" < {p}))')
     if db.returning_clause:
-        # The workspace's signing secret rides along (a webhook attempt signs with the
-        # current one, D7), read in the same round trip.
+        # Two answers ride along in the same round trip: the workspace's signing secret (a
+        # webhook attempt signs with the current one, D7), and which of the recipients the
+        # payload lists under "suppressionKeys" are suppressed now (a JSON array).
+        postgres = isinstance(db, PostgresqlDatabase)
+        keys = (f"SELECT json_array_elements_text({table}.\"payload\"::json -> "
+                "'suppressionKeys')" if postgres else
+                f"SELECT value FROM json_each({table}.\"payload\", '$.suppressionKeys')")
+        found = ("json_agg" if postgres else "json_group_array") + '(s."address")'
         claim += (f' RETURNING {columns}, (SELECT "signing_secret" FROM '
-                  f'{_quoted(Workspace._meta.table_name)} WHERE "id" = {table}."workspace_id")')
+                  f'{_quoted(Workspace._meta.table_name)} WHERE "id" = {table}."workspace_id"), '
+                  f'(SELECT {found} FROM {_quoted(Suppression._meta.table_name)} s '
+                  f'WHERE s."workspace_id" = {table}."workspace_id" AND s."address" IN ({keys}))')
     if isinstance(db, PostgresqlDatabase):
         # The claim is a lease: if the database crashed before flushing it, the row is
         # simply claimable again, as it would be once stale. Only the outcome must wait for
@@ -79,7 +88,7 @@ def _value(values: dict[str, Any], field: Any) -> Any:
 
 
 def _notification(row: tuple) -> Notification:
-    """The model from a row of NOTIFICATION_FIELDS, then the sealed secret if the claim read it."""
+    """The model from a row of NOTIFICATION_FIELDS, then what else the claim read."""
     count = len(NOTIFICATION_FIELDS)
     values = {f.name: f.python_value(v)
               for f, v in zip(NOTIFICATION_FIELDS, row[:count], strict=True)}
@@ -87,6 +96,11 @@ def _notification(row: tuple) -> Notification:
     notification._dirty.clear()
     if len(row) > count:
         notification.sealed_signing_secret = row[count]
+        if "suppressionKeys" in (notification.payload or {}):
+            found = row[count + 1]
+            if isinstance(found, str):  # SQLite answers JSON as text
+                found = json.loads(found)
+            notification.suppressed_keys = set(found or [])
     return notification
 
 

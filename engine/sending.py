@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import catalog, keycache, limits, notification_store, runtime
-from engine.addresses import bare_address
+from engine.addresses import bare_address, suppression_key
 from engine.bodies import html_document, text_from_html
 from engine.errors import ApiError, FieldErrors
 from engine.keycache import KeyInfo
@@ -214,6 +214,8 @@ def _email_payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[
         "sensitivity": options.get("sensitivity"),
         "requestReadReceipt": bool(options.get("requestReadReceipt")),
         "requestDeliveryReceipt": bool(options.get("requestDeliveryReceipt")),
+        # Read with the worker's claim, to check the suppression list in the same round trip.
+        "suppressionKeys": sorted({suppression_key(a) for a in recipients.all()}),
     }
 
 
@@ -223,9 +225,11 @@ def _payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[str, A
         return _email_payload(resolved, rendered)
     if channel == "sms":
         options = resolved.body.get("smsOptions") or {}
+        numbers = _sms_numbers(resolved)
         return {"channel": "sms",
                 "from": options.get("fromNumber") or resolved.version.content.get("fromNumber"),
-                "to": _sms_numbers(resolved), "text": rendered.get("body") or ""}
+                "to": numbers, "text": rendered.get("body") or "",
+                "suppressionKeys": sorted({suppression_key(n) for n in numbers})}
     options = resolved.body.get("webhookOptions") or {}
     content_type = resolved.version.content.get("contentType") or "application/json"
     body = rendered.get("body") or ""

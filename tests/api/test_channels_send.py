@@ -17,7 +17,7 @@ SEND = "/api/v1/notifications/send"
 VALIDATE = "/api/v1/api-keys/validate"
 EMAIL_KEYS = {"channel", "emailType", "from", "replyTo", "to", "cc", "bcc", "subject", "html",
               "text", "headers", "attachments", "trackOpens", "trackClicks", "priority",
-              "sensitivity", "requestReadReceipt", "requestDeliveryReceipt"}
+              "sensitivity", "requestReadReceipt", "requestDeliveryReceipt", "suppressionKeys"}
 
 
 def post(client, body, key):
@@ -66,7 +66,8 @@ def test_sms_send_persists_e164_numbers_and_the_rendered_text(client, settings):
     row = Notification.get()
     assert row.channel == "sms"
     assert row.payload == {"channel": "sms", "from": "+15005550006",
-                           "to": ["+14155550100", "+14155550101"], "text": "Code 42"}
+                           "to": ["+14155550100", "+14155550101"], "text": "Code 42",
+                           "suppressionKeys": ["+14155550100", "+14155550101"]}
 
 
 def test_sms_override_replaces_the_defaults_and_from_number_overrides(client, settings):

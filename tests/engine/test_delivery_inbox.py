@@ -5,6 +5,9 @@ from __future__ import annotations
 import email
 from email import policy
 
+import pytest
+
+from engine.addresses import suppression_key
 from engine.jobs import deliver_notification
 from engine.models import DeliveryAttempt, InboxMessage, Notification, Suppression
 from tests import factories
@@ -36,15 +39,27 @@ def test_running_the_job_twice_sends_once(settings):
     assert InboxMessage.select().count() == 1
 
 
-def test_suppressed_recipients_are_removed_at_delivery(settings):
+def _payload(listed: bool, **fields):
+    """As the API writes it (the keys listed, checked by the claim) or as an older row."""
+    payload = factories.email_payload(**fields)
+    if listed:
+        everyone = [*payload["to"], *payload.get("cc", []), *payload.get("bcc", [])]
+        payload["suppressionKeys"] = sorted({suppression_key(a) for a in everyone})
+    return payload
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["keys-in-payload", "older-payload"])
+def test_suppressed_recipients_are_removed_at_delivery(settings, listed):
     ws = factories.workspace()
+    other = factories.workspace()
     Suppression.create(workspace=ws, address="ada@example.net")
-    n = factories.notification(ws, factories.email_payload(cc=["Zed <ZED@example.net>"]))
-    Suppression.create(workspace=ws, address="zed@example.net")
+    Suppression.create(workspace=other, address="eve@example.net")  # another tenant's list
+    n = factories.notification(ws, _payload(listed, cc=["Zed <ZED@example.net>"]))
+    Suppression.create(workspace=ws, address="zed@example.net")  # after the send
     assert deliver_notification(str(n.id)) == "suppressed"
     assert InboxMessage.select().count() == 0
-    n2 = factories.notification(ws, factories.email_payload(to=["ada@example.net",
-                                                                "eve@example.net"]))
+    n2 = factories.notification(ws, _payload(listed, to=["ada@example.net",
+                                                         "eve@example.net"]))
     assert deliver_notification(str(n2.id)) == "delivered"
     assert InboxMessage.get().to == ["eve@example.net"]
 
