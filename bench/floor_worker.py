@@ -1,12 +1,16 @@
-"""The floor for the delivery figures: an RQ SimpleWorker (our worker class) in burst mode."""
+"""The floor for the delivery figures: the worker class and configuration of `herald worker`
+(RQ's SimpleWorker, the scheduler on, per-job INFO logging), in burst mode, on no-op jobs."""
 
 from __future__ import annotations
 
+import logging
 import os
 
 from redis import Redis
 from rq import SimpleWorker
 
 if __name__ == "__main__":
-    connection = Redis.from_url(os.environ["HERALD_REDIS_URL"])
-    SimpleWorker(["bench-floor"], connection=connection).work(burst=True, logging_level="WARNING")
+    logging.basicConfig(level=logging.INFO)
+    connection = Redis.from_url(os.environ["HERALD_REDIS_URL"], health_check_interval=30)
+    SimpleWorker(["bench-floor"], connection=connection).work(
+        burst=True, with_scheduler=True, logging_level="INFO")
