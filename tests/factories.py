@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from engine import secrets
+from engine.addresses import suppression_key
 from engine.keys import create_key
 from engine.models import (
     Account,
@@ -66,6 +67,9 @@ def email_payload(**overrides: Any) -> dict[str, Any]:
         "requestReadReceipt": False, "requestDeliveryReceipt": False,
     }
     payload.update(overrides)
+    if "suppressionKeys" not in overrides:  # as the API writes it (engine/sending.py)
+        everyone = [*payload["to"], *payload["cc"], *payload["bcc"]]
+        payload["suppressionKeys"] = sorted({suppression_key(a) for a in everyone})
     return payload
 
 
