@@ -34,7 +34,7 @@ def tenant() -> dict:
                                           "fromName": "Shop"}]}]}]}]}]}
 
 
-ROUNDS = 3
+ROUNDS = 5
 
 
 def _median_round(rounds: list[tuple[LoadResult, LoadResult]]) -> tuple[LoadResult, LoadResult]:

@@ -24,7 +24,7 @@ WEBHOOKS = 300
 FLOOR_JOBS = 1200
 FANOUT = 1000
 FORKED = 100
-ROUNDS = 3  # floor and subject alternate; each ratio is from one round, the median is kept
+ROUNDS = 5  # floor and subject alternate; each ratio is from one round, the median is kept
 
 
 def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
