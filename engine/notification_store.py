@@ -16,13 +16,12 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 from peewee import Database, PostgresqlDatabase
 
 from engine.db import database
-from engine.group_commit import GroupWriter
 from engine.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
 
 ATTEMPT_FIELDS = [f for f in DeliveryAttempt._meta.sorted_fields if f.name != "id"]
@@ -61,13 +60,12 @@ def _statements(db: Database) -> dict[str, str]:
         # simply claimable again, as it would be once stale. Only the outcome must wait for
         # the disk (its commit flushes the claim too), so the claim does not.
         claim = "SET LOCAL synchronous_commit TO OFF; " + claim
-    insert = f"INSERT INTO {table} ({columns}) VALUES "
-    row = "(" + ", ".join([p] * len(NOTIFICATION_FIELDS)) + ")"
+    insert = (f"INSERT INTO {table} ({columns}) VALUES ("
+              + ", ".join([p] * len(NOTIFICATION_FIELDS)) + ")")
     attempt_columns = ", ".join(_quoted(f.column_name) for f in ATTEMPT_FIELDS)
     return {
         "claim": claim,
         "insert": insert,
-        "row": row,
         "read": f'SELECT {columns} FROM {table} WHERE "id" = {p}',
         "finish": (f'UPDATE {table} SET "status" = {p}, "last_error" = {p}, "updated_at" = {p}, '
                    f'"next_attempt_at" = {p} WHERE "id" = {p}'),
@@ -106,24 +104,14 @@ def _notification(row: tuple) -> Notification:
     return notification
 
 
-def _insert_rows(rows: Sequence[tuple[Any, ...]]) -> None:
-    """One INSERT of every row, committed alone (autocommit) before it returns."""
-    db = database.obj
-    sql = _statements(db)
-    db.execute_sql(sql["insert"] + ", ".join([sql["row"]] * len(rows)),
-                   tuple(value for row in rows for value in row))
-
-
-_inserts = GroupWriter(_insert_rows)
-
-
 def insert(**values: Any) -> None:
     """Insert one accepted notification, committed when this returns (a 202 is durable).
 
-    ``values`` are model field names; the others take their defaults. Concurrent sends of
-    this process share one statement and one commit (engine/group_commit.py).
+    ``values`` are model field names; the others take their defaults.
     """
-    _inserts.add(tuple(f.db_value(_value(values, f)) for f in NOTIFICATION_FIELDS))
+    db = database.obj
+    params = tuple(f.db_value(_value(values, f)) for f in NOTIFICATION_FIELDS)
+    db.execute_sql(_statements(db)["insert"], params)
 
 
 def claim(notification_id: str, stale_after: float) -> Notification | None:

@@ -153,8 +153,8 @@ def test_last_used_at_is_written_behind_once(client, settings):
 
 
 def test_concurrent_sends_are_each_committed_once(app, settings):
-    """Sends from many threads at once (group commit shares their INSERT): every 202 has
-    its own durable row, none lost, none doubled."""
+    """Sends from many threads at once: every 202 has its own durable row, none lost,
+    none doubled."""
     import threading
 
     ws = factories.workspace()
