@@ -49,10 +49,6 @@ def _suppressed(notification: Notification, keys: list[str]) -> set[str]:
     return notification_store.suppressed(notification.workspace_id, keys)
 
 
-def _bare(address: str) -> str:
-    return suppression_key(address)
-
-
 def _delivered_recipients(notification: Notification) -> set[str]:
     rows = DeliveryAttempt.select(DeliveryAttempt.recipient).where(
         DeliveryAttempt.notification == notification, DeliveryAttempt.outcome == "delivered",
@@ -65,9 +61,9 @@ def plan_email(notification: Notification) -> _Plan:
     payload = notification.payload
     lists = {k: list(payload.get(k) or []) for k in ("to", "cc", "bcc")}
     everyone = [a for values in lists.values() for a in values]
-    blocked = _suppressed(notification, [_bare(a) for a in everyone])
-    plan = _Plan(suppressed=[a for a in everyone if _bare(a) in blocked])
-    kept = {k: [a for a in v if _bare(a) not in blocked] for k, v in lists.items()}
+    blocked = _suppressed(notification, [suppression_key(a) for a in everyone])
+    plan = _Plan(suppressed=[a for a in everyone if suppression_key(a) in blocked])
+    kept = {k: [a for a in v if suppression_key(a) not in blocked] for k, v in lists.items()}
     nid = str(notification.id)
     if payload.get("text") is None and payload.get("html") is not None:
         # Once per notification, from the HTML before tracking (the text has no pixel).
@@ -75,19 +71,19 @@ def plan_email(notification: Notification) -> _Plan:
     if payload.get("emailType") == "Marketing":
         done = _delivered_recipients(notification)
         for address in [a for values in kept.values() for a in values]:
-            if _bare(address) in done:
+            if suppression_key(address) in done:
                 continue
             html = payload.get("html")
             if html is not None:
                 html = apply_tracking(html, notification_id=nid,
                                       track_opens=bool(payload.get("trackOpens")),
                                       track_clicks=bool(payload.get("trackClicks")),
-                                      recipient=_bare(address))
-            link = unsubscribe_url(nid, _bare(address))
+                                      recipient=suppression_key(address))
+            link = unsubscribe_url(nid, suppression_key(address))
             headers = {**(payload.get("headers") or {}),
                        "List-Unsubscribe": f"<{link}>",
                        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
-            plan.messages.append((_bare(address), {**payload, "to": [address], "cc": [],
+            plan.messages.append((suppression_key(address), {**payload, "to": [address], "cc": [],
                                                    "bcc": [], "html": html,
                                                    "headers": headers}))
         return plan
@@ -115,7 +111,7 @@ def plan_sms(notification: Notification) -> _Plan:
 def _suppress(notification: Notification, addresses: list[str], reason: str) -> None:
     for address in addresses:
         Suppression.get_or_create(workspace=notification.workspace_id,
-                                  address=_bare(address), defaults={"reason": reason})
+                                  address=suppression_key(address), defaults={"reason": reason})
 
 
 def _event(name: str, notification: Notification, **kwargs: Any) -> None:

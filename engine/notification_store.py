@@ -7,8 +7,10 @@ conversions (``db_value`` / ``python_value``), cached per database. Every other 
 stays with peewee.
 
 Round trips: a send, one (the insert commits alone, no BEGIN/COMMIT pair); a delivery job,
-the claim, the suppression lookup (email and SMS) and the outcome (one statement on
-PostgreSQL: a CTE inserts the attempts and updates the row).
+two: the claim, which also reads the signing secret and the suppressed recipients, and the
+outcome (one statement on PostgreSQL: a CTE inserts the attempts and updates the row). The
+claim sets two attributes beside the model's fields: ``sealed_signing_secret`` and, when
+the payload lists its ``suppressionKeys``, ``suppressed_keys``.
 """
 
 from __future__ import annotations
@@ -69,7 +71,6 @@ def _statements(db: Database) -> dict[str, str]:
         "read": f'SELECT {columns} FROM {table} WHERE "id" = {p}',
         "finish": (f'UPDATE {table} SET "status" = {p}, "last_error" = {p}, "updated_at" = {p}, '
                    f'"next_attempt_at" = {p} WHERE "id" = {p}'),
-        "attempt_columns": attempt_columns,
         "attempt_row": "(" + ", ".join([p] * len(ATTEMPT_FIELDS)) + ")",
         "attempts": (f'INSERT INTO {_quoted(DeliveryAttempt._meta.table_name)} '
                      f'({attempt_columns}) VALUES '),
