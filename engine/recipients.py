@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.addresses import bare_address, dedupe
+from engine.addresses import dedupe, suppression_key
 from engine.models import Container, Template
 
 LISTS = ("to", "cc", "bcc")
@@ -48,4 +48,4 @@ def suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
     """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list."""
     from engine import notification_store
 
-    return notification_store.suppressed(workspace_id, [bare_address(a) for a in addresses])
+    return notification_store.suppressed(workspace_id, [suppression_key(a) for a in addresses])

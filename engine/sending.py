@@ -337,9 +337,7 @@ def build_preview(resolved: Resolved) -> dict[str, Any]:
     blocked = suppressed(resolved.workspace.id, recipients.all())
     warnings = list(resolved.warnings)
     if blocked:
-        from engine.addresses import bare_address
-
-        keep = {k: [a for a in getattr(recipients, k) if bare_address(a).lower() not in blocked]
+        keep = {k: [a for a in getattr(recipients, k) if suppression_key(a) not in blocked]
                 for k in ("to", "cc", "bcc")}
         for address in sorted(blocked):
             warnings.append({"field": "recipients",
