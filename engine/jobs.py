@@ -61,9 +61,10 @@ def plan_email(notification: Notification) -> _Plan:
     payload = notification.payload
     lists = {k: list(payload.get(k) or []) for k in ("to", "cc", "bcc")}
     everyone = [a for values in lists.values() for a in values]
-    blocked = _suppressed(notification, [suppression_key(a) for a in everyone])
-    plan = _Plan(suppressed=[a for a in everyone if suppression_key(a) in blocked])
-    kept = {k: [a for a in v if suppression_key(a) not in blocked] for k, v in lists.items()}
+    keys = {a: suppression_key(a) for a in everyone}
+    blocked = _suppressed(notification, list(keys.values()))
+    plan = _Plan(suppressed=[a for a in everyone if keys[a] in blocked])
+    kept = {k: [a for a in v if keys[a] not in blocked] for k, v in lists.items()}
     nid = str(notification.id)
     if payload.get("text") is None and payload.get("html") is not None:
         # Once per notification, from the HTML before tracking (the text has no pixel).
@@ -71,21 +72,21 @@ def plan_email(notification: Notification) -> _Plan:
     if payload.get("emailType") == "Marketing":
         done = _delivered_recipients(notification)
         for address in [a for values in kept.values() for a in values]:
-            if suppression_key(address) in done:
+            recipient = suppression_key(address)
+            if recipient in done:
                 continue
             html = payload.get("html")
             if html is not None:
                 html = apply_tracking(html, notification_id=nid,
                                       track_opens=bool(payload.get("trackOpens")),
                                       track_clicks=bool(payload.get("trackClicks")),
-                                      recipient=suppression_key(address))
-            link = unsubscribe_url(nid, suppression_key(address))
+                                      recipient=recipient)
+            link = unsubscribe_url(nid, recipient)
             headers = {**(payload.get("headers") or {}),
                        "List-Unsubscribe": f"<{link}>",
                        "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
-            plan.messages.append((suppression_key(address), {**payload, "to": [address], "cc": [],
-                                                   "bcc": [], "html": html,
-                                                   "headers": headers}))
+            plan.messages.append((recipient, {**payload, "to": [address], "cc": [], "bcc": [],
+                                              "html": html, "headers": headers}))
         return plan
     if any(kept.values()):
         html = payload.get("html")
