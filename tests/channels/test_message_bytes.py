@@ -12,7 +12,7 @@ from tests import factories
 
 HEADER_VALUES = ["plain", "two  spaces", " leading", "trailing ", "tab\there", "x" * 70,
                  "y" * 200, "word " * 30, "caf\u00e9", "=?utf-8?q?already?=", "a:b;c<d>",
-                 "\u2603 snow", ""]
+                 "\u2603 snow", "", "b" * 67, "b" * 68, "b" * 69, "b" * 70, "c d" * 23]
 
 
 def _standard(message) -> bytes:
