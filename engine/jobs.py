@@ -101,9 +101,10 @@ def plan_email(notification: Notification) -> _Plan:
 def plan_sms(notification: Notification) -> _Plan:
     payload = notification.payload
     numbers = list(payload.get("to") or [])
-    blocked = _suppressed(notification, [n.lower() for n in numbers])
-    kept = [n for n in numbers if n.lower() not in blocked]
-    plan = _Plan(suppressed=[n for n in numbers if n.lower() in blocked])
+    keys = {n: suppression_key(n) for n in numbers}
+    blocked = _suppressed(notification, list(keys.values()))
+    kept = [n for n in numbers if keys[n] not in blocked]
+    plan = _Plan(suppressed=[n for n in numbers if keys[n] in blocked])
     if kept:
         plan.messages.append((None, {**payload, "to": kept}))
     return plan

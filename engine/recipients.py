@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine import notification_store
 from engine.addresses import dedupe, suppression_key
 from engine.models import Container, Template
 
@@ -46,6 +47,4 @@ def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> R
 
 def suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
     """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list."""
-    from engine import notification_store
-
     return notification_store.suppressed(workspace_id, [suppression_key(a) for a in addresses])
