@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from flask import Response, g, request
@@ -27,22 +28,36 @@ RETRY_AFTER = {"Retry-After": {"description": "Seconds until the rate-limit wind
                                "schema": {"type": "integer", "minimum": 1}}}
 
 
+def _documented(decorator: Callable[[Callable], Callable]) -> Callable[[Callable], Callable]:
+    """A flask-smorest documentation decorator that leaves the view itself in place.
+
+    ``doc`` and ``alt_response`` only document, yet each wraps the view in a layer that
+    looks up the app context and checks for a coroutine on every request (nine layers a
+    send); the view takes the documentation and stays unwrapped.
+    """
+
+    def apply(view: Callable) -> Callable:
+        view._apidoc = decorator(view)._apidoc  # type: ignore[attr-defined]
+        return view
+    return apply
+
+
 def _errors(*statuses: int, operation: str = "send", path: str = ""):
-    """alt_response decorators for every documented error status, each with an example."""
+    """alt_response documentation for every error status, each with an example."""
 
     def wrap(view):
         for status in statuses:
             if status == 413:
                 # The gateway's answer: no body at all, so no problem details either.
-                view = blp.alt_response(413, description=examples.ERROR_DESCRIPTIONS[413],
-                                        content_type="text/plain", example="",
-                                        schema={"type": "string", "maxLength": 0})(view)
+                view = _documented(blp.alt_response(
+                    413, description=examples.ERROR_DESCRIPTIONS[413], content_type="text/plain",
+                    example="", schema={"type": "string", "maxLength": 0}))(view)
                 continue
-            view = blp.alt_response(status, schema=ProblemDetails,
-                                    content_type="application/problem+json",
-                                    description=examples.describe(status, operation)[0],
-                                    headers=RETRY_AFTER if status == 429 else None,
-                                    example=examples.problem(status, operation, path))(view)
+            view = _documented(blp.alt_response(
+                status, schema=ProblemDetails, content_type="application/problem+json",
+                description=examples.describe(status, operation)[0],
+                headers=RETRY_AFTER if status == 429 else None,
+                example=examples.problem(status, operation, path)))(view)
         return view
     return wrap
 
@@ -81,8 +96,9 @@ def _body_or_error() -> tuple[Any, ApiError | None]:
 
 @blp.route("/notifications/send")
 class Send(MethodView):
-    @blp.doc(operationId="sendNotification", security=SECURITY, requestBody=REQUEST_BODY,
-             summary="Queue a notification from a template")
+    @_documented(blp.doc(operationId="sendNotification", security=SECURITY,
+                         requestBody=REQUEST_BODY,
+                         summary="Queue a notification from a template"))
     @blp.response(202, SendResponse, example=examples.SEND_RESPONSE)
     @_errors(400, 401, 403, 404, 413, 422, 429, 500)
     def post(self):
@@ -93,8 +109,9 @@ class Send(MethodView):
 
 @blp.route("/notifications/preview")
 class Preview(MethodView):
-    @blp.doc(operationId="previewNotification", security=SECURITY, requestBody=REQUEST_BODY,
-             summary="Render an email template without delivering it")
+    @_documented(blp.doc(operationId="previewNotification", security=SECURITY,
+                         requestBody=REQUEST_BODY,
+                         summary="Render an email template without delivering it"))
     @blp.response(200, PreviewResponse, example=examples.PREVIEW_RESPONSE)
     @_errors(400, 401, 403, 404, 413, 429, 500, operation="preview")
     def post(self):
@@ -105,8 +122,8 @@ class Preview(MethodView):
 
 @blp.route("/api-keys/validate")
 class Validate(MethodView):
-    @blp.doc(operationId="validateApiKey", security=SECURITY,
-             summary="Check an API key without sending anything")
+    @_documented(blp.doc(operationId="validateApiKey", security=SECURITY,
+                         summary="Check an API key without sending anything"))
     @blp.response(200, ApiKeyValidationResponse, example=examples.VALIDATE_RESPONSE)
     @_errors(401, 429, 500, operation="validate",
              path="/api/v1/api-keys/validate")

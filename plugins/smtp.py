@@ -127,9 +127,13 @@ class SmtpProvider:
         envelope = [message.sender, *message.recipients]
         try:
             if all(address.isascii() for address in envelope):
-                refused = conn.sendmail(message.sender, message.recipients,
-                                        message_bytes(message.mime),
-                                        mail_options=mail_options, rcpt_options=rcpt_options)
+                content = message_bytes(message.mime)
+                if conn.has_extn("pipelining"):
+                    refused = _pipelined_sendmail(conn, message.sender, message.recipients,
+                                                  content, mail_options, rcpt_options)
+                else:
+                    refused = conn.sendmail(message.sender, message.recipients, content,
+                                            mail_options=mail_options, rcpt_options=rcpt_options)
             else:  # smtplib negotiates SMTPUTF8 for an international address
                 refused = conn.send_message(message.mime, from_addr=message.sender,
                                             to_addrs=message.recipients,
@@ -174,6 +178,55 @@ class SmtpProvider:
 
 class _Dropped(Exception):
     """The kept connection was gone before the message could be sent."""
+
+
+def _pipelined_sendmail(conn: smtplib.SMTP, sender: str, recipients: list[str], data: bytes,
+                        mail_options: list[str], rcpt_options: list[str],
+                        ) -> dict[str, tuple[int, bytes]]:
+    """``SMTP.sendmail`` with MAIL, every RCPT and DATA in one write (RFC 2920 PIPELINING):
+    two round trips per message instead of four, same return value and exceptions."""
+    size = [f"SIZE={len(data)}"] if conn.has_extn("size") else []
+    commands = [_command(f"MAIL FROM:{smtplib.quoteaddr(sender)}", *size, *mail_options),
+                *(_command(f"RCPT TO:{smtplib.quoteaddr(to)}", *rcpt_options)
+                  for to in recipients),
+                _command("DATA")]
+    conn.send("".join(commands))
+    replies = [conn.getreply()]  # one per command, in order, so the stream stays in sync
+    while len(replies) < len(commands) and replies[-1][0] != 421:  # 421: server closing
+        replies.append(conn.getreply())
+    (mail_code, mail_text), *rcpt_replies = replies
+    refused = {to: reply for to, reply in zip(recipients, rcpt_replies, strict=False)
+               if reply[0] not in (250, 251)}
+    deliverable = (mail_code == 250 and len(replies) == len(commands)
+                   and len(refused) < len(recipients))
+    code, text = replies[-1]  # DATA's reply, or the 421 that cut the replies short
+    if code == 354:  # with nobody to deliver to, a lone dot ends the DATA (RFC 2920 3.1)
+        conn.send(_dot_stuffed(data) if deliverable else b".\r\n")
+        code, text = conn.getreply()
+        if code == 250 and deliverable:
+            return refused
+    if code == 421:
+        conn.close()
+    else:
+        conn._rset()
+    if mail_code != 250:
+        raise smtplib.SMTPSenderRefused(mail_code, mail_text, sender)
+    if not deliverable:
+        raise smtplib.SMTPRecipientsRefused(refused)
+    raise smtplib.SMTPDataError(code, text)
+
+
+def _command(*words: str) -> str:
+    line = " ".join(words)
+    if "\r" in line or "\n" in line:  # as SMTP.putcmd: no command smuggled in an address
+        raise ValueError(f"SMTP command contains a line break: {line!r}")
+    return f"{line}\r\n"
+
+
+def _dot_stuffed(data: bytes) -> bytes:
+    """The content as ``SMTP.data`` sends bytes: leading dots doubled, then CRLF.CRLF."""
+    quoted = smtplib._quote_periods(data)
+    return (quoted if quoted.endswith(b"\r\n") else quoted + b"\r\n") + b".\r\n"
 
 
 def _text(value: bytes | str) -> str:

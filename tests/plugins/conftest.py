@@ -10,5 +10,6 @@ from tests.support.smtp_server import start_smtp
 def smtp():
     controller, handler = start_smtp(free_port())
     handler.port = controller.port
+    handler.reads = []
     yield handler
     controller.stop()

@@ -1,4 +1,5 @@
-"""The SMTP provider against a real aiosmtpd server: MIME, DSN, reuse and error mapping."""
+"""The SMTP provider against a real aiosmtpd server: MIME, DSN, pipelining, reuse and error
+mapping."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from email import policy
 
 import pytest
 
+from channels.email import message_bytes
 from engine import providers
 from engine.jobs import deliver_notification
 from engine.models import DeliveryAttempt, Notification, Suppression
@@ -81,16 +83,32 @@ def test_the_connection_is_reused_across_messages(smtp_settings, smtp):
     assert len(smtp.received) == 2
 
 
-def test_hard_bounce_suppresses_and_fails(smtp_settings, smtp):
+def pipelined(reads: list[bytes]) -> list[bytes]:
+    """The client writes that carried MAIL FROM, every RCPT TO and DATA at once."""
+    return [r for r in reads if r.startswith(b"MAIL FROM:") and r.endswith(b"DATA\r\n")]
+
+
+# Each outcome is checked through both paths: pipelined, and sendmail for a server
+# that does not offer PIPELINING.
+both_paths = pytest.mark.parametrize("pipelining", [True, False],
+                                     ids=["pipelined", "not-pipelined"])
+
+
+@both_paths
+def test_hard_bounce_suppresses_and_fails(smtp_settings, smtp, pipelining):
+    smtp.pipelining = pipelining
     smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload(to=["gone@example.net"]))
     assert deliver_notification(str(n.id)) == "suppressed"
     assert Suppression.get(Suppression.address == "gone@example.net").reason == "bounce"
     assert smtp.received == []
+    assert bool(pipelined(smtp.reads)) is pipelining
 
 
-def test_partial_refusal_still_delivers_to_the_others(smtp_settings, smtp):
+@both_paths
+def test_partial_refusal_still_delivers_to_the_others(smtp_settings, smtp, pipelining):
+    smtp.pipelining = pipelining
     smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload(
@@ -99,15 +117,118 @@ def test_partial_refusal_still_delivers_to_the_others(smtp_settings, smtp):
     assert smtp.received[0].rcpt_tos == ["ok@example.net"]
     assert Suppression.select().where(Suppression.address == "gone@example.net").exists()
     assert "gone@example.net" in DeliveryAttempt.get().error
+    assert bool(pipelined(smtp.reads)) is pipelining
 
 
-def test_deferral_is_transient_and_rescheduled(smtp_settings, smtp):
+@both_paths
+def test_deferral_is_transient_and_rescheduled(smtp_settings, smtp, pipelining):
+    smtp.pipelining = pipelining
     smtp.refuse["busy@example.net"] = "451 4.3.0 try later"
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload(to=["busy@example.net"]))
     assert deliver_notification(str(n.id)) == "queued"
     n = Notification.get_by_id(n.id)
     assert n.next_attempt_at is not None and "451" in n.last_error
+    assert bool(pipelined(smtp.reads)) is pipelining
+
+
+@both_paths
+def test_a_refused_sender_fails_the_notification(smtp_settings, smtp, pipelining):
+    smtp.pipelining = pipelining
+    smtp.refuse["hello@example.com"] = "553 5.7.1 sender not allowed"
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    assert deliver_notification(str(n.id)) == "failed"
+    assert Notification.get_by_id(n.id).last_error == "SMTP 553: 5.7.1 sender not allowed"
+    assert smtp.received == []
+    assert not Suppression.select().exists()
+    assert bool(pipelined(smtp.reads)) is pipelining
+
+
+@both_paths
+def test_a_421_closes_the_connection_and_the_next_message_reconnects(smtp_settings, smtp,
+                                                                      pipelining):
+    smtp.pipelining = pipelining
+    smtp.refuse["busy@example.net"] = "421 4.3.2 shutting down"
+    ws = factories.workspace()
+    first = factories.notification(ws, factories.email_payload(
+        to=["ok@example.net", "busy@example.net"]))
+    assert deliver_notification(str(first.id)) == "queued"
+    assert "421" in Notification.get_by_id(first.id).last_error
+    provider = providers.provider_for("email", ws.id)
+    assert provider._connection.sock is None  # closed by the client, as smtplib does
+    second = factories.notification(ws, factories.email_payload())
+    assert deliver_notification(str(second.id)) == "delivered"
+    assert [a.rcpt_tos for a in smtp.received] == [["ada@example.net"]]
+
+
+@pytest.fixture
+def provider(smtp):
+    provider = SmtpProvider(f"smtp://127.0.0.1:{smtp.port}?tls=none&timeout=5")
+    yield provider
+    provider.close()
+
+
+def dotted_message(**payload):
+    """A message with body lines that must be dot-stuffed on the wire (one is a lone dot)."""
+    message = factories_message(**payload)
+    message.mime = email.message_from_bytes(
+        b"From: hello@example.com\r\nSubject: dots\r\n\r\n"
+        b".leading dot\r\n.\r\n..\r\nend of body\r\n")
+    assert b"\r\n.\r\n" in message_bytes(message.mime)
+    return message
+
+
+@both_paths
+def test_a_message_to_several_recipients_arrives_byte_for_byte(smtp, provider, pipelining):
+    smtp.pipelining = pipelining
+    message = dotted_message(to=["ada@example.net", "bob@example.net"], cc=["cy@example.net"],
+                             bcc=["audit@example.net"])
+    result = provider.send(message)
+    (arrived,) = smtp.received
+    assert arrived.content == message_bytes(message.mime)
+    assert arrived.rcpt_tos == ["ada@example.net", "bob@example.net", "cy@example.net",
+                                "audit@example.net"]
+    assert f"SIZE={len(arrived.content)}" in arrived.mail_options
+    assert result.rejected == {}
+    if pipelining:  # one write for MAIL, the four RCPTs and DATA; the content in a second
+        (commands,) = pipelined(smtp.reads)
+        assert commands.count(b"RCPT TO:") == 4
+    else:
+        assert pipelined(smtp.reads) == []
+
+
+def test_after_refused_messages_the_same_connection_delivers_the_next(smtp, provider):
+    from engine.contracts import SuppressedError
+
+    smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
+    with pytest.raises(SuppressedError):  # every recipient refused
+        provider.send(dotted_message(to=["gone@example.net"]))
+    connection = provider._connection
+    partial = provider.send(dotted_message(to=["gone@example.net", "ok@example.net"]))
+    assert list(partial.rejected) == ["gone@example.net"]
+    provider.send(dotted_message(to=["ada@example.net"]))
+    assert provider._connection is connection
+    assert [a.rcpt_tos for a in smtp.received] == [["ok@example.net"], ["ada@example.net"]]
+    assert len(pipelined(smtp.reads)) == 3
+
+
+def test_a_data_accepted_after_every_recipient_was_refused_is_ended_cleanly(smtp, provider):
+    from engine.contracts import SuppressedError
+
+    async def refuse_but_keep(server, session, envelope, address, rcpt_options):
+        envelope.rcpt_tos.append(address)  # so DATA still answers 354 (RFC 2920 3.1)
+        return "550 5.1.1 mailbox unavailable" if address == "gone@example.net" else "250 OK"
+
+    smtp.handle_RCPT = refuse_but_keep
+    with pytest.raises(SuppressedError):
+        provider.send(dotted_message(to=["gone@example.net"]))
+    connection = provider._connection
+    message = dotted_message(to=["ada@example.net"])
+    provider.send(message)
+    assert provider._connection is connection
+    # A lone dot ended the refused transaction: its content was never sent.
+    assert [a.content for a in smtp.received] == [b"", message_bytes(message.mime)]
 
 
 def test_unreachable_server_is_transient():
@@ -119,10 +240,10 @@ def test_unreachable_server_is_transient():
         provider.send(factories_message())
 
 
-def factories_message():
+def factories_message(**payload):
     from channels.email import EmailChannel
 
-    return EmailChannel().build(factories.email_payload())
+    return EmailChannel().build(factories.email_payload(**payload))
 
 
 def test_tls_mode_is_checked():

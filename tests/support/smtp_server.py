@@ -1,4 +1,5 @@
-"""A real SMTP server (aiosmtpd) that advertises DSN, records what arrives and can refuse."""
+"""A real SMTP server (aiosmtpd) that advertises DSN and PIPELINING, records what arrives and
+can refuse."""
 
 from __future__ import annotations
 
@@ -23,12 +24,23 @@ class Arrived:
 @dataclass
 class Handler:
     received: list[Arrived] = field(default_factory=list)
-    refuse: dict[str, str] = field(default_factory=dict)  # address -> SMTP reply
+    refuse: dict[str, str] = field(default_factory=dict)  # address -> reply (MAIL or RCPT)
     delay: float = 0.0
+    pipelining: bool = True  # advertise PIPELINING (RFC 2920) in the EHLO answer
+    # Each chunk read from a client socket, when a list is given (the pipelining tests).
+    reads: list[bytes] | None = None
 
     async def handle_EHLO(self, server, session, envelope, hostname, responses):
         session.host_name = hostname
-        return [*responses[:-1], "250-DSN", responses[-1]]
+        offered = ["250-DSN", *(["250-PIPELINING"] if self.pipelining else [])]
+        return [*responses[:-1], *offered, responses[-1]]
+
+    async def handle_MAIL(self, server, session, envelope, address, mail_options):
+        if address.lower() in self.refuse:
+            return self.refuse[address.lower()]
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
 
     async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         if address.lower() in self.refuse:
@@ -49,6 +61,12 @@ class Handler:
 
 class DsnSMTP(SMTP):
     """aiosmtpd refuses unknown ESMTP parameters; accept the DSN ones (RFC 3461)."""
+
+    def data_received(self, data):
+        # Commands that arrive in one read were pipelined: the tests check it here.
+        if self.event_handler.reads is not None:
+            self.event_handler.reads.append(bytes(data))
+        super().data_received(data)
 
     def _getparams(self, params):
         result = super()._getparams(params)
