@@ -81,3 +81,27 @@ def test_a_destination_that_now_resolves_privately_is_refused_at_attempt(receive
                                                                           ca_file):
     result = attempt(receiver, dns_server, ca_file, host="internal.test")
     assert result.outcome == "permanent" and "destination refused" in result.error
+
+
+def test_attempts_to_one_destination_share_a_kept_alive_connection(receiver, dns_server,
+                                                                   ca_file):
+    for _ in range(3):
+        assert attempt(receiver, dns_server, ca_file).outcome == "delivered"
+    assert len({request.peer for request in receiver.received}) == 1
+
+
+def test_a_connection_left_with_unread_bytes_is_not_reused(receiver, dns_server, ca_file):
+    receiver.script["/big"] = [Scripted(body=b"x" * 1_000_000)]
+    assert attempt(receiver, dns_server, ca_file, path="/big").outcome == "delivered"
+    result = attempt(receiver, dns_server, ca_file)
+    assert result.outcome == "delivered" and result.response_excerpt == "ok"
+    first, second = receiver.received
+    assert first.peer != second.peer
+
+
+def test_proxy_settings_in_the_environment_are_ignored(receiver, dns_server, ca_file,
+                                                       monkeypatch):
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # nothing listens: a proxy would fail
+    assert attempt(receiver, dns_server, ca_file).outcome == "delivered"
+    assert len(receiver.received) == 1

@@ -25,6 +25,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: bytes
+    peer: tuple[str, int] = ("", 0)  # the client's address and port: one per connection
 
 
 class HttpsReceiver:
@@ -48,7 +49,8 @@ class HttpsReceiver:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
-                receiver.received.append(Received(self.path, dict(self.headers), body))
+                receiver.received.append(Received(self.path, dict(self.headers), body,
+                                                   tuple(self.client_address)))
                 queue = receiver.script.get(self.path.split("?")[0]) or [Scripted()]
                 answer = queue.pop(0) if len(queue) > 1 else queue[0]
                 if answer.delay:
