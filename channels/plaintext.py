@@ -21,7 +21,6 @@ import re
 import threading
 
 import lxml.etree
-import lxml.html
 
 SKIPPED = frozenset({"head", "title", "script", "style", "template", "noscript", "iframe",
                      "object", "embed", "svg", "math", "canvas", "audio", "video", "select",
@@ -34,23 +33,35 @@ LINES = frozenset({"div", "li", "tr", "dt", "dd", "section", "article", "header"
 CELLS = frozenset({"td", "th"})
 LINK_SCHEMES = ("http://", "https://", "mailto:")
 _SPACES = re.compile(r"\s+")
+_TRAILING = re.compile(r"[^\S\n]+(?=\n)")  # white space ending a line (rstrip, line by line)
 _BLANK_LINES = re.compile(r"\n{3,}")
 _TAG = re.compile(r"<[^<>]*>")  # no '<' inside: linear on any input
 _parsers = threading.local()  # an lxml parser serves one thread at a time
 
+# What each tag does to the text: a table lookup, one per element, instead of set tests.
+SKIP, PARAGRAPH, LIST, RULE, LINE, ITEM, BREAK, CELL, LINK, PRE = range(10)
+KINDS: dict[str, int] = {
+    **dict.fromkeys(SKIPPED, SKIP), **dict.fromkeys(PARAGRAPHS, PARAGRAPH),
+    **dict.fromkeys(LINES, LINE), **dict.fromkeys(CELLS, CELL),
+    "ul": LIST, "ol": LIST, "hr": RULE, "li": ITEM, "br": BREAK, "a": LINK, "pre": PRE,
+}
 
-def _parser() -> lxml.html.HTMLParser:
+
+def _parser() -> lxml.etree.HTMLParser:
     parser = getattr(_parsers, "parser", None)
     if parser is None:
-        # Bytes in a declared encoding: a str with an XML declaration would be refused.
-        parser = _parsers.parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True,
-                                                        remove_pis=True, no_network=True,
-                                                        huge_tree=True)
+        # lxml.etree's parser, not lxml.html's: its elements need no Python class lookup
+        # each. Bytes in a declared encoding: a str with an XML declaration is refused.
+        parser = _parsers.parser = lxml.etree.HTMLParser(encoding="utf-8", remove_comments=True,
+                                                         remove_pis=True, no_network=True,
+                                                         huge_tree=True)
     return parser
 
 
 class _Writer:
     """Text chunks with pending line breaks, so a break is written once, before new text."""
+
+    __slots__ = ("at_line_start", "chunks", "pending")
 
     def __init__(self) -> None:
         self.chunks: list[str] = []
@@ -58,31 +69,31 @@ class _Writer:
         self.at_line_start = True
 
     def brk(self, level: int) -> None:
-        if self.chunks:
-            self.pending = max(self.pending, level)
+        if self.chunks and level > self.pending:
+            self.pending = level
 
     def raw(self, text: str) -> None:
         if not text:
             return
         if self.pending:
-            self.chunks.append("\n" * self.pending)
+            self.chunks.append("\n" if self.pending == 1 else "\n\n")
             self.pending = 0
-            self.at_line_start = True
         self.chunks.append(text)
-        self.at_line_start = text.endswith("\n")
+        self.at_line_start = text[-1] == "\n"
 
-    def words(self, text: str | None) -> None:
-        if not text:
+    def words(self, text: str) -> None:
+        if not text or (text.isspace() and (self.at_line_start or self.pending)):
             return
-        text = _SPACES.sub(" ", text)
-        if text.startswith(" ") and (self.at_line_start or self.pending or
-                                     (self.chunks and self.chunks[-1].endswith(" "))):
+        if not text.isprintable() or "  " in text:  # else the only white space is " "
+            text = _SPACES.sub(" ", text)
+        if text[0] == " " and (self.at_line_start or self.pending or
+                               (self.chunks and self.chunks[-1][-1] == " ")):
             text = text[1:]
         self.raw(text)
 
     def text(self) -> str:
-        lines = "".join(self.chunks).split("\n")
-        return _BLANK_LINES.sub("\n\n", "\n".join(line.rstrip() for line in lines)).strip("\n")
+        joined = _TRAILING.sub("", "".join(self.chunks) + "\n")
+        return _BLANK_LINES.sub("\n\n", joined).strip("\n")
 
 
 def html_to_text(html: str) -> str:
@@ -91,46 +102,50 @@ def html_to_text(html: str) -> str:
         return "\n"
     parser = _parser()
     try:
-        root = lxml.html.document_fromstring(html.encode("utf-8", "surrogatepass"),
-                                             parser=parser)
+        root = lxml.etree.fromstring(html.encode("utf-8", "surrogatepass"), parser=parser)
     except (lxml.etree.ParserError, ValueError):
         return _stripped(html)
-    if any(error.level_name == "FATAL" for error in parser.error_log):
-        # libxml2 gave up part-way (nesting deeper than it allows): keep every word anyway.
+    if root is None or any(error.level_name == "FATAL" for error in parser.error_log):
+        # Nothing parsed, or libxml2 gave up part-way (nesting deeper than it allows): keep
+        # every word anyway.
         return _stripped(html)
     out = _Writer()
+    words = out.words
     skipping = 0  # depth inside a left-out element
     preformatted = 0
     lists: list[int | None] = []  # None: unordered; else the next number
     links: list[tuple[str | None, int]] = []
+    kinds = KINDS
     for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
-        tag = element.tag if isinstance(element.tag, str) else None  # None: comment or PI
+        tag = element.tag
+        kind = kinds.get(tag) if tag.__class__ is str else SKIP  # SKIP: comment or PI
         if event == "start":
-            if skipping or tag in SKIPPED:
+            if skipping or kind == SKIP:
                 skipping += 1
                 continue
-            if tag is None:
-                continue
-            _open(out, element, tag, lists, links)
-            if tag == "pre":
-                preformatted += 1
-            if preformatted:
-                out.raw(element.text or "")
-            else:
-                out.words(element.text)
+            if kind is not None:
+                _open(out, element, kind, tag, lists, links)
+                if kind == PRE:
+                    preformatted += 1
+            text = element.text
+            if text and preformatted:
+                out.raw(text)
+            elif text:
+                words(text)
             continue
         if skipping:
             skipping -= 1
             if skipping:
                 continue
-        elif tag is not None:
-            _close(out, tag, lists, links)
-            if tag == "pre":
+        elif kind is not None:
+            _close(out, kind, lists, links)
+            if kind == PRE:
                 preformatted -= 1
-        if preformatted:
-            out.raw(element.tail or "")
-        else:
-            out.words(element.tail)
+        text = element.tail
+        if text and preformatted:
+            out.raw(text)
+        elif text:
+            words(text)
     return out.text() + "\n"
 
 
@@ -140,44 +155,45 @@ def _stripped(html: str) -> str:
     return _SPACES.sub(" ", text).strip() + "\n"
 
 
-def _open(out: _Writer, element: lxml.html.HtmlElement, tag: str, lists: list[int | None],
-          links: list[tuple[str | None, int]]) -> None:
-    if tag in PARAGRAPHS:
-        out.brk(1 if lists and tag in ("ul", "ol") else 2)
-        if tag == "hr":
-            out.raw("-" * 20)
-            out.brk(2)
-        elif tag in ("ul", "ol"):
-            lists.append(1 if tag == "ol" else None)
-    elif tag in LINES:
+def _open(out: _Writer, element: lxml.etree._Element, kind: int, tag: str,
+          lists: list[int | None], links: list[tuple[str | None, int]]) -> None:
+    if kind in (PARAGRAPH, PRE):
+        out.brk(2)
+    elif kind == LIST:
+        out.brk(1 if lists else 2)
+        lists.append(1 if tag == "ol" else None)
+    elif kind == RULE:
+        out.brk(2)
+        out.raw("-" * 20)
+        out.brk(2)
+    elif kind in (LINE, ITEM):
         out.brk(1)
-        if tag == "li":
+        if kind == ITEM:
             number = lists[-1] if lists else None
             out.raw("- " if number is None else f"{number}. ")
             if number is not None:
                 lists[-1] = number + 1
-    elif tag == "br":
+    elif kind == BREAK:
         out.raw("\n")
-    elif tag in CELLS:
+    elif kind == CELL:
         if element.getprevious() is not None:
             out.raw("  ")
-    elif tag == "a":
+    elif kind == LINK:
         href = (element.get("href") or "").strip()
         links.append((href if href.lower().startswith(LINK_SCHEMES) else None,
                       len(out.chunks)))
 
 
-def _close(out: _Writer, tag: str, lists: list[int | None],
+def _close(out: _Writer, kind: int, lists: list[int | None],
            links: list[tuple[str | None, int]]) -> None:
-    if tag in PARAGRAPHS:
-        if tag in ("ul", "ol") and lists:
-            lists.pop()
-            out.brk(1 if lists else 2)
-        else:
-            out.brk(2)
-    elif tag in LINES:
+    if kind == LIST and lists:
+        lists.pop()
+        out.brk(1 if lists else 2)
+    elif kind in (PARAGRAPH, PRE, LIST, RULE):
+        out.brk(2)
+    elif kind in (LINE, ITEM):
         out.brk(1)
-    elif tag == "a" and links:
+    elif kind == LINK and links:
         href, start = links.pop()
         if href:
             label = "".join(out.chunks[start:]).strip()

@@ -25,6 +25,12 @@ from channels.plaintext import html_to_text
      "xhtml\n"),
     ("", "\n"),
     ("   ", "\n"),
+    # Every kind of white space collapses, not only ASCII spaces and new lines.
+    ("<p>a\u00a0\u00a0b\u2028c\td  e</p>", "a b c d e\n"),
+    ("<p>x <b> y </b> z</p>", "x y z\n"),
+    ("<div>a</div> <div> b</div>", "a\nb\n"),
+    ("<p>one\u3000two</p><p>\u2003</p>", "one two\n"),
+    ('<p><a href="mailto:"></a>x</p>', "x\n"),
 ])
 def test_text_rules(html: str, expected: str) -> None:
     assert html_to_text(html) == expected
