@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.email import text_from_html
-from engine import notification_store, runtime
+from engine import notification_store, outcomes, runtime
 from engine.addresses import suppression_key
 from engine.contracts import (
     DeliveryError,
@@ -127,6 +127,7 @@ def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id."""
     runtime.ensure_own_connections()
     database.connect(reuse_if_open=True)
+    outcomes.settled()  # never send while an earlier send of this process is unrecorded
     notification = claim(notification_id)
     if notification is None:
         return "skipped"
@@ -153,9 +154,9 @@ def _deliver_messages(notification: Notification) -> str:
         except DeliveryError as err:
             failed = len(plan.messages)
             attempts.append(_row(notification, None, "permanent", 0, err))
-    outcomes = _send_all(channel, provider, plan.messages) if provider is not None else []
+    sent = _send_all(channel, provider, plan.messages) if provider is not None else []
     bounced: list[str] = []
-    for recipient, started, result, err in outcomes:
+    for recipient, started, result, err in sent:
         if isinstance(err, TransientError):
             transient = err
             attempts.append(_row(notification, recipient, "transient", started, err))
@@ -192,13 +193,17 @@ def _deliver_messages(notification: Notification) -> str:
         status, error = "suppressed", None
     else:
         status, error = "failed", "no recipient left to send to"
-    notification_store.record_outcome(notification, attempts, status, error, wait)
-    if plan.suppressed:
-        _event("notification_suppressed", notification, recipients=plan.suppressed)
-    if notification.status in ("delivered", "failed"):
-        _event(f"notification_{notification.status}", notification,
-               attempt=attempts[-1] if attempts else {})
-    return notification.status
+
+    def finish() -> None:
+        notification_store.record_outcome(notification, attempts, status, error, wait)
+        if plan.suppressed:
+            _event("notification_suppressed", notification, recipients=plan.suppressed)
+        if status in ("delivered", "failed"):
+            _event(f"notification_{status}", notification,
+                   attempt=attempts[-1] if attempts else {})
+
+    outcomes.record(finish)
+    return status
 
 
 def _send_all(channel: Any, provider: Any,

@@ -12,7 +12,7 @@ import threading
 from rq import SimpleWorker, Worker
 
 from config.settings import Settings, load_settings
-from engine import runtime
+from engine import outcomes, runtime
 from engine.queueing import QUEUE_NAME
 from engine.reconciler import reconcile, run_periodically
 
@@ -28,12 +28,16 @@ def _work(settings: Settings, burst: bool, fork: bool) -> int:
                               name="herald-reconciler")
     reconcile()
     thread.start()
-    # No fork per job by default: the job reuses this process's DB and SMTP connections.
+    # No fork per job by default: the job reuses this process's DB and SMTP connections, and
+    # its outcome is committed while RQ finishes the job (a forked child would exit first).
     worker_class = Worker if fork else SimpleWorker
+    if not fork:
+        outcomes.write_behind()
     worker = worker_class([QUEUE_NAME], connection=runtime.redis())
     try:
         worker.work(burst=burst, with_scheduler=True, logging_level="INFO")
     finally:
+        outcomes.close()
         stop.set()
         close_all()
     return 0
