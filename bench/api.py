@@ -10,6 +10,8 @@ from bench.common import (
     children_of,
     figure,
     herald,
+    median_pair,
+    paired,
     peak_rss_mb,
     redis_server,
     server,
@@ -37,20 +39,8 @@ def tenant() -> dict:
 ROUNDS = 9
 
 
-def _median_round(rounds: list[tuple[LoadResult, LoadResult]]) -> tuple[LoadResult, LoadResult]:
-    ordered = sorted(rounds, key=lambda pair: pair[0].rate / pair[1].rate if pair[1].rate
-                     else 0.0)
-    return ordered[len(ordered) // 2]
-
-
-def _pair(floor_run, subject_run, number: int) -> tuple[LoadResult, LoadResult]:
-    """(subject, floor) measured back to back, in alternating order from round to round, so
-    that neither side is always the one that runs into a change of the machine's speed."""
-    if number % 2:
-        subject = subject_run()
-        return subject, floor_run()
-    floor = floor_run()
-    return subject_run(), floor
+def _rate(result: LoadResult) -> float:
+    return result.rate
 
 
 def run(seconds: float = 2.0) -> list[dict]:
@@ -80,17 +70,17 @@ def run(seconds: float = 2.0) -> list[dict]:
                                     headers=extra, expect=expect, seconds=seconds,
                                     warmup=warm)
 
-                send_rounds.append(_pair(
+                send_rounds.append(paired(
                     lambda: load(floor_port, "/enqueue", b"{}", 202),
                     lambda: load(port, "/api/v1/notifications/send", request, 202, headers),
                     number))
-                preview_rounds.append(_pair(
+                preview_rounds.append(paired(
                     lambda: load(floor_port, "/json", b"{}"),
                     lambda: load(port, "/api/v1/notifications/preview", request, 200,
                                  headers), number))
             rss = max((peak_rss_mb(child) for child in children_of(pid)), default=0.0)
-        send, floor_send = _median_round(send_rounds)
-        preview, floor_json = _median_round(preview_rounds)
+        send, floor_send = median_pair(send_rounds, _rate)
+        preview, floor_json = median_pair(preview_rounds, _rate)
 
     db_name = "postgresql" if database_url.startswith("postgres") else "sqlite"
     figures.append(figure("send", send.rate, f"req/s ({db_name})", floor_send.rate))

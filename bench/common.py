@@ -9,8 +9,9 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from engine.embedded_redis import EmbeddedRedis, free_port, start_redis
 
@@ -28,6 +29,27 @@ def figure(name: str, value: float, unit: str, floor: float | None,
     return {"name": name, "value": round(value, 3), "unit": unit,
             "floor": None if floor is None else round(floor, 3),
             "ratio": None if ratio is None else round(ratio, 3)}
+
+
+T = TypeVar("T")
+
+
+def paired(floor_run: Callable[[], T], subject_run: Callable[[], T], number: int) -> tuple[T, T]:
+    """(subject, floor) measured back to back, in alternating order from round to round, so
+    that neither side is always the one that runs into a change of the machine's speed."""
+    if number % 2:
+        subject = subject_run()
+        return subject, floor_run()
+    floor = floor_run()
+    return subject_run(), floor
+
+
+def median_pair(pairs: list[tuple[T, T]], rate: Callable[[T], float]) -> tuple[T, T]:
+    """The (subject, floor) pair with the median ratio: a burst of noise on this shared
+    machine moves one pair, not the figure."""
+    ordered = sorted(pairs, key=lambda pair: rate(pair[0]) / rate(pair[1]) if rate(pair[1])
+                     else 0.0)
+    return ordered[len(ordered) // 2]
 
 
 def bench_database_url() -> str:

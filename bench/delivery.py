@@ -15,9 +15,16 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
 
-from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server
+from bench.common import (
+    ROOT,
+    bench_database_url,
+    bench_env,
+    figure,
+    median_pair,
+    paired,
+    redis_server,
+)
 from engine.embedded_redis import free_port
 
 EMAILS = 400
@@ -43,14 +50,6 @@ def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
-
-def median_pair(pairs: list[tuple[float, float]]) -> tuple[float, float]:
-    """The (value, floor) of the round with the median ratio: a burst of noise on this
-    shared machine moves one round, not the figure."""
-    ordered = sorted(pairs, key=lambda pair: pair[0] / pair[1] if pair[1] else 0.0)
-    return ordered[len(ordered) // 2]
-
-
 def _floor(env: dict[str, str]) -> float:
     from redis import Redis
     from rq import Queue
@@ -65,16 +64,6 @@ def _floor(env: dict[str, str]) -> float:
         pipe.execute()
     busy, _ = _timed(args, env)
     return FLOOR_JOBS / max(busy - idle, 1e-6)
-
-
-def _pair(floor_run: Callable[[], float], subject_run: Callable[[], float],
-          number: int) -> tuple[float, float]:
-    """(subject, floor) measured back to back, the order alternating from round to round."""
-    if number % 2:
-        subject = subject_run()
-        return subject, floor_run()
-    floor = floor_run()
-    return subject_run(), floor
 
 
 def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
@@ -149,8 +138,8 @@ def run() -> list[dict]:
                 def webhook_run(hooks: list[dict] = hooks) -> float:
                     return _worker_rate(env, hooks, WEBHOOKS)[0]
 
-                email_pairs.append(_pair(lambda: _floor(env), email_run, number))
-                webhook_pairs.append(_pair(lambda: _floor(env), webhook_run, number))
+                email_pairs.append(paired(lambda: _floor(env), email_run, number))
+                webhook_pairs.append(paired(lambda: _floor(env), webhook_run, number))
             forked = [factories.email_payload(subject=f"Forked {i}") for i in range(FORKED)]
             fork_rate, _ = _worker_rate(env, forked, FORKED, fork=True)
             floor_out = subprocess.run(
@@ -169,14 +158,14 @@ def run() -> list[dict]:
     if len(handler.received) != expected or len(receiver.received) != ROUNDS * WEBHOOKS:
         raise RuntimeError(f"lost messages: smtp {len(handler.received)}/{expected}, "
                            f"webhooks {len(receiver.received)}/{ROUNDS * WEBHOOKS}")
-    email_rate, floor = median_pair(email_pairs)
+    email_rate, floor = median_pair(email_pairs, float)
     figures.append(figure("email_delivery", email_rate, "emails/s per worker", floor))
     figures.append(figure("email_delivery_fork_per_job", fork_rate, "emails/s per worker",
                           floor))
     # Target: 1,000 messages/s; the floor shows what the bench's SMTP server itself takes.
     figures.append(figure("marketing_fanout", fanout_rate, "messages/s per worker",
                           fanout_floor))
-    webhook_rate, webhook_floor = median_pair(webhook_pairs)
+    webhook_rate, webhook_floor = median_pair(webhook_pairs, float)
     figures.append(figure("webhook_delivery", webhook_rate, "webhooks/s per worker",
                           webhook_floor))
     figures.append(figure("rss_worker", rss, "MiB", None))
