@@ -33,7 +33,7 @@ class HttpAnswer:
     """What the receiver said, or why nothing was said (``failure``)."""
 
     status_code: int | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)  # names in lower case
     excerpt: str = ""
     failure: str | None = None  # "timeout", "tls" or "network"
     detail: str | None = None
@@ -105,8 +105,10 @@ def post_pinned(host: str, address: str, port: int, target: str, body: bytes,
             if not complete:
                 response.close()  # bytes left unread: this connection cannot be reused
             response.release_conn()
-        return HttpAnswer(response.status, dict(response.headers),
-                          excerpt.decode("utf-8", "replace"))
+        # Names lower-cased: header names are case-insensitive, and proxies speaking HTTP/2
+        # to the receiver hand them on in lower case.
+        headers = {name.lower(): value for name, value in response.headers.items()}
+        return HttpAnswer(response.status, headers, excerpt.decode("utf-8", "replace"))
     except SSLError as err:
         return HttpAnswer(failure="tls", detail=err.__class__.__name__)
     except NewConnectionError as err:  # a subclass of TimeoutError, but a refusal

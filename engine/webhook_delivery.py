@@ -67,7 +67,7 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
         error = "redirects are never followed"
     elif outcome != "delivered":
         error = f"receiver answered {answer.status_code}"
-    retry_after = parse_retry_after(answer.headers.get("Retry-After"))
+    retry_after = parse_retry_after(answer.headers.get("retry-after"))
     return AttemptResult(outcome, answer.status_code, elapsed(), answer.excerpt, error,
                          retry_after if outcome == "transient" else None)
 

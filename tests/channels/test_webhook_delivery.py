@@ -48,8 +48,10 @@ def test_status_codes_map_to_spec_outcomes(receiver, dns_server, ca_file, status
     assert len(receiver.received) == 1, "a redirect must never be followed"
 
 
-def test_retry_after_is_read(receiver, dns_server, ca_file):
-    receiver.script["/r"] = [Scripted(status=429, headers={"Retry-After": "7"})]
+@pytest.mark.parametrize("name", ["Retry-After", "retry-after", "RETRY-AFTER"])
+def test_retry_after_is_read_whatever_the_case_of_its_name(receiver, dns_server, ca_file,
+                                                           name):
+    receiver.script["/r"] = [Scripted(status=429, headers={name: "7"})]
     assert attempt(receiver, dns_server, ca_file, path="/r").retry_after == 7.0
 
 
