@@ -6,6 +6,7 @@ and the host must be read the same way by urllib.parse and by urllib3.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import socket
@@ -147,20 +148,33 @@ def _resolve(host: str, resolver: dns.resolver.Resolver | None, timeout: float) 
     return answers
 
 
+@functools.lru_cache(maxsize=1024)
+def _read(url: str, allow_private: bool) -> tuple[str, str, int, str, tuple[str, ...] | None]:
+    """Scheme, host, port and target of ``url``, and its addresses when the URL itself gives
+    them (an IP literal, or localhost where allowed); None: the name must be resolved.
+
+    A function of the URL alone, so read once per process (every attempt of a webhook reads
+    the same URL); the resolution and the judging of its answers are never cached.
+    """
+    scheme, host, port, target = _parse(url, allow_private)
+    literal = _literal_ip(host)
+    if literal is not None:
+        return scheme, host, port, target, (str(literal),)
+    if host == "localhost" and allow_private:
+        return scheme, host, port, target, ("127.0.0.1",)
+    if not _HOSTNAME.match(host.rstrip(".")) or "." not in host.rstrip("."):
+        raise DestinationError("the host is not a valid public host name")
+    return scheme, host, port, target, None
+
+
 def check_destination(url: str, *, allow_private: bool = False,
                       resolver: dns.resolver.Resolver | None = None,
                       timeout: float = 3.0) -> CheckedDestination:
     """Syntax, then every A/AAAA answer judged; the addresses returned are the ones to use."""
-    scheme, host, port, target = _parse(url, allow_private)
-    literal = _literal_ip(host)
-    if literal is not None:
-        addresses = [str(literal)]
-    elif host == "localhost" and allow_private:
-        addresses = ["127.0.0.1"]
-    elif not _HOSTNAME.match(host.rstrip(".")) or "." not in host.rstrip("."):
-        raise DestinationError("the host is not a valid public host name")
-    else:
-        addresses = _resolve(host, resolver, timeout)
+    if not isinstance(url, str):
+        raise DestinationError("the destination must be an absolute https:// URL")
+    scheme, host, port, target, given = _read(url, bool(allow_private))
+    addresses = list(given) if given is not None else _resolve(host, resolver, timeout)
     for address in addresses:
         if is_forbidden_address(address, allow_loopback=allow_private):
             raise DestinationError(f"the host resolves to a non-public address ({address})")

@@ -12,6 +12,11 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 _PREFIX = "enc:v1:"
 _cipher: Fernet | None = None
+# Plaintexts by sealed value: each webhook attempt reads its workspace's secret sealed, and
+# Fernet's HMAC check and AES cost more than the rest of the signing. A sealed value is
+# unique per encryption (random IV), so a rotated secret is a new key here, never stale.
+_opened: dict[str, str] = {}
+_OPENED_MAX = 1024
 
 
 def configure(secret_key: str) -> None:
@@ -21,6 +26,7 @@ def configure(secret_key: str) -> None:
         algorithm=hashes.SHA256(), length=32, salt=b"herald-at-rest", info=b"herald secrets v1"
     ).derive(secret_key.encode("utf-8"))
     _cipher = Fernet(base64.urlsafe_b64encode(derived))
+    _opened.clear()
 
 
 def _require() -> Fernet:
@@ -34,12 +40,19 @@ def encrypt(plaintext: str) -> str:
 
 
 def decrypt(token: str) -> str:
+    plaintext = _opened.get(token)
+    if plaintext is not None:
+        return plaintext
     if not token.startswith(_PREFIX):
         raise ValueError("value is not an encrypted Herald secret")
     try:
-        return _require().decrypt(token[len(_PREFIX) :].encode("ascii")).decode("utf-8")
+        plaintext = _require().decrypt(token[len(_PREFIX) :].encode("ascii")).decode("utf-8")
     except InvalidToken:
         raise ValueError("secret cannot be decrypted: HERALD_SECRET_KEY changed?") from None
+    if len(_opened) >= _OPENED_MAX:
+        _opened.clear()
+    _opened[token] = plaintext
+    return plaintext
 
 
 def new_signing_secret() -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.destinations import DestinationError, check_destination, is_forbidden_address
+from tests.channels.conftest import PUBLIC
 
 HOSTILE = [
     # scheme, port, userinfo, characters
@@ -72,3 +73,16 @@ def test_private_mode_allows_loopback_on_any_port_but_nothing_else(dns_server):
     for url in ("https://internal.test/", "https://10.0.0.1:8443/", "http://localhost/"):
         with pytest.raises(DestinationError):
             check_destination(url, allow_private=True, resolver=dns_server.resolver())
+
+
+def test_a_name_is_resolved_and_judged_again_at_every_check(dns_server):
+    url = "https://rebind.test/hook"
+    dns_server.records["rebind.test"] = {"A": [PUBLIC]}
+    try:
+        checked = check_destination(url, resolver=dns_server.resolver())
+        assert checked.addresses == (PUBLIC,)
+        dns_server.records["rebind.test"] = {"A": ["10.1.2.3"]}  # the name now points inside
+        with pytest.raises(DestinationError, match="non-public"):
+            check_destination(url, resolver=dns_server.resolver())
+    finally:
+        del dns_server.records["rebind.test"]

@@ -26,3 +26,17 @@ def test_decrypt_with_another_key_fails_clearly(db):
         from tests.conftest import TEST_SECRET_KEY
 
         secrets.configure(TEST_SECRET_KEY)
+
+
+def test_a_secret_read_once_is_not_readable_under_another_key(db):
+    token = secrets.encrypt("hello")
+    assert secrets.decrypt(token) == "hello"  # now remembered by this process
+    secrets.configure("another-key-entirely-0123456789abcdef")
+    try:
+        with pytest.raises(ValueError, match="cannot be decrypted"):
+            secrets.decrypt(token)
+    finally:
+        from tests.conftest import TEST_SECRET_KEY
+
+        secrets.configure(TEST_SECRET_KEY)
+    assert secrets.decrypt(token) == "hello"
