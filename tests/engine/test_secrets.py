@@ -1,7 +1,11 @@
+import contextlib
+from collections.abc import Iterator
+
 import pytest
 
 from engine import secrets
 from engine.models import Account, Workspace
+from tests.conftest import TEST_SECRET_KEY
 
 
 def test_signing_secret_is_encrypted_at_rest_and_reads_back(db):
@@ -16,27 +20,25 @@ def test_signing_secret_is_encrypted_at_rest_and_reads_back(db):
     assert Workspace.get_by_id(ws.id).signing_secret == secret
 
 
-def test_decrypt_with_another_key_fails_clearly(db):
-    token = secrets.encrypt("hello")
+@contextlib.contextmanager
+def another_key() -> Iterator[None]:
+    """The process configured with another HERALD_SECRET_KEY, then the test key again."""
     secrets.configure("another-key-entirely-0123456789abcdef")
     try:
-        with pytest.raises(ValueError, match="cannot be decrypted"):
-            secrets.decrypt(token)
+        yield
     finally:
-        from tests.conftest import TEST_SECRET_KEY
-
         secrets.configure(TEST_SECRET_KEY)
+
+
+def test_decrypt_with_another_key_fails_clearly(db):
+    token = secrets.encrypt("hello")
+    with another_key(), pytest.raises(ValueError, match="cannot be decrypted"):
+        secrets.decrypt(token)
 
 
 def test_a_secret_read_once_is_not_readable_under_another_key(db):
     token = secrets.encrypt("hello")
     assert secrets.decrypt(token) == "hello"  # now remembered by this process
-    secrets.configure("another-key-entirely-0123456789abcdef")
-    try:
-        with pytest.raises(ValueError, match="cannot be decrypted"):
-            secrets.decrypt(token)
-    finally:
-        from tests.conftest import TEST_SECRET_KEY
-
-        secrets.configure(TEST_SECRET_KEY)
+    with another_key(), pytest.raises(ValueError, match="cannot be decrypted"):
+        secrets.decrypt(token)
     assert secrets.decrypt(token) == "hello"
