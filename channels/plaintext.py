@@ -33,7 +33,6 @@ LINES = frozenset({"div", "li", "tr", "dt", "dd", "section", "article", "header"
 CELLS = frozenset({"td", "th"})
 LINK_SCHEMES = ("http://", "https://", "mailto:")
 _SPACES = re.compile(r"\s+")
-_TRAILING = re.compile(r"[^\S\n]+(?=\n)")  # white space ending a line (rstrip, line by line)
 _BLANK_LINES = re.compile(r"\n{3,}")
 _TAG = re.compile(r"<[^<>]*>")  # no '<' inside: linear on any input
 _parsers = threading.local()  # an lxml parser serves one thread at a time
@@ -92,8 +91,10 @@ class _Writer:
         self.raw(text)
 
     def text(self) -> str:
-        joined = _TRAILING.sub("", "".join(self.chunks) + "\n")
-        return _BLANK_LINES.sub("\n\n", joined).strip("\n")
+        # Line by line: a regex for "white space before a new line" would go back over a
+        # long run of spaces (kept verbatim inside <pre>) once per space.
+        lines = "".join(self.chunks).split("\n")
+        return _BLANK_LINES.sub("\n\n", "\n".join(line.rstrip() for line in lines)).strip("\n")
 
 
 def html_to_text(html: str) -> str:

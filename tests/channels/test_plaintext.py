@@ -55,7 +55,9 @@ def test_nesting_deeper_than_libxml2_allows_still_keeps_every_word() -> None:
 
 
 @pytest.mark.parametrize("html", ["<" * 200_000, "<a " * 100_000, "<!--" * 100_000,
-                                  "&" * 100_000 + "<p>x", "<p>" * 100_000 + "y"])
+                                  "&" * 100_000 + "<p>x", "<p>" * 100_000 + "y",
+                                  "<pre>a" + " " * 200_000 + "b</pre>",
+                                  "<p>a" + "\u3000 " * 100_000 + "b</p>"])
 def test_hostile_markup_is_linear_and_never_raises(html: str) -> None:
     text = html_to_text(html)
     assert text.endswith("\n") and len(text) <= len(html) + 1
