@@ -64,32 +64,26 @@ def used_this_month(account_id: str, now: dt.datetime | None = None) -> int:
                    Notification.created_at >= start).scalar() or 0)
 
 
-_scripts: dict[int, Any] = {}
-
-
-def _script(redis: Any) -> Any:
-    """The registered script per client: EVALSHA, so the script text is sent once."""
-    script = _scripts.get(id(redis))
-    if script is None:
-        script = _scripts[id(redis)] = redis.register_script(_SCRIPT)
-    return script
+def _script() -> Any:
+    """The registered script of this process's client: EVALSHA, so its text is sent once."""
+    return runtime.redis_bound("limits", lambda redis: redis.register_script(_SCRIPT))
 
 
 def check(kind: str, ip: str, key_id: str | None, ip_limit: int, key_limit: int,
           account_id: str | None = None, monthly_limit: int | None = None) -> Verdict:
     """Count this request in its windows and, if given, take one from the allowance."""
-    redis = runtime.redis()
-    window = int(time.time() // 60)
-    retry_after = 60 - int(time.time() % 60)
+    clock = time.time()
+    window = int(clock // 60)
+    retry_after = 60 - int(clock % 60)
     keys = [f"herald:rl:{kind}:ip:{ip}:{window}",
             f"herald:rl:{kind}:key:{key_id}:{window}" if key_id else "",
             allowance_key(account_id) if account_id else ""]
     take = "1" if account_id is not None and monthly_limit is not None else "0"
     args = [ip_limit, key_limit, 120, monthly_limit if monthly_limit is not None else 0, take]
-    code = int(_script(redis)(keys=keys, args=args))
+    code = int(_script()(keys=keys, args=args))
     if code == ALLOWANCE_MISSING:
         # Redis lost the counter (restart, flush): rebuild it from the database, then count.
-        rebuild_key = keys[2]
+        rebuild_key, redis = keys[2], runtime.redis()
         redis.set(rebuild_key, used_this_month(account_id), nx=True, ex=40 * 24 * 3600)
         code = int(redis.eval(
             "local used = redis.call('GET', KEYS[1]) "

@@ -68,16 +68,8 @@ class _Enqueuer:
                           Job.key_for(job_id)], args=args)
 
 
-_enqueuers: dict[int, tuple[Redis, _Enqueuer]] = {}
-
-
 def _enqueuer() -> _Enqueuer:
-    """The enqueuer of this process's Redis client (a new one after a fork or reconfigure)."""
-    redis = runtime.redis()
-    hit = _enqueuers.get(id(redis))
-    if hit is None or hit[0] is not redis:
-        hit = _enqueuers[id(redis)] = (redis, _Enqueuer.build(redis))
-    return hit[1]
+    return runtime.redis_bound("queueing", _Enqueuer.build)
 
 
 def queue() -> Queue:

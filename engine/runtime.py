@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from peewee import Database
 from redis import Redis
@@ -14,6 +16,9 @@ from engine.db import bind_database
 _settings: Settings | None = None
 _redis: Redis | None = None
 _pid: int | None = None
+# Things built from the Redis client (registered scripts, the enqueuer), dropped with it.
+_bound: dict[str, Any] = {}
+T = TypeVar("T")
 
 
 def configure(settings: Settings) -> Database:
@@ -21,6 +26,7 @@ def configure(settings: Settings) -> Database:
     global _settings, _redis, _pid
     _settings = settings
     _redis = None
+    _bound.clear()
     _pid = os.getpid()
     secrets.configure(settings.secret_key)
     return bind_database(settings.database_url)
@@ -36,6 +42,7 @@ def ensure_own_connections() -> None:
     if _settings is not None and _pid != os.getpid():
         _pid = os.getpid()
         _redis = None
+        _bound.clear()
         bind_database(_settings.database_url)
 
 
@@ -54,3 +61,12 @@ def redis() -> Redis:
             raise RuntimeError("HERALD_REDIS_URL is not set")
         _redis = Redis.from_url(url, health_check_interval=30)
     return _redis
+
+
+def redis_bound(name: str, build: Callable[[Redis], T]) -> T:
+    """``build(redis())`` made once per client: made again after a fork or a reconfigure,
+    never used with a client it was not made for."""
+    value = _bound.get(name)
+    if value is None:
+        value = _bound[name] = build(redis())
+    return value
