@@ -1,5 +1,6 @@
 """The floor for the delivery figures: the worker class and configuration of `herald worker`
-(RQ's SimpleWorker, the scheduler on, per-job INFO logging), in burst mode, on no-op jobs."""
+(its HeraldWorker, RQ's SimpleWorker with the claim started ahead of a delivery job; the
+scheduler on, per-job INFO logging), in burst mode, on no-op jobs."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import logging
 import os
 
 from redis import Redis
-from rq import SimpleWorker
+
+from engine.worker import HeraldWorker
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
     connection = Redis.from_url(os.environ["HERALD_REDIS_URL"], health_check_interval=30)
-    SimpleWorker(["bench-floor"], connection=connection).work(
+    HeraldWorker(["bench-floor"], connection=connection).work(
         burst=True, with_scheduler=True, logging_level="INFO")

@@ -38,7 +38,17 @@ class _Plan:
 
 def claim(notification_id: str) -> Notification | None:
     """Take the notification for this job, or None when another job has it or it is done."""
+    started = outcomes.taken(notification_id)
+    if started is not None:
+        return started.result()
     return notification_store.claim(notification_id, runtime.settings().reconcile_after_seconds)
+
+
+def claim_ahead(notification_id: str) -> None:
+    """Start this job's claim on the worker's writer thread as soon as the job is dequeued,
+    so that its round trip overlaps RQ's bookkeeping before the job (see engine/outcomes)."""
+    outcomes.ahead(notification_id, lambda: notification_store.claim(
+        notification_id, runtime.settings().reconcile_after_seconds))
 
 
 def _suppressed(notification: Notification, keys: list[str]) -> set[str]:

@@ -8,13 +8,43 @@ import signal
 import subprocess
 import sys
 import threading
+from typing import Any
 
-from rq import SimpleWorker, Worker
+from rq import Queue, SimpleWorker, Worker
+from rq.job import Job
 
 from config.settings import Settings, load_settings
 from engine import outcomes, runtime
-from engine.queueing import QUEUE_NAME
+from engine.jobs import claim_ahead
+from engine.queueing import JOB_FUNCTION, QUEUE_NAME
 from engine.reconciler import reconcile, run_periodically
+
+
+class _ClaimingQueue(Queue):
+    """RQ's Queue, but a delivery job's claim is started the moment the job is dequeued."""
+
+    @classmethod
+    def dequeue_any(cls, *args: Any, **kwargs: Any) -> tuple[Job, Queue] | None:
+        result = super().dequeue_any(*args, **kwargs)
+        if result is not None:
+            _claim_ahead(result[0])
+        return result
+
+
+def _claim_ahead(job: Job) -> None:
+    try:
+        notification_id = job.args[0] if job.func_name == JOB_FUNCTION else None
+    except Exception:  # a job that does not load fails in RQ's own hands, as before
+        return
+    if isinstance(notification_id, str):
+        claim_ahead(notification_id)
+
+
+class HeraldWorker(SimpleWorker):
+    """RQ's SimpleWorker, with a delivery job's claim started as soon as the job is dequeued:
+    its database round trip then overlaps RQ's own Redis round trips before the job runs."""
+
+    queue_class = _ClaimingQueue
 
 
 def _work(settings: Settings, burst: bool, fork: bool) -> int:
@@ -30,7 +60,7 @@ def _work(settings: Settings, burst: bool, fork: bool) -> int:
     thread.start()
     # No fork per job by default: the job reuses this process's DB and SMTP connections, and
     # its outcome is committed while RQ finishes the job (a forked child would exit first).
-    worker_class = Worker if fork else SimpleWorker
+    worker_class = Worker if fork else HeraldWorker
     if not fork:
         outcomes.write_behind()
     worker = worker_class([QUEUE_NAME], connection=runtime.redis())

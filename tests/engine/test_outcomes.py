@@ -77,3 +77,43 @@ def test_without_write_behind_the_outcome_is_committed_in_the_job(settings, monk
     n = factories.notification(ws, factories.email_payload())
     assert deliver_notification(str(n.id)) == "delivered"
     assert Notification.get_by_id(n.id).status == "delivered"
+
+
+def test_work_started_ahead_runs_after_the_outcome_in_flight(behind):
+    release = threading.Event()
+    written: list[str] = []
+
+    def slow_write() -> None:
+        release.wait()
+        written.append("outcome")
+
+    outcomes.record(slow_write)
+    outcomes.ahead("job-1", lambda: list(written))  # a claim, as the worker starts it
+    release.set()
+    started = outcomes.taken("job-1")
+    assert started is not None and started.result() == ["outcome"]
+    assert outcomes.taken("job-1") is None  # taken once
+
+
+def test_work_started_ahead_passes_its_exception_to_the_job(behind):
+    def broken() -> None:
+        raise RuntimeError("database gone")
+
+    outcomes.ahead("job-1", broken)
+    started = outcomes.taken("job-1")
+    assert started is not None
+    with pytest.raises(RuntimeError, match="database gone"):
+        started.result()
+
+
+def test_work_started_ahead_of_another_job_is_not_taken(behind, caplog):
+    outcomes.ahead("job-1", lambda: "claimed")
+    with caplog.at_level(logging.WARNING, logger="herald.outcomes"):
+        assert outcomes.taken("job-2") is None
+    assert "job-1" in caplog.text
+
+
+def test_without_write_behind_nothing_is_started_ahead(settings):
+    ran: list[str] = []
+    outcomes.ahead("job-1", lambda: ran.append("claim"))
+    assert outcomes.taken("job-1") is None and ran == []

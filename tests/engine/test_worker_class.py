@@ -1,0 +1,87 @@
+"""`herald worker`'s worker class: a delivery job's claim starts as soon as RQ dequeues it."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from engine import notification_store, outcomes, runtime
+from engine.models import InboxMessage, Notification
+from engine.queueing import QUEUE_NAME, enqueue_notification, queue
+from engine.worker import HeraldWorker
+from tests import factories
+
+SEEN: list[str] = []
+
+
+def other_job(value: str) -> str:
+    """A job that is not a delivery (RQ imports it by name)."""
+    SEEN.append(value)
+    return value
+
+
+@pytest.fixture
+def claims(settings, monkeypatch):
+    """Which thread each claim ran on; the claim itself is the real one."""
+    monkeypatch.setenv("HERALD_EMAIL_PROVIDER", "inbox://")
+    threads: list[str] = []
+    real = notification_store.claim
+
+    def claim(notification_id: str, stale_after: float):
+        threads.append(threading.current_thread().name)
+        return real(notification_id, stale_after)
+
+    monkeypatch.setattr(notification_store, "claim", claim)
+    outcomes.write_behind()
+    yield threads
+    outcomes.close()
+
+
+def _work() -> None:
+    HeraldWorker([QUEUE_NAME], connection=runtime.redis()).work(burst=True)
+
+
+def test_each_delivery_is_claimed_ahead_on_the_writer_thread_and_delivered(claims):
+    ws = factories.workspace()
+    ids = [str(factories.notification(ws, factories.email_payload(subject=f"n{i}")).id)
+           for i in range(3)]
+    for nid in ids:
+        enqueue_notification(nid)
+    _work()
+    outcomes.close()
+    assert len(claims) == 3 and all(name.startswith("herald-outcome") for name in claims)
+    statuses = {str(n.id): n.status for n in Notification.select()}
+    assert statuses == dict.fromkeys(ids, "delivered")
+    assert InboxMessage.select().count() == 3
+    assert queue().failed_job_registry.get_job_ids() == []
+
+
+def test_a_job_claimed_twice_sends_once(claims):
+    ws = factories.workspace()
+    nid = str(factories.notification(ws, factories.email_payload()).id)
+    enqueue_notification(nid)
+    queue().enqueue("engine.jobs.deliver_notification", nid)  # a duplicate job for one id
+    _work()
+    outcomes.close()
+    assert len(claims) == 2
+    assert Notification.get_by_id(nid).status == "delivered"
+    assert InboxMessage.select().count() == 1
+
+
+def test_other_jobs_run_as_before_with_nothing_claimed(claims):
+    SEEN.clear()
+    queue().enqueue(f"{__name__}.other_job", "ran")
+    _work()
+    assert SEEN == ["ran"] and claims == []
+
+
+def test_a_delivery_job_whose_argument_is_no_id_claims_in_the_job(claims):
+    ws = factories.workspace()
+    nid = str(factories.notification(ws, factories.email_payload()).id)
+    queue().enqueue("engine.jobs.deliver_notification", 42)  # nothing started ahead for it
+    enqueue_notification(nid)
+    _work()  # the bad job claims in the job (and fails there on PostgreSQL); the next runs
+    outcomes.close()
+    assert Notification.get_by_id(nid).status == "delivered"
+    assert claims == ["MainThread", "herald-outcome_0"]
