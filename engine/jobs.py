@@ -38,17 +38,7 @@ class _Plan:
 
 def claim(notification_id: str) -> Notification | None:
     """Take the notification for this job, or None when another job has it or it is done."""
-    started = outcomes.taken(notification_id)
-    if started is not None:
-        return started.result()
     return notification_store.claim(notification_id, runtime.settings().reconcile_after_seconds)
-
-
-def claim_ahead(notification_id: str) -> None:
-    """Start this job's claim on the worker's writer thread as soon as the job is dequeued,
-    so that its round trip overlaps RQ's bookkeeping before the job (see engine/outcomes)."""
-    outcomes.ahead(notification_id, lambda: notification_store.claim(
-        notification_id, runtime.settings().reconcile_after_seconds))
 
 
 def _suppressed(notification: Notification, keys: list[str]) -> set[str]:
@@ -135,6 +125,19 @@ def _event(name: str, notification: Notification, **kwargs: Any) -> None:
 
 def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id."""
+    started = outcomes.taken(notification_id)
+    if started is not None:  # the worker started it when RQ dequeued the job
+        return started.result()
+    return _deliver(notification_id)
+
+
+def deliver_ahead(notification_id: str) -> None:
+    """Start this job's delivery on the worker's delivery thread the moment RQ dequeues it,
+    so that its round trips overlap RQ's own before the job (see engine/outcomes.py)."""
+    outcomes.ahead(notification_id, lambda: _deliver(notification_id))
+
+
+def _deliver(notification_id: str) -> str:
     runtime.ensure_own_connections()
     database.connect(reuse_if_open=True)
     outcomes.settled()  # never send while an earlier send of this process is unrecorded

@@ -1,15 +1,17 @@
-"""Where a delivery job's outcome is written: in the job, or behind it in a worker process.
+"""The worker's delivery thread: a job's outcome written behind it, its delivery started ahead.
 
-Behind it (``herald worker`` without ``--fork``): the outcome is committed by one writer
+Behind (``herald worker`` without ``--fork``): the outcome is committed by that one
 thread while RQ does its own bookkeeping for the finished job, and the next job waits for
 that commit before it claims anything. A process therefore never has more than one message
 sent and not yet recorded, the same bound as writing the outcome inside the job, and the
 round trip of the outcome (a durable commit) no longer adds to every job's time. The
-plugin events of the outcome run after its commit, on the writer thread.
+plugin events of the outcome run after its commit, on that thread.
 
-The same thread also runs a job's claim ahead of the job (``ahead``), as soon as the worker
-has dequeued it, so that the claim's round trip overlaps RQ's bookkeeping before the job.
-The thread takes its work in order, so that claim runs after the outcome in flight.
+Ahead: the worker starts a delivery job on the same thread the moment RQ dequeues it
+(``ahead``), and the job, once RQ runs it, waits for that result (``taken``). The job's
+claim, render and send then overlap RQ's round trips before the job (a heartbeat, the
+execution record, the started registry). The thread takes its work in order, so a
+delivery still starts only after the outcome before it is committed.
 
 In the job (the default: tests, the fork-per-job worker, any other caller): the outcome is
 committed before the job returns, as before.
@@ -27,11 +29,11 @@ from engine.db import database
 log = logging.getLogger("herald.outcomes")
 
 
-class OutcomeWriter:
-    """One writer thread, at most one outcome in flight, work taken in order."""
+class DeliveryThread:
+    """One thread, at most one outcome in flight, work taken in the order it was given."""
 
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herald-outcome")
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herald-delivery")
         self._pending: Future[None] | None = None
         self._ahead: tuple[str, Future[Any]] | None = None
 
@@ -73,7 +75,7 @@ class OutcomeWriter:
 
 
 def _connected(work: Callable[[], Any]) -> Any:
-    database.connect(reuse_if_open=True)  # the writer thread's own connection
+    database.connect(reuse_if_open=True)  # the delivery thread's own connection
     return work()
 
 
@@ -82,46 +84,46 @@ def _close_connection() -> None:
         database.close()
 
 
-_writer: OutcomeWriter | None = None
+_thread: DeliveryThread | None = None
 
 
 def write_behind() -> None:
     """From now on, outcomes are written behind the jobs of this process (a worker)."""
-    global _writer
-    if _writer is None:
-        _writer = OutcomeWriter()
+    global _thread
+    if _thread is None:
+        _thread = DeliveryThread()
 
 
 def close() -> None:
     """Commit the outcome in flight and write in the job again (worker shutdown)."""
-    global _writer
-    writer, _writer = _writer, None
-    if writer is not None:
-        writer.close()
+    global _thread
+    thread, _thread = _thread, None
+    if thread is not None:
+        thread.close()
 
 
 def settled() -> None:
     """Wait until every earlier outcome of this process is committed; a job calls this
     before it claims, so it never sends while an earlier send is unrecorded."""
-    if _writer is not None:
-        _writer.wait()
+    if _thread is not None:
+        _thread.wait()
 
 
 def record(write: Callable[[], None]) -> None:
     """Commit an outcome (and run its events): now, or behind the job."""
-    if _writer is None:
+    if _thread is None:
         write()
     else:
-        _writer.submit(write)
+        _thread.submit(write)
 
 
 def ahead(key: str, work: Callable[[], Any]) -> None:
-    """Start ``work`` for the job ``key`` on the writer thread, after the outcome in flight;
-    the job takes its result with ``taken``. Does nothing unless outcomes are written behind."""
-    if _writer is not None:
-        _writer.ahead(key, work)
+    """Start ``work`` for the job ``key`` on the thread, after the outcome in flight; the job
+    takes its result with ``taken``. Does nothing unless outcomes are written behind."""
+    if _thread is not None:
+        _thread.ahead(key, work)
 
 
 def taken(key: str) -> Future[Any] | None:
     """The work started ahead of the job ``key``, if any (its result or its exception)."""
-    return _writer.take(key) if _writer is not None else None
+    return _thread.take(key) if _thread is not None else None

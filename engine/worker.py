@@ -15,36 +15,36 @@ from rq.job import Job
 
 from config.settings import Settings, load_settings
 from engine import outcomes, runtime
-from engine.jobs import claim_ahead
+from engine.jobs import deliver_ahead
 from engine.queueing import JOB_FUNCTION, QUEUE_NAME
 from engine.reconciler import reconcile, run_periodically
 
 
-class _ClaimingQueue(Queue):
-    """RQ's Queue, but a delivery job's claim is started the moment the job is dequeued."""
+class _StartingQueue(Queue):
+    """RQ's Queue, but a delivery job is started the moment it is dequeued."""
 
     @classmethod
     def dequeue_any(cls, *args: Any, **kwargs: Any) -> tuple[Job, Queue] | None:
         result = super().dequeue_any(*args, **kwargs)
         if result is not None:
-            _claim_ahead(result[0])
+            _start_ahead(result[0])
         return result
 
 
-def _claim_ahead(job: Job) -> None:
+def _start_ahead(job: Job) -> None:
     try:
         notification_id = job.args[0] if job.func_name == JOB_FUNCTION else None
     except Exception:  # a job that does not load fails in RQ's own hands, as before
         return
     if isinstance(notification_id, str):
-        claim_ahead(notification_id)
+        deliver_ahead(notification_id)
 
 
 class HeraldWorker(SimpleWorker):
-    """RQ's SimpleWorker, with a delivery job's claim started as soon as the job is dequeued:
-    its database round trip then overlaps RQ's own Redis round trips before the job runs."""
+    """RQ's SimpleWorker, with a delivery job started on the delivery thread as soon as it is
+    dequeued: its round trips then overlap RQ's own before the job (engine/outcomes.py)."""
 
-    queue_class = _ClaimingQueue
+    queue_class = _StartingQueue
 
 
 def _work(settings: Settings, burst: bool, fork: bool) -> int:

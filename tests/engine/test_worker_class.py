@@ -50,7 +50,7 @@ def test_each_delivery_is_claimed_ahead_on_the_writer_thread_and_delivered(claim
         enqueue_notification(nid)
     _work()
     outcomes.close()
-    assert len(claims) == 3 and all(name.startswith("herald-outcome") for name in claims)
+    assert len(claims) == 3 and all(name.startswith("herald-delivery") for name in claims)
     statuses = {str(n.id): n.status for n in Notification.select()}
     assert statuses == dict.fromkeys(ids, "delivered")
     assert InboxMessage.select().count() == 3
@@ -84,4 +84,25 @@ def test_a_delivery_job_whose_argument_is_no_id_claims_in_the_job(claims):
     _work()  # the bad job claims in the job (and fails there on PostgreSQL); the next runs
     outcomes.close()
     assert Notification.get_by_id(nid).status == "delivered"
-    assert claims == ["MainThread", "herald-outcome_0"]
+    assert claims == ["MainThread", "herald-delivery_0"]
+
+
+def test_an_error_in_a_delivery_started_ahead_fails_that_job_in_rq(claims, monkeypatch):
+    ws = factories.workspace()
+    broken, fine = (str(factories.notification(ws, factories.email_payload()).id)
+                    for _ in range(2))
+    real = notification_store.claim
+
+    def claim(notification_id: str, stale_after: float):
+        if notification_id == broken:
+            raise RuntimeError("database gone")
+        return real(notification_id, stale_after)
+
+    monkeypatch.setattr(notification_store, "claim", claim)
+    enqueue_notification(broken)
+    enqueue_notification(fine)
+    _work()
+    outcomes.close()
+    assert queue().failed_job_registry.get_job_ids() == [broken]
+    assert Notification.get_by_id(broken).status == "queued"  # the reconciler's to retry
+    assert Notification.get_by_id(fine).status == "delivered"
