@@ -32,6 +32,7 @@ WEBHOOKS = 250
 FLOOR_JOBS = 600
 FANOUT = 1000
 FORKED = 100
+FANOUT_ROUNDS = 3
 # Each subject run sits right beside a floor run of its own, the order alternating from round
 # to round (this machine's speed changes by up to a factor of two within a minute); each
 # ratio is from one such pair, and the median pair is kept.
@@ -99,6 +100,13 @@ def _worker_rate(env: dict[str, str], payloads: list[dict], messages: int,
     return messages / max(busy - idle, 1e-6), rss
 
 
+def _bare_client_rate(env: dict[str, str], port: int) -> float:
+    """A bare smtplib client (4 threads) sending FANOUT messages into the same server."""
+    out = subprocess.run([sys.executable, "-m", "bench.smtp_floor", str(port), str(FANOUT), "4"],
+                         env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
 def run() -> list[dict]:
     import trustme
 
@@ -142,19 +150,19 @@ def run() -> list[dict]:
                 webhook_pairs.append(paired(lambda: _floor(env), webhook_run, number))
             forked = [factories.email_payload(subject=f"Forked {i}") for i in range(FORKED)]
             fork_rate, _ = _worker_rate(env, forked, FORKED, fork=True)
-            floor_out = subprocess.run(
-                [sys.executable, "-m", "bench.smtp_floor", str(smtp.port), str(FANOUT), "4"],
-                env=env, cwd=ROOT, capture_output=True, text=True, check=True)
-            fanout_floor = float(floor_out.stdout.strip())
-            recipients = [f"user{i}@example.net" for i in range(FANOUT)]
-            fanout = [factories.email_payload(emailType="Marketing", to=recipients,
-                                              trackOpens=True, trackClicks=True)]
-            fanout_rate, _ = _worker_rate(env, fanout, FANOUT)
+            fanout_pairs = []
+            for number in range(FANOUT_ROUNDS):
+                recipients = [f"user{i}@example.net" for i in range(FANOUT)]
+                fanout = [factories.email_payload(emailType="Marketing", to=recipients,
+                                                  trackOpens=True, trackClicks=True)]
+                fanout_pairs.append(paired(
+                    lambda: _bare_client_rate(env, smtp.port),
+                    lambda fanout=fanout: _worker_rate(env, fanout, FANOUT)[0], number))
     finally:
         smtp.stop()
         receiver.close()
         shutil.rmtree(ca_dir, ignore_errors=True)
-    expected = ROUNDS * EMAILS + FORKED + FANOUT + FANOUT
+    expected = ROUNDS * EMAILS + FORKED + 2 * FANOUT_ROUNDS * FANOUT
     if len(handler.received) != expected or len(receiver.received) != ROUNDS * WEBHOOKS:
         raise RuntimeError(f"lost messages: smtp {len(handler.received)}/{expected}, "
                            f"webhooks {len(receiver.received)}/{ROUNDS * WEBHOOKS}")
@@ -162,7 +170,9 @@ def run() -> list[dict]:
     figures.append(figure("email_delivery", email_rate, "emails/s per worker", floor))
     figures.append(figure("email_delivery_fork_per_job", fork_rate, "emails/s per worker",
                           floor))
-    # Target: 1,000 messages/s; the floor shows what the bench's SMTP server itself takes.
+    # Target: 1,000 messages/s (a rate, not a ratio: the run with the median rate is kept);
+    # the floor shows what the bench's SMTP server itself takes from a bare client.
+    fanout_rate, fanout_floor = sorted(fanout_pairs)[FANOUT_ROUNDS // 2]
     figures.append(figure("marketing_fanout", fanout_rate, "messages/s per worker",
                           fanout_floor))
     webhook_rate, webhook_floor = median_pair(webhook_pairs, float)
