@@ -1,6 +1,6 @@
 """The floor for the delivery figures: the worker class and configuration of `herald worker`
-(its HeraldWorker, RQ's SimpleWorker with the claim started ahead of a delivery job; the
-scheduler on, per-job INFO logging), in burst mode, on no-op jobs."""
+(its HeraldWorker, RQ's SimpleWorker with delivery jobs started ahead; the scheduler on,
+per-job INFO logging), in burst mode, on no-op jobs."""
 
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ def _work(settings: Settings, burst: bool, fork: bool) -> int:
     reconcile()
     thread.start()
     # No fork per job by default: the job reuses this process's DB and SMTP connections, and
-    # its outcome is committed while RQ finishes the job (a forked child would exit first).
+    # runs on the delivery thread beside RQ's bookkeeping (a forked child would exit first).
     worker_class = Worker if fork else HeraldWorker
     if not fork:
         outcomes.write_behind()
