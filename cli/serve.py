@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
@@ -26,6 +28,27 @@ class GunicornServer(BaseApplication):
         return self.loader()
 
 
+def _quit_once(worker: Any) -> None:
+    """A gthread worker quits on the first SIGINT or SIGQUIT and ignores the ones after it.
+
+    Ctrl-C signals the whole process group, so a worker gets SIGINT from the terminal and
+    then SIGQUIT from its master; gunicorn's handler for the second, run while the first is
+    still shutting the thread pool down, waits for a lock the first holds, and the worker
+    hangs for good, keeping the port (found by tests/e2e/test_herald_dev.py).
+    """
+    first = worker.handle_quit
+    quitting = False
+
+    def handle_quit(sig: int, frame: FrameType | None) -> None:
+        nonlocal quitting
+        if not quitting:
+            quitting = True
+            first(sig, frame)
+
+    signal.signal(signal.SIGQUIT, handle_quit)
+    signal.signal(signal.SIGINT, handle_quit)
+
+
 def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True) -> dict:
     return {
         "bind": f"{host}:{port}",
@@ -37,6 +60,7 @@ def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True
         "keepalive": 5,
         "accesslog": "-" if access_log else None,
         "loglevel": "info",
+        "post_worker_init": _quit_once,
     }
 
 

@@ -81,7 +81,7 @@ def test_herald_dev_serves_sends_to_the_inbox_and_stops_everything(tmp_path):
         assert messages[0]["subject"] == "Welcome, Ada!"
         redis_ports = [int(p) for p in re.findall(r"redis://127\.0\.0\.1:(\d+)", "".join(lines))]
     finally:
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole group
         try:
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
