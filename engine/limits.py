@@ -9,12 +9,12 @@ from __future__ import annotations
 import datetime as dt
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from peewee import fn
 
 from engine import runtime
 from engine.models import Notification
+from engine.redis_scripts import DirectScript
 
 _SCRIPT = """
 local ip = redis.call('INCR', KEYS[1])
@@ -64,9 +64,9 @@ def used_this_month(account_id: str, now: dt.datetime | None = None) -> int:
                    Notification.created_at >= start).scalar() or 0)
 
 
-def _script() -> Any:
+def _script() -> DirectScript:
     """The registered script of this process's client: EVALSHA, so its text is sent once."""
-    return runtime.redis_bound("limits", lambda redis: redis.register_script(_SCRIPT))
+    return runtime.redis_bound("limits", lambda redis: DirectScript(redis, _SCRIPT))
 
 
 def check(kind: str, ip: str, key_id: str | None, ip_limit: int, key_limit: int,

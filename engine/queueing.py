@@ -20,6 +20,7 @@ from rq.job import Job, JobStatus
 from rq.utils import now, utcformat
 
 from engine import runtime
+from engine.redis_scripts import DirectScript
 
 QUEUE_NAME = "herald"
 JOB_FUNCTION = "engine.jobs.deliver_notification"
@@ -44,7 +45,7 @@ class _Enqueuer:
     queue: Queue
     fields: dict[str, Any]
     serializer: Any
-    script: Any
+    script: DirectScript
 
     @classmethod
     def build(cls, redis: Redis) -> _Enqueuer:
@@ -53,7 +54,7 @@ class _Enqueuer:
                          timeout=JOB_TIMEOUT, result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL,
                          origin=queue.name, status=JobStatus.QUEUED)
         job.enqueued_at = now()
-        return cls(queue, job.to_dict(), job.serializer, redis.register_script(_ENQUEUE))
+        return cls(queue, job.to_dict(), job.serializer, DirectScript(redis, _ENQUEUE))
 
     def enqueue(self, job_id: str) -> None:
         fields = dict(self.fields)

@@ -1,0 +1,90 @@
+"""The request path's scripts on their own connections: same answers, and redis-py's own
+call whenever the direct one cannot be trusted."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from redis import Redis
+
+from engine import runtime
+from engine.redis_scripts import DirectScript
+
+COUNT = "return redis.call('INCR', KEYS[1]) + tonumber(ARGV[1])"
+
+
+def _client_ids(redis: Redis) -> list[int]:
+    return [c["id"] for c in redis.client_list()]
+
+
+def test_a_call_runs_the_script_once_and_returns_its_reply(settings):
+    redis = runtime.redis()
+    script = DirectScript(redis, COUNT)
+    assert script(keys=["n"], args=[10]) == 11
+    assert script(keys=["n"], args=[10]) == 12
+    assert redis.get("n") == b"2"
+
+
+def test_a_flushed_script_cache_is_loaded_again(settings):
+    redis = runtime.redis()
+    script = DirectScript(redis, COUNT)
+    assert script(keys=["n"], args=[0]) == 1
+    redis.script_flush()  # a Redis restart does the same
+    assert script(keys=["n"], args=[0]) == 2
+    assert redis.get("n") == b"2"  # NOSCRIPT ran nothing, so nothing ran twice
+
+
+def test_a_killed_connection_falls_back_and_the_next_call_reconnects(settings):
+    redis = runtime.redis()
+    script = DirectScript(redis, COUNT)
+    before = set(_client_ids(redis))
+    assert script(keys=["n"], args=[0]) == 1
+    own = set(_client_ids(redis)) - before
+    assert len(own) == 1
+    redis.client_kill_filter(_id=own.pop())
+    assert script(keys=["n"], args=[0]) == 2  # through redis-py's call
+    assert script(keys=["n"], args=[0]) == 3  # on a new connection of its own
+    assert redis.get("n") == b"3"
+
+
+def test_each_thread_has_its_own_connection(settings):
+    redis = runtime.redis()
+    script = DirectScript(redis, COUNT)
+    before = set(_client_ids(redis))
+    results: list[int] = []
+    done = threading.Barrier(4)
+    release = threading.Event()
+
+    def call() -> None:
+        results.append(script(keys=["n"], args=[0]))
+        done.wait()
+        release.wait()  # a thread's connection lives as long as the thread
+
+    threads = [threading.Thread(target=call) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    done.wait()
+    try:
+        assert sorted(results) == [1, 2, 3]
+        assert len(set(_client_ids(redis)) - before) == 3
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join()
+
+
+def test_a_forked_child_never_uses_its_parents_connection(settings):
+    redis = runtime.redis()
+    script = DirectScript(redis, COUNT)
+    assert script(keys=["n"], args=[0]) == 1
+    parent = script._connection()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a connection of its own, and the parent's left alone
+        ok = script._connection() is not parent and script(keys=["n"], args=[0]) == 2
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    assert script(keys=["n"], args=[0]) == 3  # the parent's connection still in sync
