@@ -13,33 +13,24 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from redis import Redis
-from redis.connection import AbstractConnection
+from redis.connection import AbstractConnection, ConnectionPool
 from redis.exceptions import RedisError
 
 
 class DirectScript:
-    """A registered script, called on one connection per thread (outside the pool)."""
+    """A registered script, called on this thread's connection to the client's server."""
 
     def __init__(self, redis: Redis, source: str) -> None:
         self._script = redis.register_script(source)
         self._pool = redis.connection_pool
-        self._local = threading.local()
-
-    def _connection(self) -> AbstractConnection:
-        local = self._local
-        connection = getattr(local, "connection", None)
-        if connection is None or local.pid != os.getpid():  # never a parent's socket
-            pool = self._pool
-            connection = local.connection = pool.connection_class(**pool.connection_kwargs)
-            local.pid = os.getpid()
-        return connection
 
     def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        connection = self._connection()
+        connection = thread_connection(self._pool)
         try:
             connection.send_packed_command(
                 connection.pack_command("EVALSHA", self._script.sha, len(keys), *keys, *args),
@@ -47,6 +38,21 @@ class DirectScript:
             return connection.read_response()
         except (RedisError, OSError):
             # Never reuse a connection in an unknown state; redis-py's path does the rest.
-            self._local.connection = None
+            _local.connections.pop(self._pool, None)
             connection.disconnect()
             return self._script(keys=keys, args=args)
+
+
+_local = threading.local()
+
+
+def thread_connection(pool: ConnectionPool) -> AbstractConnection:
+    """This thread's own connection to ``pool``'s server, outside the pool, shared by every
+    script; a forked child makes its own and never touches its parent's socket."""
+    if getattr(_local, "pid", None) != os.getpid():
+        _local.pid = os.getpid()
+        _local.connections = weakref.WeakKeyDictionary()  # dropped with the client's pool
+    connection = _local.connections.get(pool)
+    if connection is None:
+        connection = _local.connections[pool] = pool.connection_class(**pool.connection_kwargs)
+    return connection

@@ -9,7 +9,7 @@ import threading
 from redis import Redis
 
 from engine import runtime
-from engine.redis_scripts import DirectScript
+from engine.redis_scripts import DirectScript, thread_connection
 
 COUNT = "return redis.call('INCR', KEYS[1]) + tonumber(ARGV[1])"
 
@@ -24,6 +24,14 @@ def test_a_call_runs_the_script_once_and_returns_its_reply(settings):
     assert script(keys=["n"], args=[10]) == 11
     assert script(keys=["n"], args=[10]) == 12
     assert redis.get("n") == b"2"
+
+
+def test_scripts_of_one_thread_share_its_connection(settings):
+    redis = runtime.redis()
+    before = set(_client_ids(redis))
+    first, second = DirectScript(redis, COUNT), DirectScript(redis, COUNT)
+    assert (first(keys=["n"], args=[0]), second(keys=["n"], args=[0])) == (1, 2)
+    assert len(set(_client_ids(redis)) - before) == 1
 
 
 def test_a_flushed_script_cache_is_loaded_again(settings):
@@ -78,11 +86,12 @@ def test_a_forked_child_never_uses_its_parents_connection(settings):
     redis = runtime.redis()
     script = DirectScript(redis, COUNT)
     assert script(keys=["n"], args=[0]) == 1
-    parent = script._connection()
+    parent = thread_connection(redis.connection_pool)
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: a connection of its own, and the parent's left alone
-        ok = script._connection() is not parent and script(keys=["n"], args=[0]) == 2
+        ok = (thread_connection(redis.connection_pool) is not parent
+              and script(keys=["n"], args=[0]) == 2)
         os.write(write, b"1" if ok else b"0")
         os._exit(0)
     os.waitpid(pid, 0)
