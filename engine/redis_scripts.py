@@ -1,4 +1,4 @@
-"""The request path's Lua scripts, each sent as one command on a connection of its own.
+"""The request path's Lua scripts, each sent as one command on a connection of the thread's own.
 
 A send makes two script calls (the admission, the enqueue). Through redis-py's ``Script``
 each goes the client's general way: a pool checkout that polls the socket, a retry
