@@ -88,15 +88,15 @@ def pipelined(reads: list[bytes]) -> list[bytes]:
     return [r for r in reads if r.startswith(b"MAIL FROM:") and r.endswith(b"DATA\r\n")]
 
 
-# Each outcome is checked through both paths: pipelined, and sendmail for a server
-# that does not offer PIPELINING.
-both_paths = pytest.mark.parametrize("pipelining", [True, False],
-                                     ids=["pipelined", "not-pipelined"])
+@pytest.fixture(params=[True, False], ids=["pipelined", "not-pipelined"])
+def pipelining(request, smtp) -> bool:
+    """Each outcome is checked through both paths: pipelined, and sendmail for a server
+    that does not offer PIPELINING (the server is set up for the path)."""
+    smtp.pipelining = request.param
+    return request.param
 
 
-@both_paths
 def test_hard_bounce_suppresses_and_fails(smtp_settings, smtp, pipelining):
-    smtp.pipelining = pipelining
     smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload(to=["gone@example.net"]))
@@ -106,9 +106,7 @@ def test_hard_bounce_suppresses_and_fails(smtp_settings, smtp, pipelining):
     assert bool(pipelined(smtp.reads)) is pipelining
 
 
-@both_paths
 def test_partial_refusal_still_delivers_to_the_others(smtp_settings, smtp, pipelining):
-    smtp.pipelining = pipelining
     smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload(
@@ -120,9 +118,7 @@ def test_partial_refusal_still_delivers_to_the_others(smtp_settings, smtp, pipel
     assert bool(pipelined(smtp.reads)) is pipelining
 
 
-@both_paths
 def test_deferral_is_transient_and_rescheduled(smtp_settings, smtp, pipelining):
-    smtp.pipelining = pipelining
     smtp.refuse["busy@example.net"] = "451 4.3.0 try later"
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload(to=["busy@example.net"]))
@@ -132,9 +128,7 @@ def test_deferral_is_transient_and_rescheduled(smtp_settings, smtp, pipelining):
     assert bool(pipelined(smtp.reads)) is pipelining
 
 
-@both_paths
 def test_a_refused_sender_fails_the_notification(smtp_settings, smtp, pipelining):
-    smtp.pipelining = pipelining
     smtp.refuse["hello@example.com"] = "553 5.7.1 sender not allowed"
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload())
@@ -145,10 +139,8 @@ def test_a_refused_sender_fails_the_notification(smtp_settings, smtp, pipelining
     assert bool(pipelined(smtp.reads)) is pipelining
 
 
-@both_paths
 def test_a_421_closes_the_connection_and_the_next_message_reconnects(smtp_settings, smtp,
                                                                       pipelining):
-    smtp.pipelining = pipelining
     smtp.refuse["busy@example.net"] = "421 4.3.2 shutting down"
     ws = factories.workspace()
     first = factories.notification(ws, factories.email_payload(
@@ -179,9 +171,7 @@ def dotted_message(**payload):
     return message
 
 
-@both_paths
 def test_a_message_to_several_recipients_arrives_byte_for_byte(smtp, provider, pipelining):
-    smtp.pipelining = pipelining
     message = dotted_message(to=["ada@example.net", "bob@example.net"], cc=["cy@example.net"],
                              bcc=["audit@example.net"])
     result = provider.send(message)
