@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.email import text_from_html
-from engine import notification_store, outcomes, runtime
+from engine import delivery_thread, notification_store, runtime
 from engine.addresses import suppression_key
 from engine.contracts import (
     DeliveryError,
@@ -125,7 +125,7 @@ def _event(name: str, notification: Notification, **kwargs: Any) -> None:
 
 def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id."""
-    started = outcomes.taken(notification_id)
+    started = delivery_thread.taken(notification_id)
     if started is not None:  # the worker started it when RQ dequeued the job
         return started.result()
     return _deliver(notification_id)
@@ -133,14 +133,14 @@ def deliver_notification(notification_id: str) -> str:
 
 def deliver_ahead(notification_id: str) -> None:
     """Start this job's delivery on the worker's delivery thread the moment RQ dequeues it,
-    so that its round trips overlap RQ's own before the job (see engine/outcomes.py)."""
-    outcomes.ahead(notification_id, lambda: _deliver(notification_id))
+    so that its round trips overlap RQ's own before the job (see engine/delivery_thread.py)."""
+    delivery_thread.ahead(notification_id, lambda: _deliver(notification_id))
 
 
 def _deliver(notification_id: str) -> str:
     runtime.ensure_own_connections()
     database.connect(reuse_if_open=True)
-    outcomes.settled()  # never send while an earlier send of this process is unrecorded
+    delivery_thread.settled()  # never send while an earlier send of this process is unrecorded
     notification = claim(notification_id)
     if notification is None:
         return "skipped"
@@ -215,7 +215,7 @@ def _deliver_messages(notification: Notification) -> str:
             _event(f"notification_{status}", notification,
                    attempt=attempts[-1] if attempts else {})
 
-    outcomes.record(finish)
+    delivery_thread.record(finish)
     return status
 
 

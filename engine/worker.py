@@ -14,7 +14,7 @@ from rq import Queue, SimpleWorker, Worker
 from rq.job import Job
 
 from config.settings import Settings, load_settings
-from engine import outcomes, runtime
+from engine import delivery_thread, runtime
 from engine.jobs import deliver_ahead
 from engine.queueing import JOB_FUNCTION, QUEUE_NAME
 from engine.reconciler import reconcile, run_periodically
@@ -42,7 +42,7 @@ def _start_ahead(job: Job) -> None:
 
 class HeraldWorker(SimpleWorker):
     """RQ's SimpleWorker, with a delivery job started on the delivery thread as soon as it is
-    dequeued: its round trips then overlap RQ's own before the job (engine/outcomes.py)."""
+    dequeued: its round trips then overlap RQ's own before the job (engine/delivery_thread.py)."""
 
     queue_class = _StartingQueue
 
@@ -62,12 +62,12 @@ def _work(settings: Settings, burst: bool, fork: bool) -> int:
     # runs on the delivery thread beside RQ's bookkeeping (a forked child would exit first).
     worker_class = Worker if fork else HeraldWorker
     if not fork:
-        outcomes.write_behind()
+        delivery_thread.write_behind()
     worker = worker_class([QUEUE_NAME], connection=runtime.redis())
     try:
         worker.work(burst=burst, with_scheduler=True, logging_level="INFO")
     finally:
-        outcomes.close()
+        delivery_thread.close()
         stop.set()
         close_all()
     return 0

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from engine import notification_store, outcomes, runtime
+from engine import delivery_thread, notification_store, runtime
 from engine.models import InboxMessage, Notification
 from engine.queueing import QUEUE_NAME, enqueue_notification, queue
 from engine.worker import HeraldWorker
@@ -33,9 +33,9 @@ def claims(settings, monkeypatch):
         return real(notification_id, stale_after)
 
     monkeypatch.setattr(notification_store, "claim", claim)
-    outcomes.write_behind()
+    delivery_thread.write_behind()
     yield threads
-    outcomes.close()
+    delivery_thread.close()
 
 
 def _work() -> None:
@@ -49,7 +49,7 @@ def test_each_delivery_is_claimed_ahead_on_the_writer_thread_and_delivered(claim
     for nid in ids:
         enqueue_notification(nid)
     _work()
-    outcomes.close()
+    delivery_thread.close()
     assert len(claims) == 3 and all(name.startswith("herald-delivery") for name in claims)
     statuses = {str(n.id): n.status for n in Notification.select()}
     assert statuses == dict.fromkeys(ids, "delivered")
@@ -63,7 +63,7 @@ def test_a_job_claimed_twice_sends_once(claims):
     enqueue_notification(nid)
     queue().enqueue("engine.jobs.deliver_notification", nid)  # a duplicate job for one id
     _work()
-    outcomes.close()
+    delivery_thread.close()
     assert len(claims) == 2
     assert Notification.get_by_id(nid).status == "delivered"
     assert InboxMessage.select().count() == 1
@@ -82,7 +82,7 @@ def test_a_delivery_job_whose_argument_is_no_id_claims_in_the_job(claims):
     queue().enqueue("engine.jobs.deliver_notification", 42)  # nothing started ahead for it
     enqueue_notification(nid)
     _work()  # the bad job claims in the job (and fails there on PostgreSQL); the next runs
-    outcomes.close()
+    delivery_thread.close()
     assert Notification.get_by_id(nid).status == "delivered"
     assert claims == ["MainThread", "herald-delivery_0"]
 
@@ -102,7 +102,7 @@ def test_an_error_in_a_delivery_started_ahead_fails_that_job_in_rq(claims, monke
     enqueue_notification(broken)
     enqueue_notification(fine)
     _work()
-    outcomes.close()
+    delivery_thread.close()
     assert queue().failed_job_registry.get_job_ids() == [broken]
     assert Notification.get_by_id(broken).status == "queued"  # the reconciler's to retry
     assert Notification.get_by_id(fine).status == "delivered"

@@ -1,4 +1,5 @@
-"""Outcomes written behind the jobs of a worker: never more than one send unrecorded."""
+"""The delivery thread: outcomes written behind the jobs (never more than one send unrecorded),
+deliveries started ahead of them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import threading
 
 import pytest
 
-from engine import outcomes
+from engine import delivery_thread
 from engine.jobs import deliver_notification
 from engine.models import DeliveryAttempt, Notification
 from tests import factories
@@ -15,9 +16,9 @@ from tests import factories
 
 @pytest.fixture
 def behind(settings):
-    outcomes.write_behind()
+    delivery_thread.write_behind()
     yield
-    outcomes.close()
+    delivery_thread.close()
 
 
 def test_a_job_waits_for_the_outcome_in_flight_before_it_goes_on(behind):
@@ -29,10 +30,10 @@ def test_a_job_waits_for_the_outcome_in_flight_before_it_goes_on(behind):
         release.wait()
         written.append("outcome")
 
-    outcomes.record(slow_write)  # returns at once: the write is behind the job
+    delivery_thread.record(slow_write)  # returns at once: the write is behind the job
 
     def next_job() -> None:
-        outcomes.settled()
+        delivery_thread.settled()
         seen.append(("settled", written == ["outcome"]))
 
     waiter = threading.Thread(target=next_job)
@@ -48,12 +49,12 @@ def test_a_failed_write_is_logged_and_does_not_stop_the_next_job(behind, caplog)
         raise RuntimeError("database gone")
 
     with caplog.at_level(logging.ERROR, logger="herald.outcomes"):
-        outcomes.record(broken)
-        outcomes.settled()
+        delivery_thread.record(broken)
+        delivery_thread.settled()
     assert "recording a delivery outcome failed" in caplog.text
     done: list[str] = []
-    outcomes.record(lambda: done.append("next"))
-    outcomes.settled()
+    delivery_thread.record(lambda: done.append("next"))
+    delivery_thread.settled()
     assert done == ["next"]
 
 
@@ -66,7 +67,7 @@ def test_jobs_written_behind_record_every_outcome(settings, behind, monkeypatch)
     assert deliver_notification(str(second.id)) == "delivered"
     # The second job could only claim once the first outcome was committed.
     assert Notification.get_by_id(first.id).status == "delivered"
-    outcomes.close()  # a worker's shutdown: the outcome in flight is committed
+    delivery_thread.close()  # a worker's shutdown: the outcome in flight is committed
     assert Notification.get_by_id(second.id).status == "delivered"
     assert DeliveryAttempt.select().where(DeliveryAttempt.outcome == "delivered").count() == 2
 
@@ -87,33 +88,33 @@ def test_work_started_ahead_runs_after_the_outcome_in_flight(behind):
         release.wait()
         written.append("outcome")
 
-    outcomes.record(slow_write)
-    outcomes.ahead("job-1", lambda: list(written))  # a claim, as the worker starts it
+    delivery_thread.record(slow_write)
+    delivery_thread.ahead("job-1", lambda: list(written))  # a claim, as the worker starts it
     release.set()
-    started = outcomes.taken("job-1")
+    started = delivery_thread.taken("job-1")
     assert started is not None and started.result() == ["outcome"]
-    assert outcomes.taken("job-1") is None  # taken once
+    assert delivery_thread.taken("job-1") is None  # taken once
 
 
 def test_work_started_ahead_passes_its_exception_to_the_job(behind):
     def broken() -> None:
         raise RuntimeError("database gone")
 
-    outcomes.ahead("job-1", broken)
-    started = outcomes.taken("job-1")
+    delivery_thread.ahead("job-1", broken)
+    started = delivery_thread.taken("job-1")
     assert started is not None
     with pytest.raises(RuntimeError, match="database gone"):
         started.result()
 
 
 def test_work_started_ahead_of_another_job_is_not_taken(behind, caplog):
-    outcomes.ahead("job-1", lambda: "claimed")
+    delivery_thread.ahead("job-1", lambda: "claimed")
     with caplog.at_level(logging.WARNING, logger="herald.outcomes"):
-        assert outcomes.taken("job-2") is None
+        assert delivery_thread.taken("job-2") is None
     assert "job-1" in caplog.text
 
 
 def test_without_write_behind_nothing_is_started_ahead(settings):
     ran: list[str] = []
-    outcomes.ahead("job-1", lambda: ran.append("claim"))
-    assert outcomes.taken("job-1") is None and ran == []
+    delivery_thread.ahead("job-1", lambda: ran.append("claim"))
+    assert delivery_thread.taken("job-1") is None and ran == []
