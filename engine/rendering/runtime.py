@@ -54,11 +54,6 @@ class InvalidProgram(ValueError):
     """A stored program is not one this engine produces."""
 
 
-def _check(cond: bool, what: str) -> None:
-    if not cond:
-        raise InvalidProgram(what)
-
-
 def _push(c: tuple, value: object) -> tuple:
     # handlebars.js adds a depth only when the context changes.
     top = c[0]
@@ -69,36 +64,69 @@ def _push(c: tuple, value: object) -> tuple:
 
 
 # -- expressions --------------------------------------------------------------------
-def _expr(e: object, level: int) -> Ev:
-    _check(isinstance(e, list) and e and level < _MAX_LOAD_DEPTH, "expression")
+# Loading checks each node and builds its closure in the same pass (the template of a cold
+# start pays for it). `memo`, one per load, hands out again the closure built for a path,
+# call or output statement already seen: closures hold no state, and a template repeats a
+# few distinct ones many times. A node is always checked in full before its memo lookup.
+def _expr(e: object, level: int, memo: dict) -> tuple[Ev, int]:
+    """The evaluator of one expression node and its weight: the number of expression
+    nodes, the work units each evaluation is charged."""
+    if not (isinstance(e, list) and e and level < _MAX_LOAD_DEPTH):
+        raise InvalidProgram("expression")
     kind = e[0]
-    if kind == "lit":
-        _check(len(e) == 2 and (e[1] is None or type(e[1]) in (str, int, float, bool)), "lit")
-        value = e[1]
-        return lambda c, d: value
     if kind == "path":
-        _check(len(e) == 3 and type(e[1]) is int and 0 <= e[1] <= _MAX_LOAD_DEPTH, "path")
-        return _path(e[1], _segments(e[2]))
+        if not (len(e) == 3 and type(e[1]) is int and 0 <= e[1] <= _MAX_LOAD_DEPTH):
+            raise InvalidProgram("path")
+        segs = _segments(e[2])
+        key = ("path", e[1], segs)
+        built = memo.get(key)
+        if built is None:
+            built = memo[key] = (_path(e[1], segs), 1)
+        return built
+    if kind == "lit":
+        if not (len(e) == 2 and (e[1] is None or type(e[1]) in (str, int, float, bool))):
+            raise InvalidProgram("lit")
+        value = e[1]
+        # Never shared: 1, 1.0 and True are equal keys. So a call on a lit matches no other.
+        return (lambda c, d: value), 1
     if kind == "data":
-        _check(len(e) == 3 and e[1] in DATA_NAMES, "data")
+        if not (len(e) == 3 and type(e[1]) is str and e[1] in DATA_NAMES):
+            raise InvalidProgram("data")
         name, segs = e[1], _segments(e[2])
-        _check(not segs or name == "root", "data path")
+        if segs and name != "root":
+            raise InvalidProgram("data path")
         if not segs:
-            return lambda c, d: d.get(name)
-        return lambda c, d: _walk(d.get("root"), segs)
+            return (lambda c, d: d.get(name)), 1
+        return (lambda c, d: _walk(d.get("root"), segs)), 1
     if kind == "call":
-        _check(len(e) == 3 and e[1] in INLINE_HELPERS and isinstance(e[2], list), "call")
+        if not (len(e) == 3 and type(e[1]) is str and e[1] in INLINE_HELPERS
+                and isinstance(e[2], list)):
+            raise InvalidProgram("call")
         low, high = INLINE_HELPERS[e[1]]
-        _check(low <= len(e[2]) <= high, "arity")
+        if not low <= len(e[2]) <= high:
+            raise InvalidProgram("arity")
         fn = INLINE_FUNCTIONS[e[1]]
-        args = [_expr(a, level + 1) for a in e[2]]
-        return lambda c, d: fn(*[a(c, d) for a in args])
+        args: list[Ev] = []
+        weight = 1
+        for a in e[2]:
+            ev, w = _expr(a, level + 1, memo)
+            args.append(ev)
+            weight += w
+        key = ("call", fn, *args)
+        built = memo.get(key)
+        if built is None:
+            built = memo[key] = ((lambda c, d: fn(*[a(c, d) for a in args])), weight)
+        return built
     raise InvalidProgram(f"expression kind {kind!r}")
 
 
 def _segments(segs: object) -> tuple[str, ...]:
-    _check(isinstance(segs, list) and all(type(s) is str for s in segs), "segments")
-    return tuple(s.lower() for s in segs)  # type: ignore[union-attr]
+    if not isinstance(segs, list):
+        raise InvalidProgram("segments")
+    for s in segs:
+        if type(s) is not str:
+            raise InvalidProgram("segments")
+    return tuple([s.lower() for s in segs])
 
 
 def _walk(obj: object, segs: tuple[str, ...]) -> object:
@@ -188,37 +216,53 @@ def _block(helper: str, evs: list[Ev], prog: Op, inv: Op | None) -> Op:
     return each_op
 
 
-def _weight(e: list) -> int:
-    return 1 + sum(_weight(a) for a in e[2]) if e[0] == "call" else 1
-
-
-def _program(nodes: object, level: int) -> Op:
-    _check(isinstance(nodes, list) and level < _MAX_LOAD_DEPTH, "program")
+def _program(nodes: object, level: int, memo: dict) -> Op:
+    """The runner of one list of statements. Nodes are checked in order, a block's
+    inverse before its program, so the first bad node names the InvalidProgram."""
+    if not (isinstance(nodes, list) and level < _MAX_LOAD_DEPTH):
+        raise InvalidProgram("program")
     ops: list = []
     static = 0
+    # Work units: one per program run, per statement and per expression node.
+    cost = 1
+    dynamic = False
     for node in nodes:  # type: ignore[union-attr]
+        cost += 1
         if node.__class__ is str:
             ops.append(node)
             static += len(node)
             continue
-        _check(isinstance(node, list) and node, "node")
-        if node[0] == "out":
-            _check(len(node) == 3 and type(node[2]) is bool, "out")
-            ops.append(_out(_expr(node[1], level + 1), node[2]))
-        elif node[0] == "block":
-            _check(len(node) == 5 and node[1] in BLOCK_HELPERS and isinstance(node[2], list),
-                   "block")
+        if not (isinstance(node, list) and node):
+            raise InvalidProgram("node")
+        dynamic = True
+        kind = node[0]
+        if kind == "out":
+            if not (len(node) == 3 and type(node[2]) is bool):
+                raise InvalidProgram("out")
+            ev, weight = _expr(node[1], level + 1, memo)
+            cost += weight
+            key = ("out", ev, node[2])
+            op = memo.get(key)
+            if op is None:
+                op = memo[key] = _out(ev, node[2])
+            ops.append(op)
+        elif kind == "block":
+            if not (len(node) == 5 and type(node[1]) is str and node[1] in BLOCK_HELPERS
+                    and isinstance(node[2], list)):
+                raise InvalidProgram("block")
             low, high = BLOCK_HELPERS[node[1]]
-            _check(low <= len(node[2]) <= high, "arity")
-            evs = [_expr(p, level + 1) for p in node[2]]
-            inv = None if node[4] is None else _program(node[4], level + 1)
-            ops.append(_block(node[1], evs, _program(node[3], level + 1), inv))
+            if not low <= len(node[2]) <= high:
+                raise InvalidProgram("arity")
+            evs: list[Ev] = []
+            for p in node[2]:
+                ev, weight = _expr(p, level + 1, memo)
+                evs.append(ev)
+                cost += weight
+            inv = None if node[4] is None else _program(node[4], level + 1, memo)
+            ops.append(_block(node[1], evs, _program(node[3], level + 1, memo), inv))
         else:
-            raise InvalidProgram(f"node kind {node[0]!r}")
-    # Work units: one per program run, per statement and per expression node.
-    cost = len(ops) + 1 + sum(_weight(n[1]) if n[0] == "out" else sum(_weight(e) for e in n[2])
-                              for n in nodes if n.__class__ is not str)  # type: ignore[union-attr]
-    if all(op.__class__ is str for op in ops):
+            raise InvalidProgram(f"node kind {kind!r}")
+    if not dynamic:
         text = "".join(ops)
 
         def static_run(out: list, c: tuple, d: dict, st: _State) -> None:
@@ -246,7 +290,7 @@ def load(program: object,
          deadline_seconds: float = RENDER_DEADLINE_SECONDS) -> Callable[[Tags], str]:
     """Build the render function of one stored part; raises InvalidProgram."""
     try:
-        run = _program(program, 0)
+        run = _program(program, 0, {})
     except RecursionError as exc:  # pragma: no cover - depth is bounded above
         raise InvalidProgram("program nested too deep") from exc
 
