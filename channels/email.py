@@ -13,8 +13,10 @@ from email.header import Header
 from email.message import Message
 from email.mime.base import MIMEBase
 from email.mime.multipart import MIMEMultipart
-from email.utils import formataddr, formatdate, make_msgid, parseaddr
+from email.utils import formataddr, formatdate, make_msgid, parseaddr, quote
 from typing import Any
+
+import idna
 
 from channels.plaintext import html_to_text
 from engine.contracts import Attachment, OutboundEmail
@@ -63,14 +65,41 @@ def _header(value: str) -> str | Header:
     return value if value.isascii() else Header(value, "utf-8")
 
 
+def ascii_domain(value: str) -> str:
+    """``addr`` or ``Name <addr>`` with an internationalised domain in its ASCII form (IDNA
+    2008, as the API's validator checked it): every server takes that, where a UTF-8
+    domain would need SMTPUTF8. A non-ASCII local part has no such form and stays."""
+    if value.isascii():
+        return value
+    address = parseaddr(value)[1]
+    domain = address.rpartition("@")[2]
+    if not domain or domain.isascii():
+        return value
+    try:
+        encoded = idna.encode(domain, uts46=True).decode("ascii")
+    except idna.IDNAError:
+        return value
+    return value.replace(f"@{domain}", f"@{encoded}")
+
+
+def _mailbox(name: str, address: str) -> str:
+    if address.isascii():
+        return formataddr((name, address), charset="utf-8")
+    # A non-ASCII local part: the header is UTF-8 as it stands (RFC 6532, with SMTPUTF8).
+    return f'"{quote(name)}" <{address}>' if name else address
+
+
 def _address(value: str) -> str:
     if _PLAIN_ADDRESS.fullmatch(value):
         return value
-    return formataddr(parseaddr(value), charset="utf-8")
+    return _mailbox(*parseaddr(value))
 
 
 def _address_list(values: list[str]) -> str:
-    return ", ".join(_address(v) for v in values)
+    addresses = [_address(v) for v in values]
+    # UTF-8 headers skip compat32's folding (_FastGenerator): one address a line instead.
+    return ", ".join(addresses) if all(a.isascii() for a in addresses) else ",\n ".join(
+        addresses)
 
 
 def _boundary() -> str:
@@ -91,6 +120,9 @@ class _FastGenerator(BytesGenerator):
             if (isinstance(value, str) and len(name) + len(value) + 2 <= LINE
                     and _PLAIN_VALUE.fullmatch(value)):
                 self._fp.write(f"{name}: {value}{self._NL}".encode("ascii"))
+            elif isinstance(value, str) and not value.isascii():  # an SMTPUTF8 address
+                self._fp.write(f"{name}: {value}{self._NL}".replace("\n ", f"{self._NL} ")
+                               .encode("utf-8"))
             else:
                 self._fp.write(self.policy.fold_binary(name, value))
         self.write(self._NL)
@@ -147,7 +179,7 @@ def build_mime(email: OutboundEmail, payload: dict[str, Any]) -> Message:
         body = MIMEMultipart("alternative", boundary=_boundary(), _subparts=[text, html])
     msg = body if not files else MIMEMultipart("mixed", boundary=_boundary(), _subparts=[
         body, *(_attachment_part(a, inline=False) for a in files)])
-    msg["From"] = formataddr((email.sender_name or "", email.sender), charset="utf-8")
+    msg["From"] = _mailbox(email.sender_name or "", email.sender)
     if email.to:
         msg["To"] = _address_list(email.to)
     if email.cc:
@@ -177,19 +209,19 @@ class EmailChannel:
     needs_provider = True
 
     def build(self, payload: dict[str, Any]) -> OutboundEmail:
-        sender = payload["from"]["address"]
+        sender = ascii_domain(payload["from"]["address"])
         email = OutboundEmail(
             sender=sender,
             sender_name=payload["from"].get("name"),
-            to=list(payload.get("to") or []),
-            cc=list(payload.get("cc") or []),
-            bcc=list(payload.get("bcc") or []),
+            to=[ascii_domain(a) for a in payload.get("to") or []],
+            cc=[ascii_domain(a) for a in payload.get("cc") or []],
+            bcc=[ascii_domain(a) for a in payload.get("bcc") or []],
             subject=payload.get("subject") or "",
             html=payload.get("html"),
             # The API leaves the text to the worker: the conversion is off the request path.
             text=payload.get("text") if payload.get("text") is not None or payload.get(
                 "html") is None else text_from_html(payload["html"]),
-            reply_to=payload.get("replyTo"),
+            reply_to=ascii_domain(payload["replyTo"]) if payload.get("replyTo") else None,
             headers=dict(payload.get("headers") or {}),
             attachments=_attachments(payload),
             request_delivery_receipt=bool(payload.get("requestDeliveryReceipt")),

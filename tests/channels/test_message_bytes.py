@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from email import message_from_bytes, message_from_string, policy
 from email.generator import BytesGenerator
 
 import pytest
@@ -54,3 +55,34 @@ def test_text_parts_are_those_mimetext_builds(text: str, subtype: str) -> None:
     from channels.email import _text_part
 
     assert _text_part(text, subtype).as_bytes() == MIMEText(text, subtype, "utf-8").as_bytes()
+
+
+def test_an_internationalised_domain_is_sent_in_its_ascii_form() -> None:
+    email = EmailChannel().build(factories.email_payload(
+        **{"from": {"address": "hello@bücher.example", "name": "Bücher"}},
+        to=["Zoë <zoe@bücher.example>"], cc=["c@example.net"], bcc=["b@straße.example"],
+        replyTo="help@bücher.example"))
+    assert email.sender == "hello@xn--bcher-kva.example"
+    assert email.recipients == ["Zoë <zoe@xn--bcher-kva.example>", "c@example.net",
+                                "b@xn--strae-oqa.example"]
+    raw = message_bytes(email.mime)
+    assert raw.isascii() and raw == _standard(email.mime)
+    parsed = message_from_bytes(raw, policy=policy.default)
+    assert str(parsed["From"]) == "Bücher <hello@xn--bcher-kva.example>"
+    assert str(parsed["To"]) == "Zoë <zoe@xn--bcher-kva.example>"
+    assert str(parsed["Reply-To"]) == "help@xn--bcher-kva.example"
+    assert parsed["Message-ID"].endswith("@xn--bcher-kva.example>")
+
+
+def test_a_non_ascii_local_part_is_written_as_utf8_one_address_a_line() -> None:
+    email = EmailChannel().build(factories.email_payload(
+        **{"from": {"address": "jörg@example.com", "name": 'Jörg "J" M'}},
+        to=["ada@example.net", "Zoë <zoë@example.net>", "plain@example.net"]))
+    raw = message_bytes(email.mime)
+    assert b"From: \"J\xc3\xb6rg \\\"J\\\" M\" <j\xc3\xb6rg@example.com>\r\n" in raw
+    assert (b"To: ada@example.net,\r\n \"Zo\xc3\xab\" <zo\xc3\xab@example.net>,\r\n"
+            b" plain@example.net\r\n") in raw
+    parsed = message_from_string(raw.decode(), policy=policy.SMTPUTF8)
+    assert [a.addr_spec for a in parsed["To"].addresses] == [
+        "ada@example.net", "zoë@example.net", "plain@example.net"]
+    assert parsed["From"].addresses[0].display_name == 'Jörg "J" M'

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from engine.embedded_redis import free_port
+from plugins.smtp import SmtpProvider
 from tests.support.smtp_server import start_smtp
 
 
@@ -13,3 +14,11 @@ def smtp():
     handler.reads = []
     yield handler
     controller.stop()
+
+
+@pytest.fixture
+def provider(smtp):
+    """An SMTP provider pointed at the ``smtp`` server, closed after the test."""
+    provider = SmtpProvider(f"smtp://127.0.0.1:{smtp.port}?tls=none&timeout=5")
+    yield provider
+    provider.close()

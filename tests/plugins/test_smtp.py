@@ -154,13 +154,6 @@ def test_a_421_closes_the_connection_and_the_next_message_reconnects(smtp_settin
     assert [a.rcpt_tos for a in smtp.received] == [["ada@example.net"]]
 
 
-@pytest.fixture
-def provider(smtp):
-    provider = SmtpProvider(f"smtp://127.0.0.1:{smtp.port}?tls=none&timeout=5")
-    yield provider
-    provider.close()
-
-
 def dotted_message(**payload):
     """A message with body lines that must be dot-stuffed on the wire (one is a lone dot)."""
     message = factories_message(**payload)

@@ -1,5 +1,5 @@
-"""A real SMTP server (aiosmtpd) that advertises DSN and PIPELINING, records what arrives and
-can refuse."""
+"""A real SMTP server (aiosmtpd) that advertises DSN, PIPELINING and SMTPUTF8, records what
+arrives and can refuse."""
 
 from __future__ import annotations
 
@@ -27,13 +27,15 @@ class Handler:
     refuse: dict[str, str] = field(default_factory=dict)  # address -> reply (MAIL or RCPT)
     delay: float = 0.0
     pipelining: bool = True  # advertise PIPELINING (RFC 2920) in the EHLO answer
+    smtputf8: bool = True  # advertise SMTPUTF8 (RFC 6531)
     # Each chunk read from a client socket, when a list is given (the pipelining tests).
     reads: list[bytes] | None = None
 
     async def handle_EHLO(self, server, session, envelope, hostname, responses):
         session.host_name = hostname
         offered = ["250-DSN", *(["250-PIPELINING"] if self.pipelining else [])]
-        return [*responses[:-1], *offered, responses[-1]]
+        kept = [r for r in responses[:-1] if self.smtputf8 or r != "250-SMTPUTF8"]
+        return [*kept, *offered, responses[-1]]
 
     async def handle_MAIL(self, server, session, envelope, address, mail_options):
         if address.lower() in self.refuse:
@@ -86,7 +88,7 @@ def start_smtp(port: int, *, starttls=None, implicit_tls=None,
     """``starttls``: an SSLContext offered (and required) through STARTTLS;
     ``implicit_tls``: an SSLContext wrapping the socket from the first byte (smtps)."""
     handler = Handler()
-    kwargs: dict = {}
+    kwargs: dict = {"enable_SMTPUTF8": True}
     if starttls is not None:
         kwargs.update(tls_context=starttls, require_starttls=True)
     if auth is not None:

@@ -1,0 +1,106 @@
+"""A fan-out handed to a provider's ``send_many`` as streams, one per lane: each message
+built when its stream asks for it, every outcome back at its own recipient."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+
+import pytest
+
+from channels.email import EmailChannel
+from engine.contracts import DeliveryError, OutboundEmail, PermanentError, SendResult
+from engine.jobs import _send_all
+from tests import factories
+
+
+class CountingChannel(EmailChannel):
+    """The email channel, counting the messages built so far."""
+
+    def __init__(self) -> None:
+        self.built = 0
+        self.lock = threading.Lock()
+
+    def build(self, payload):
+        with self.lock:
+            self.built += 1
+        return super().build(payload)
+
+
+class StreamingProvider:
+    """Refuses every recipient whose name ends in an odd digit; notes what it saw."""
+
+    channel = "email"
+
+    def __init__(self, lanes: int, channel: CountingChannel, stop_after: int | None = None,
+                 fail_on: str | None = None) -> None:
+        self.max_concurrency = lanes
+        self.channel = channel
+        self.stop_after, self.fail_on = stop_after, fail_on
+        self.threads: set[str] = set()
+        self.started = threading.Barrier(lanes, timeout=10)  # every lane streams at once
+        self.built_when_taken: list[int] = []
+        self.taken: list[str] = []
+
+    def send(self, message: OutboundEmail) -> SendResult:  # pragma: no cover - not called
+        raise AssertionError("a fan-out goes through send_many")
+
+    def send_many(self, messages: Iterable[OutboundEmail],
+                  ) -> Iterator[SendResult | DeliveryError]:
+        self.threads.add(threading.current_thread().name)
+        self.started.wait()
+        for count, message in enumerate(messages):
+            (address,) = message.to
+            self.built_when_taken.append(self.channel.built)
+            self.taken.append(address)
+            if address == self.fail_on:
+                raise RuntimeError("provider bug")
+            if self.stop_after is not None and count == self.stop_after:
+                return
+            if int(address.split("@")[0][-1]) % 2:
+                yield PermanentError(f"refused {address}")
+            else:
+                yield SendResult(provider_message_id=f"<{address}>")
+
+
+def planned(count: int) -> list[tuple[str, dict]]:
+    addresses = [f"user{i}@example.net" for i in range(count)]
+    return [(a, factories.email_payload(to=[a], suppressionKeys=[a])) for a in addresses]
+
+
+@pytest.mark.parametrize("lanes", [1, 3])
+def test_every_outcome_lands_at_its_own_recipient(lanes):
+    channel = CountingChannel()
+    provider = StreamingProvider(lanes, channel)
+    messages = planned(30)
+    sent = _send_all(channel, provider, messages)
+    assert [row[0] for row in sent] == [recipient for recipient, _ in messages]
+    for recipient, _started, result, error in sent:
+        if int(recipient.split("@")[0][-1]) % 2:
+            assert result is None and str(error) == f"refused {recipient}"
+        else:
+            assert error is None and result.provider_message_id == f"<{recipient}>"
+    assert sorted(provider.taken) == sorted(r for r, _ in messages)
+    assert len(provider.threads) == lanes
+    # Built as the streams ask: never more than one message ahead per lane.
+    assert all(built <= taken + lanes
+               for taken, built in enumerate(provider.built_when_taken, start=1))
+
+
+def test_a_stream_that_ends_early_fails_the_job():
+    channel = CountingChannel()
+    with pytest.raises(RuntimeError, match="no outcome for"):
+        _send_all(channel, StreamingProvider(2, channel, stop_after=3), planned(10))
+
+
+def test_an_exception_out_of_a_stream_fails_the_job():
+    channel = CountingChannel()
+    with pytest.raises(RuntimeError, match="provider bug"):
+        _send_all(channel, StreamingProvider(2, channel, fail_on="user4@example.net"),
+                  planned(10))
+
+
+def test_a_single_message_goes_through_send():
+    channel = CountingChannel()
+    with pytest.raises(AssertionError, match="through send_many"):
+        _send_all(channel, StreamingProvider(4, channel), planned(1))

@@ -1,0 +1,197 @@
+"""``SmtpProvider.send_many``: a fan-out's messages as one pipelined stream per connection,
+each message's content leading the next message's commands (RFC 2920 3.1)."""
+
+from __future__ import annotations
+
+import email
+from email import policy
+
+import pytest
+
+from channels.email import EmailChannel, message_bytes
+from engine import providers
+from engine.contracts import PermanentError, SendResult, SuppressedError, TransientError
+from engine.jobs import deliver_notification
+from engine.models import DeliveryAttempt, Suppression
+from tests import factories
+
+
+def message(subject: str = "Hello", **payload):
+    return EmailChannel().build(factories.email_payload(subject=subject, **payload))
+
+
+def dotted(subject: str):
+    """A message whose body must be dot-stuffed on the wire (one line is a lone dot)."""
+    built = message(subject)
+    built.mime = email.message_from_bytes(
+        f"From: hello@example.com\r\nSubject: {subject}\r\n\r\n".encode()
+        + b".leading dot\r\n.\r\n..\r\nend of body\r\n")
+    return built
+
+
+def greetings(reads: list[bytes]) -> int:
+    """How many connections the client opened (one EHLO each)."""
+    return sum(read.upper().startswith(b"EHLO") for read in reads)
+
+
+def test_each_message_s_content_leads_the_next_message_s_commands(smtp, provider):
+    messages = [dotted(f"m{i}") for i in range(3)]
+    results = list(provider.send_many(iter(messages)))
+    assert [type(r) for r in results] == [SendResult] * 3
+    assert [r.provider_message_id for r in results] == [m.message_id for m in messages]
+    assert [a.content for a in smtp.received] == [message_bytes(m.mime) for m in messages]
+    writes = [r for r in smtp.reads if b"DATA\r\n" in r or r.endswith(b"\r\n.\r\n")]
+    first, second, third, last = writes
+    assert first.startswith(b"MAIL FROM:") and first.endswith(b"DATA\r\n")
+    for number, write in enumerate((second, third, last)):
+        # The previous message's content, stuffed and ended, then MAIL, RCPT and DATA.
+        content = message_bytes(messages[number].mime)
+        assert write.startswith(content.replace(b"\r\n.", b"\r\n..") + b".\r\n")
+        assert write.endswith(b"DATA\r\n") is (write is not last)
+    assert b"MAIL FROM:" not in last
+    assert greetings(smtp.reads) == 1
+
+
+def test_refused_messages_in_a_stream_leave_the_others_delivered(smtp, provider):
+    smtp.refuse.update({"gone@example.net": "550 5.1.1 mailbox unavailable",
+                        "busy@example.net": "451 4.3.0 try later",
+                        "bad@example.com": "553 5.7.1 sender not allowed"})
+    messages = [message("first"), message("bounced", to=["gone@example.net"]),
+                message("deferred", to=["busy@example.net"]),
+                message("partial", to=["gone@example.net", "ok@example.net"]),
+                message("sender", **{"from": {"address": "bad@example.com", "name": None}}),
+                message("last")]
+    first, bounced, deferred, partial, sender, last = provider.send_many(messages)
+    assert isinstance(first, SendResult) and isinstance(last, SendResult)
+    assert isinstance(bounced, SuppressedError) and bounced.recipients == ["gone@example.net"]
+    assert isinstance(deferred, TransientError) and deferred.status_code == 451
+    assert partial.rejected == {"gone@example.net": "550 5.1.1 mailbox unavailable"}
+    assert partial.bounced == ["gone@example.net"]
+    assert isinstance(sender, PermanentError) and str(sender) == (
+        "SMTP 553: 5.7.1 sender not allowed")
+    assert [a.rcpt_tos for a in smtp.received] == [
+        ["ada@example.net"], ["ok@example.net"], ["ada@example.net"]]
+    assert greetings(smtp.reads) == 1  # every refusal left the connection in step
+
+
+def answer_content(smtp, subject: str, reply: str) -> None:
+    """The server answers ``reply`` to the content of a message with this subject."""
+    accept = type(smtp).handle_DATA
+
+    async def handle_DATA(server, session, envelope):
+        if f"Subject: {subject}\r\n".encode() in envelope.original_content:
+            return reply
+        return await accept(smtp, server, session, envelope)
+
+    smtp.handle_DATA = handle_DATA
+
+
+def test_a_refused_content_fails_only_its_message(smtp, provider):
+    answer_content(smtp, "spam", "554 5.6.0 content rejected")
+    outcomes = list(provider.send_many([message("a"), message("spam"), message("b")]))
+    assert [type(o) for o in outcomes] == [SendResult, PermanentError, SendResult]
+    assert outcomes[1].status_code == 554
+    assert len(smtp.received) == 2 and greetings(smtp.reads) == 1
+
+
+def test_a_421_for_a_content_reopens_the_connection_for_the_rest(smtp, provider):
+    answer_content(smtp, "last straw", "421 4.3.2 shutting down")
+    outcomes = list(provider.send_many(
+        [message("a"), message("last straw"), message("b"), message("c")]))
+    assert [type(o) for o in outcomes] == [SendResult, TransientError, SendResult, SendResult]
+    assert [email.message_from_bytes(a.content)["Subject"] for a in smtp.received] == [
+        "a", "b", "c"]
+    assert greetings(smtp.reads) == 2
+
+
+def test_a_connection_lost_mid_stream_resends_what_was_not_settled(smtp, provider):
+    accept = type(smtp).handle_DATA
+    dropped: list[str] = []
+
+    async def hang_up_once(server, session, envelope):
+        if b"Subject: b" in envelope.original_content and not dropped:
+            dropped.append("b")
+            server.transport.close()  # before any reply: the client cannot know its fate
+            return "250 never sent"
+        return await accept(smtp, server, session, envelope)
+
+    smtp.handle_DATA = hang_up_once
+    outcomes = list(provider.send_many([message(s) for s in "abcd"]))
+    assert [type(o) for o in outcomes] == [SendResult] * 4
+    # b's content and c's commands were on the lost connection: both sent again, once each.
+    assert [email.message_from_bytes(a.content)["Subject"] for a in smtp.received] == [
+        "a", "b", "c", "d"]
+    assert dropped == ["b"] and greetings(smtp.reads) == 2
+
+
+def test_a_server_without_pipelining_gets_each_message_through_sendmail(smtp, provider):
+    smtp.pipelining = False
+    smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
+    outcomes = list(provider.send_many(
+        [message("a"), message("gone", to=["gone@example.net"]), message("b")]))
+    assert [type(o) for o in outcomes] == [SendResult, SuppressedError, SendResult]
+    assert len(smtp.received) == 2
+    assert not [r for r in smtp.reads if r.startswith(b"MAIL FROM:") and b"RCPT" in r]
+
+
+@pytest.mark.parametrize("pipelining", [True, False], ids=["pipelined", "not-pipelined"])
+def test_an_international_address_goes_with_smtputf8_and_an_idn_in_ascii(smtp, provider,
+                                                                        pipelining):
+    smtp.pipelining = pipelining
+    outcomes = list(provider.send_many([
+        message("a"), message("utf8", to=["jörg@example.net", "Zoë <zoe@bücher.example>"]),
+        message("idn", to=["ada@bücher.example"]), message("b")]))
+    assert [type(o) for o in outcomes] == [SendResult] * 4
+    _, utf8, idn, _ = smtp.received
+    assert utf8.rcpt_tos == ["jörg@example.net", "zoe@xn--bcher-kva.example"]
+    assert idn.rcpt_tos == ["ada@xn--bcher-kva.example"]
+    headers = email.message_from_string(utf8.content.decode(), policy=policy.SMTPUTF8)
+    assert [str(a) for a in headers["To"].addresses] == [
+        "jörg@example.net", "Zoë <zoe@xn--bcher-kva.example>"]
+    assert b"To: j\xc3\xb6rg@example.net,\r\n =?utf-8?" in utf8.content  # raw UTF-8, folded
+    assert email.message_from_bytes(idn.content)["To"] == "ada@xn--bcher-kva.example"
+    assert greetings(smtp.reads) == 1
+
+
+@pytest.mark.parametrize("pipelining", [True, False], ids=["pipelined", "not-pipelined"])
+def test_a_server_without_smtputf8_fails_only_the_international_message(smtp, provider,
+                                                                        pipelining):
+    smtp.pipelining, smtp.smtputf8 = pipelining, False
+    outcomes = list(provider.send_many(
+        [message("a"), message("utf8", to=["jörg@example.net"]), message("b")]))
+    assert [type(o) for o in outcomes] == [SendResult, PermanentError, SendResult]
+    assert "SMTPUTF8" in str(outcomes[1])
+    assert [email.message_from_bytes(a.content)["Subject"] for a in smtp.received] == ["a", "b"]
+    assert greetings(smtp.reads) == 1
+
+
+@pytest.fixture
+def smtp_settings(settings, smtp):
+    from engine import runtime
+
+    runtime.configure(settings.with_changes(
+        email_provider=f"smtp://127.0.0.1:{smtp.port}?tls=none&connections=3"))
+    providers.close_all()
+    yield
+    providers.close_all()
+    runtime.configure(settings)
+
+
+def test_a_marketing_fan_out_streams_one_message_per_recipient(smtp_settings, smtp):
+    smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
+    recipients = [f"user{i}@example.net" for i in range(20)] + ["gone@example.net"]
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload(
+        emailType="Marketing", to=recipients, trackOpens=True))
+    assert deliver_notification(str(n.id)) == "delivered"
+    assert sorted(a.rcpt_tos[0] for a in smtp.received) == sorted(recipients[:-1])
+    assert all(len(a.rcpt_tos) == 1 for a in smtp.received)
+    assert 1 < greetings(smtp.reads) <= 3  # lanes, each one pipelined connection
+    assert any(b"\r\n.\r\nMAIL FROM:" in r for r in smtp.reads)
+    rows = {a.recipient: a for a in DeliveryAttempt.select()}
+    assert set(rows) == set(recipients)
+    assert {a.outcome for r, a in rows.items() if r != "gone@example.net"} == {"delivered"}
+    assert rows["gone@example.net"].outcome == "suppressed"
+    ids = {email.message_from_bytes(a.content)["Message-ID"] for a in smtp.received}
+    assert {rows[r].provider_message_id for r in recipients[:-1]} == ids
+    assert Suppression.get(Suppression.address == "gone@example.net").reason == "bounce"
