@@ -6,9 +6,14 @@ redirect to a link that Herald itself rewrote: never an open redirect.
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
+import hmac
 import html
+import json
 import re
+import zlib
 from typing import Any
 
 from itsdangerous import BadSignature, URLSafeSerializer
@@ -19,18 +24,59 @@ _HREF = re.compile(r"""(<a\b[^>]*?\bhref\s*=\s*)(["'])(https?://[^"'\s>]+)\2""",
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 
 
+# A payload this short is never worth compressing (itsdangerous tries zlib on every one).
+_COMPRESS_FROM = 128
+
+
+class _TokenSigner:
+    """Makes the tokens of itsdangerous's URLSafeSerializer, which reads them back: compact
+    JSON, zlib where that shortens a long payload, base64url, then "." and the HMAC-SHA1 of
+    it all under itsdangerous's key ("django-concat": SHA-1 of salt, "signer", secret).
+
+    Keyed once per key and purpose: a fan-out signs two tokens per recipient, and
+    itsdangerous derives its key, builds a signer and sets up zlib's state for every one.
+    """
+
+    def __init__(self, secret_key: str, salt: str) -> None:
+        key = hashlib.sha1(salt.encode() + b"signer" + secret_key.encode()).digest()
+        self._mac = hmac.new(key, digestmod=hashlib.sha1)
+
+    def dumps(self, data: Any) -> str:
+        raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body = _b64(raw)
+        if len(raw) >= _COMPRESS_FROM:
+            packed = zlib.compress(raw)
+            if len(packed) < len(raw) - 1:
+                body = b"." + _b64(packed)
+        mac = self._mac.copy()
+        mac.update(body)
+        return (body + b"." + _b64(mac.digest())).decode("ascii")
+
+
+def _b64(data: bytes) -> bytes:
+    return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+
 def _serializer(purpose: str) -> URLSafeSerializer:
     return _serializer_for(runtime.settings().secret_key, purpose)
 
 
 @functools.lru_cache(maxsize=16)
 def _serializer_for(secret_key: str, purpose: str) -> URLSafeSerializer:
-    """Built once per key and purpose: a fan-out signs two tokens per recipient."""
-    return URLSafeSerializer(secret_key, salt=f"herald-{purpose}")
+    return URLSafeSerializer(secret_key, salt=_salt(purpose))
+
+
+@functools.lru_cache(maxsize=16)
+def _signer_for(secret_key: str, purpose: str) -> _TokenSigner:
+    return _TokenSigner(secret_key, _salt(purpose))
+
+
+def _salt(purpose: str) -> str:
+    return f"herald-{purpose}"
 
 
 def make_token(purpose: str, data: dict[str, Any]) -> str:
-    return _serializer(purpose).dumps(data)
+    return _signer_for(runtime.settings().secret_key, purpose).dumps(data)
 
 
 def read_token(purpose: str, token: str) -> dict[str, Any] | None:
