@@ -58,6 +58,10 @@ _PLAIN_ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9.-]+")
 # A header value that compat32's folding writes back unchanged: printable ASCII, single
 # spaces, short enough for one line (checked with the name in _FastGenerator).
 _PLAIN_VALUE = re.compile(r"[!-~]+(?: [!-~]+)*")
+# A value that compat32 cannot break (no white space, and none of the ";" and "," it may
+# split at): too long for the name's line, it goes whole onto the next (a one-click
+# unsubscribe URL on every marketing message).
+_ONE_WORD = re.compile(r"[!-+\--:<-~]+")
 LINE = 78
 
 
@@ -120,6 +124,8 @@ class _FastGenerator(BytesGenerator):
             if (isinstance(value, str) and len(name) + len(value) + 2 <= LINE
                     and _PLAIN_VALUE.fullmatch(value)):
                 self._fp.write(f"{name}: {value}{self._NL}".encode("ascii"))
+            elif isinstance(value, str) and _ONE_WORD.fullmatch(value):
+                self._fp.write(f"{name}: {self._NL} {value}{self._NL}".encode("ascii"))
             elif isinstance(value, str) and not value.isascii():  # an SMTPUTF8 address
                 self._fp.write(f"{name}: {value}{self._NL}".replace("\n ", f"{self._NL} ")
                                .encode("utf-8"))

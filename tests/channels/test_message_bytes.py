@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import random
 from email import message_from_bytes, message_from_string, policy
 from email.generator import BytesGenerator
+from email.message import Message
 
 import pytest
 
@@ -13,7 +15,10 @@ from tests import factories
 
 HEADER_VALUES = ["plain", "two  spaces", " leading", "trailing ", "tab\there", "x" * 70,
                  "y" * 200, "word " * 30, "caf\u00e9", "=?utf-8?q?already?=", "a:b;c<d>",
-                 "\u2603 snow", "", "b" * 67, "b" * 68, "b" * 69, "b" * 70, "c d" * 23]
+                 "\u2603 snow", "", "b" * 67, "b" * 68, "b" * 69, "b" * 70, "c d" * 23,
+                 "<https://h.example/t/u/" + "Ab9_-." * 20 + ">",
+                 "<https://h/x;y=" + "z" * 80 + ">", "a," + "b" * 90,
+                 "=?utf-8?q?" + "c" * 80 + "?="]
 
 
 def _standard(message) -> bytes:
@@ -86,3 +91,14 @@ def test_a_non_ascii_local_part_is_written_as_utf8_one_address_a_line() -> None:
     assert [a.addr_spec for a in parsed["To"].addresses] == [
         "ada@example.net", "zoë@example.net", "plain@example.net"]
     assert parsed["From"].addresses[0].display_name == 'Jörg "J" M'
+
+
+def test_random_printable_values_are_serialised_like_the_standard_generator() -> None:
+    rng = random.Random(2920)
+    printable = [chr(c) for c in range(0x21, 0x7F)] + [" "] * 3
+    for _ in range(3000):
+        message = Message()
+        message["X-" + "N" * rng.randrange(0, 90)] = "".join(
+            rng.choice(printable) for _ in range(rng.choice([1, 40, 74, 75, 76, 77, 300])))
+        message.set_payload("x")
+        assert message_bytes(message) == _standard(message)
