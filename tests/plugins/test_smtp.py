@@ -148,10 +148,11 @@ def test_a_421_closes_the_connection_and_the_next_message_reconnects(smtp_settin
     assert deliver_notification(str(first.id)) == "queued"
     assert "421" in Notification.get_by_id(first.id).last_error
     provider = providers.provider_for("email", ws.id)
-    assert provider._connection.sock is None  # closed by the client, as smtplib does
+    assert provider._connection is None  # closed by the client, as smtplib does: not kept
     second = factories.notification(ws, factories.email_payload())
     assert deliver_notification(str(second.id)) == "delivered"
     assert [a.rcpt_tos for a in smtp.received] == [["ada@example.net"]]
+    assert sum(read.upper().startswith(b"EHLO") for read in smtp.reads) == 2
 
 
 def dotted_message(**payload):

@@ -195,3 +195,17 @@ def test_a_marketing_fan_out_streams_one_message_per_recipient(smtp_settings, sm
     ids = {email.message_from_bytes(a.content)["Message-ID"] for a in smtp.received}
     assert {rows[r].provider_message_id for r in recipients[:-1]} == ids
     assert Suppression.get(Suppression.address == "gone@example.net").reason == "bounce"
+
+
+def test_fan_outs_one_after_another_reuse_the_kept_connections(smtp_settings, smtp):
+    ws = factories.workspace()
+    for number in range(3):
+        n = factories.notification(ws, factories.email_payload(
+            emailType="Marketing", to=[f"u{number}.{i}@example.net" for i in range(12)]))
+        assert deliver_notification(str(n.id)) == "delivered"
+    assert len(smtp.received) == 36
+    # Never more connections than lanes, however many fan-outs: none is left open behind.
+    assert greetings(smtp.reads) <= 3
+    provider = providers.provider_for("email", ws.id)
+    assert 1 <= len(provider._idle) <= 3
+    assert all(conn.sock is not None for conn in provider._idle)
