@@ -65,7 +65,17 @@ _ONE_WORD = re.compile(r"[!-+\--:<-~]+")
 LINE = 78
 
 
+_LINE_BREAKS = re.compile(r"[\r\n]+")
+
+
+def _one_line(value: str) -> str:
+    """Line breaks as spaces: a subject rendered from tags, or a display name, stays one
+    header and can neither add a header of its own nor break the message."""
+    return _LINE_BREAKS.sub(" ", value) if "\r" in value or "\n" in value else value
+
+
 def _header(value: str) -> str | Header:
+    value = _one_line(value)
     return value if value.isascii() else Header(value, "utf-8")
 
 
@@ -83,10 +93,12 @@ def ascii_domain(value: str) -> str:
         encoded = idna.encode(domain, uts46=True).decode("ascii")
     except idna.IDNAError:
         return value
-    return value.replace(f"@{domain}", f"@{encoded}")
+    head, _, tail = value.rpartition(f"@{domain}")  # the address's, after any name
+    return f"{head}@{encoded}{tail}"
 
 
 def _mailbox(name: str, address: str) -> str:
+    name = _one_line(name)
     if address.isascii():
         return formataddr((name, address), charset="utf-8")
     # A non-ASCII local part: the header is UTF-8 as it stands (RFC 6532, with SMTPUTF8).

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 import random
+import re
 from email import message_from_bytes, message_from_string, policy
 from email.generator import BytesGenerator
 from email.message import Message
 
 import pytest
 
-from channels.email import EmailChannel, message_bytes
+from channels.email import EmailChannel, ascii_domain, message_bytes
 from tests import factories
 
 HEADER_VALUES = ["plain", "two  spaces", " leading", "trailing ", "tab\there", "x" * 70,
@@ -67,6 +68,8 @@ def test_an_internationalised_domain_is_sent_in_its_ascii_form() -> None:
         **{"from": {"address": "hello@bücher.example", "name": "Bücher"}},
         to=["Zoë <zoe@bücher.example>"], cc=["c@example.net"], bcc=["b@straße.example"],
         replyTo="help@bücher.example"))
+    assert ascii_domain('"a@bücher.example" <a@bücher.example>') == (
+        '"a@bücher.example" <a@xn--bcher-kva.example>')  # the name is left as written
     assert email.sender == "hello@xn--bcher-kva.example"
     assert email.recipients == ["Zoë <zoe@xn--bcher-kva.example>", "c@example.net",
                                 "b@xn--strae-oqa.example"]
@@ -102,3 +105,19 @@ def test_random_printable_values_are_serialised_like_the_standard_generator() ->
             rng.choice(printable) for _ in range(rng.choice([1, 40, 74, 75, 76, 77, 300])))
         message.set_payload("x")
         assert message_bytes(message) == _standard(message)
+
+
+@pytest.mark.parametrize("sender", ["hello@example.com", "jörg@example.com"])
+@pytest.mark.parametrize("broken", ["Hi x\r\nBcc: victim@evil.example", "Hi\nthere",
+                                    "Hé\r\nX-Injected: 1", "\r\n\r\n<p>body</p>"])
+def test_a_line_break_in_a_subject_or_name_never_makes_a_header(sender, broken) -> None:
+    email = EmailChannel().build(factories.email_payload(
+        subject=broken, **{"from": {"address": sender, "name": broken}},
+        to=["Ada <ada@example.net>"]))
+    raw = message_bytes(email.mime)
+    parsed = message_from_string(raw.decode(), policy=policy.SMTPUTF8)
+    assert sorted(parsed.keys()) == sorted(
+        ["Content-Type", "MIME-Version", "From", "To", "Subject", "Date", "Message-ID"])
+    assert parsed["Subject"].strip() == re.sub(r"[\r\n]+", " ", broken).strip()
+    assert parsed["From"].addresses[0].addr_spec == sender
+    assert "\n" not in parsed["From"].addresses[0].display_name
