@@ -230,11 +230,11 @@ class EmailChannel:
         sender = ascii_domain(payload["from"]["address"])
         email = OutboundEmail(
             sender=sender,
-            sender_name=payload["from"].get("name"),
+            sender_name=_one_line(payload["from"].get("name") or "") or None,
             to=[ascii_domain(a) for a in payload.get("to") or []],
             cc=[ascii_domain(a) for a in payload.get("cc") or []],
             bcc=[ascii_domain(a) for a in payload.get("bcc") or []],
-            subject=payload.get("subject") or "",
+            subject=_one_line(payload.get("subject") or ""),  # every provider sends one line
             html=payload.get("html"),
             # The API leaves the text to the worker: the conversion is off the request path.
             text=payload.get("text") if payload.get("text") is not None or payload.get(

@@ -114,6 +114,8 @@ def test_a_line_break_in_a_subject_or_name_never_makes_a_header(sender, broken) 
     email = EmailChannel().build(factories.email_payload(
         subject=broken, **{"from": {"address": sender, "name": broken}},
         to=["Ada <ada@example.net>"]))
+    assert "\n" not in email.subject and "\r" not in email.subject  # for every provider
+    assert "\n" not in email.sender_name and "\r" not in email.sender_name
     raw = message_bytes(email.mime)
     parsed = message_from_string(raw.decode(), policy=policy.SMTPUTF8)
     assert sorted(parsed.keys()) == sorted(
