@@ -161,10 +161,10 @@ class SmtpProvider:
                 try:
                     conn.send((held.stuffed() if held else b"") + envelope.commands)
                     if held is not None:
-                        finished = settled(held.message, held.finish, conn)
+                        finished = held.outcome(settled(held.finish, conn))
                         if conn.sock is None:  # closed on a 421: the commands behind were lost
                             raise smtplib.SMTPServerDisconnected("closed on a 421")
-                    opened = settled(envelope.message, envelope.open, conn)
+                    opened = settled(envelope.open, conn)
                 except (OSError, smtplib.SMTPServerDisconnected):
                     conn.close()
                     conn = None
@@ -196,7 +196,7 @@ class SmtpProvider:
         """The held message's content on its own, and its outcome."""
         try:
             conn.send(held.stuffed())
-            return settled(held.message, held.finish, conn)
+            return held.outcome(settled(held.finish, conn))
         except (OSError, smtplib.SMTPServerDisconnected):
             conn.close()
             return _outcome(self.send, held.message)

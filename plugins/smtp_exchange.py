@@ -81,6 +81,10 @@ class Envelope:
         quoted = smtplib._quote_periods(self.content)
         return (quoted if quoted.endswith(b"\r\n") else quoted + b"\r\n") + b".\r\n"
 
+    def outcome(self, read: Refused | DeliveryError) -> SendResult | DeliveryError:
+        """The message's outcome from what its final reply said (``settled(self.finish)``)."""
+        return read if isinstance(read, DeliveryError) else accepted(self.message, read)
+
     def finish(self, conn: smtplib.SMTP) -> Refused:
         """Read the content's final reply: the refused recipients, or SMTPDataError."""
         code, text = conn.getreply()
@@ -91,12 +95,12 @@ class Envelope:
         raise smtplib.SMTPDataError(code, text)
 
 
-def settled(message: OutboundEmail, step: Callable[[smtplib.SMTP], Refused],
-             conn: smtplib.SMTP) -> SendResult | DeliveryError:
-    """What ``step`` read, as the message's outcome; a lost connection is raised. A refused
-    message leaves the connection usable (or closed, after a 421)."""
+def settled(step: Callable[[smtplib.SMTP], Refused],
+            conn: smtplib.SMTP) -> Refused | DeliveryError:
+    """What ``step`` read, or the refusal as the engine's outcome; a lost connection is
+    raised. A refused message leaves the connection usable (or closed, after a 421)."""
     try:
-        return accepted(message, step(conn))
+        return step(conn)
     except smtplib.SMTPServerDisconnected:
         raise
     except smtplib.SMTPException as err:
