@@ -1,5 +1,5 @@
 """The floor for the delivery figures: the worker class and configuration of `herald worker`
-(its HeraldWorker, RQ's SimpleWorker with delivery jobs started ahead; the scheduler on,
+(its HeraldWorker, RQ's SimpleWorker handing delivery jobs to a delivery thread; the scheduler on,
 per-job INFO logging), in burst mode, on no-op jobs."""
 
 from __future__ import annotations

@@ -1,20 +1,25 @@
-"""The worker's delivery thread: a job's outcome written behind it, its delivery started ahead.
+"""The worker's delivery thread: a delivery job hands its notification over and returns.
 
-Behind (``herald worker`` without ``--fork``): the outcome is committed by that one
-thread while RQ does its own bookkeeping for the finished job, and the next job waits for
-that commit before it claims anything. A process therefore never has more than one message
-sent and not yet recorded, the same bound as writing the outcome inside the job, and the
-round trip of the outcome (a durable commit) no longer adds to every job's time. The
-plugin events of the outcome run after its commit, on that thread.
+In ``herald worker`` (without ``--fork``) RQ runs a delivery job on its main thread, but
+the delivery itself (the claim, the render, the send, the outcome's commit and its plugin
+events) runs on one delivery thread, one notification at a time:
 
-Ahead: the worker starts a delivery job on the same thread the moment RQ dequeues it
-(``ahead``), and the job, once RQ runs it, waits for that result (``taken``). The job's
-claim, render and send then overlap RQ's round trips before the job (a heartbeat, the
-execution record, the started registry). The thread takes its work in order, so a
-delivery still starts only after the outcome before it is committed.
+- **Handed over at dequeue.** The worker's queue class hands a delivery job's notification
+  to the thread the moment RQ dequeues the job (``hand``), so the claim and the send
+  overlap RQ's own round trips before the job.
+- **The job does not wait for its own delivery**, only for the one before it (``taken``).
+  RQ's bookkeeping after the job, its next dequeue and the round trips before the next job
+  all run beside the delivery, and at most one delivery runs while one more waits.
+- **One unrecorded send at most.** A delivery commits its outcome before the thread takes
+  the next one, so a worker process never has more than one message sent and not yet
+  recorded: the bound it had when each job wrote its own outcome.
+- **Errors.** RQ has counted the job done when its delivery fails (a database gone, a
+  bug): the error is logged with the notification id, and the row, still ``queued`` or
+  ``sending``, waits for the reconciler, as after a crash.
+- **Shutdown** (SIGTERM, the end of a burst): the worker finishes the delivery in hand and
+  the one waiting before it exits.
 
-In the job (the default: tests, the fork-per-job worker, any other caller): the outcome is
-committed before the job returns, as before.
+Anything else that calls the job (the fork-per-job worker, tests) delivers inside it.
 """
 
 from __future__ import annotations
@@ -26,57 +31,58 @@ from typing import Any
 
 from engine.db import database
 
-log = logging.getLogger("herald.outcomes")
+log = logging.getLogger("herald.delivery")
 
 
 class DeliveryThread:
-    """One thread, at most one outcome in flight, work taken in the order it was given."""
+    """One thread; deliveries taken in the order they were handed over."""
 
     def __init__(self) -> None:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herald-delivery")
-        self._pending: Future[None] | None = None
-        self._ahead: tuple[str, Future[Any]] | None = None
+        self._handed: tuple[str, Future[None]] | None = None  # its job has not run yet
+        self._previous: Future[None] | None = None  # its job has returned
 
-    def submit(self, write: Callable[[], None]) -> None:
-        self.wait()
-        self._pending = self._pool.submit(self._run, write)
+    def hand(self, key: str, work: Callable[[], Any]) -> None:
+        if self._handed is not None:  # dequeued, then never run: a crash in RQ's own hands
+            log.warning("delivery %s was handed over but its job never ran", self._handed[0])
+            self._previous = self._handed[1]  # the thread works in order: this one ends last
+        self._handed = (key, self._pool.submit(_delivering, key, work))
 
-    @staticmethod
-    def _run(write: Callable[[], None]) -> None:
-        try:
-            _connected(write)
-        except Exception:
-            # The row stays `sending`: the reconciler takes it up again once it is stale, as
-            # it would after a crash between the send and its record.
-            log.exception("recording a delivery outcome failed")
-
-    def ahead(self, key: str, work: Callable[[], Any]) -> None:
-        self._ahead = (key, self._pool.submit(_connected, work))
-
-    def take(self, key: str) -> Future[Any] | None:
-        ahead, self._ahead = self._ahead, None
-        if ahead is None:
-            return None
-        if ahead[0] != key:  # started for a job that never ran: its row waits for the reconciler
-            log.warning("work started ahead of job %s was not taken", ahead[0])
-            return None
-        return ahead[1]
-
-    def wait(self) -> None:
-        """Return once the outcome in flight, if any, is committed (or has failed)."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
+    def take(self, key: str) -> bool:
+        """For the job ``key``: True when its delivery was handed over. Returns once every
+        delivery before it has finished; on False, once the thread is idle."""
+        handed, self._handed = self._handed, None
+        previous, self._previous = self._previous, None
+        _finished(previous)
+        if handed is None:
+            return False
+        if handed[0] == key:
+            self._previous = handed[1]
+            return True
+        log.warning("delivery %s was handed over but job %s ran instead", handed[0], key)
+        _finished(handed[1])
+        return False
 
     def close(self) -> None:
-        self.wait()
+        """Finish every delivery handed over, then release the thread and its connection."""
+        for pending in (self._previous, self._handed[1] if self._handed else None):
+            _finished(pending)
+        self._previous = self._handed = None
         self._pool.submit(_close_connection).result()
         self._pool.shutdown(wait=True)
 
 
-def _connected(work: Callable[[], Any]) -> Any:
-    database.connect(reuse_if_open=True)  # the delivery thread's own connection
-    return work()
+def _delivering(key: str, work: Callable[[], Any]) -> None:
+    try:
+        database.connect(reuse_if_open=True)  # the delivery thread's own connection
+        work()
+    except Exception:
+        log.exception("delivering notification %s failed; its row waits for the reconciler", key)
+
+
+def _finished(delivery: Future[None] | None) -> None:
+    if delivery is not None:
+        delivery.result()  # never raises: _delivering logs
 
 
 def _close_connection() -> None:
@@ -87,43 +93,29 @@ def _close_connection() -> None:
 _thread: DeliveryThread | None = None
 
 
-def write_behind() -> None:
-    """From now on, outcomes are written behind the jobs of this process (a worker)."""
+def start() -> None:
+    """From now on, delivery jobs of this process hand their notification to the thread."""
     global _thread
     if _thread is None:
         _thread = DeliveryThread()
 
 
 def close() -> None:
-    """Commit the outcome in flight and write in the job again (worker shutdown)."""
+    """Finish the deliveries handed over; jobs deliver inside themselves again."""
     global _thread
     thread, _thread = _thread, None
     if thread is not None:
         thread.close()
 
 
-def settled() -> None:
-    """Wait until every earlier outcome of this process is committed; a job calls this
-    before it claims, so it never sends while an earlier send is unrecorded."""
+def hand(key: str, work: Callable[[], Any]) -> None:
+    """Deliver ``work`` for the job ``key`` on the thread, after the deliveries before it.
+    Does nothing unless the thread is started."""
     if _thread is not None:
-        _thread.wait()
+        _thread.hand(key, work)
 
 
-def record(write: Callable[[], None]) -> None:
-    """Commit an outcome (and run its events): now, or behind the job."""
-    if _thread is None:
-        write()
-    else:
-        _thread.submit(write)
-
-
-def ahead(key: str, work: Callable[[], Any]) -> None:
-    """Start ``work`` for the job ``key`` on the thread, after the outcome in flight; the job
-    takes its result with ``taken``. Does nothing unless outcomes are written behind."""
-    if _thread is not None:
-        _thread.ahead(key, work)
-
-
-def taken(key: str) -> Future[Any] | None:
-    """The work started ahead of the job ``key``, if any (its result or its exception)."""
-    return _thread.take(key) if _thread is not None else None
+def taken(key: str) -> bool:
+    """For the job ``key``: True when its delivery was handed to the thread (the job returns
+    at once); False when the job must deliver itself, which it then does alone."""
+    return _thread.take(key) if _thread is not None else False

@@ -127,23 +127,22 @@ def _event(name: str, notification: Notification, **kwargs: Any) -> None:
 
 
 def deliver_notification(notification_id: str) -> str:
-    """RQ entry point (job id = notification id); safe to run twice for one id."""
-    started = delivery_thread.taken(notification_id)
-    if started is not None:  # the worker started it when RQ dequeued the job
-        return started.result()
+    """RQ entry point (job id = notification id); safe to run twice for one id. Returns the
+    outcome, or "handed over" when the worker's delivery thread delivers it."""
+    if delivery_thread.taken(notification_id):
+        return "handed over"
     return _deliver(notification_id)
 
 
-def deliver_ahead(notification_id: str) -> None:
-    """Start this job's delivery on the worker's delivery thread the moment RQ dequeues it,
-    so that its round trips overlap RQ's own before the job (see engine/delivery_thread.py)."""
-    delivery_thread.ahead(notification_id, lambda: _deliver(notification_id))
+def hand_over(notification_id: str) -> None:
+    """Hand this job's delivery to the worker's delivery thread the moment RQ dequeues it
+    (see engine/delivery_thread.py)."""
+    delivery_thread.hand(notification_id, lambda: _deliver(notification_id))
 
 
 def _deliver(notification_id: str) -> str:
     runtime.ensure_own_connections()
     database.connect(reuse_if_open=True)
-    delivery_thread.settled()  # never send while an earlier send of this process is unrecorded
     notification = claim(notification_id)
     if notification is None:
         return "skipped"
@@ -210,15 +209,11 @@ def _deliver_messages(notification: Notification) -> str:
     else:
         status, error = "failed", "no recipient left to send to"
 
-    def finish() -> None:
-        notification_store.record_outcome(notification, attempts, status, error, wait)
-        if plan.suppressed:
-            _event("notification_suppressed", notification, recipients=plan.suppressed)
-        if status in ("delivered", "failed"):
-            _event(f"notification_{status}", notification,
-                   attempt=attempts[-1] if attempts else {})
-
-    delivery_thread.record(finish)
+    notification_store.record_outcome(notification, attempts, status, error, wait)
+    if plan.suppressed:
+        _event("notification_suppressed", notification, recipients=plan.suppressed)
+    if status in ("delivered", "failed"):
+        _event(f"notification_{status}", notification, attempt=attempts[-1] if attempts else {})
     return status
 
 

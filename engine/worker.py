@@ -15,36 +15,37 @@ from rq.job import Job
 
 from config.settings import Settings, load_settings
 from engine import delivery_thread, runtime
-from engine.jobs import deliver_ahead
+from engine.jobs import hand_over
 from engine.queueing import JOB_FUNCTION, QUEUE_NAME
 from engine.reconciler import reconcile, run_periodically
 
 
-class _StartingQueue(Queue):
-    """RQ's Queue, but a delivery job is started the moment it is dequeued."""
+class _HandingQueue(Queue):
+    """RQ's Queue, but a delivery job is handed to the delivery thread once dequeued."""
 
     @classmethod
     def dequeue_any(cls, *args: Any, **kwargs: Any) -> tuple[Job, Queue] | None:
         result = super().dequeue_any(*args, **kwargs)
         if result is not None:
-            _start_ahead(result[0])
+            _hand_over(result[0])
         return result
 
 
-def _start_ahead(job: Job) -> None:
+def _hand_over(job: Job) -> None:
     try:
         notification_id = job.args[0] if job.func_name == JOB_FUNCTION else None
     except Exception:  # a job that does not load fails in RQ's own hands, as before
         return
     if isinstance(notification_id, str):
-        deliver_ahead(notification_id)
+        hand_over(notification_id)
 
 
 class HeraldWorker(SimpleWorker):
-    """RQ's SimpleWorker, with a delivery job started on the delivery thread as soon as it is
-    dequeued: its round trips then overlap RQ's own before the job (engine/delivery_thread.py)."""
+    """RQ's SimpleWorker, with each delivery job's notification handed to the delivery thread
+    as soon as the job is dequeued: the delivery runs beside RQ's own work for the job and
+    the next one (engine/delivery_thread.py)."""
 
-    queue_class = _StartingQueue
+    queue_class = _HandingQueue
 
 
 def _work(settings: Settings, burst: bool, fork: bool) -> int:
@@ -58,11 +59,11 @@ def _work(settings: Settings, burst: bool, fork: bool) -> int:
                               name="herald-reconciler")
     reconcile()
     thread.start()
-    # No fork per job by default: the job reuses this process's DB and SMTP connections, and
-    # runs on the delivery thread beside RQ's bookkeeping (a forked child would exit first).
+    # No fork per job by default: the delivery reuses this process's DB and SMTP connections,
+    # and runs on the delivery thread beside RQ's bookkeeping (a forked child would exit first).
     worker_class = Worker if fork else HeraldWorker
     if not fork:
-        delivery_thread.write_behind()
+        delivery_thread.start()
     worker = worker_class([QUEUE_NAME], connection=runtime.redis())
     try:
         worker.work(burst=burst, with_scheduler=True, logging_level="INFO")

@@ -1,5 +1,5 @@
-"""The delivery thread: outcomes written behind the jobs (never more than one send unrecorded),
-deliveries started ahead of them."""
+"""The delivery thread: a job hands its delivery over and returns; deliveries run one at a time
+(never more than one send unrecorded), at most one running while one more waits."""
 
 from __future__ import annotations
 
@@ -9,112 +9,125 @@ import threading
 import pytest
 
 from engine import delivery_thread
-from engine.jobs import deliver_notification
+from engine.jobs import deliver_notification, hand_over
 from engine.models import DeliveryAttempt, Notification
 from tests import factories
 
 
 @pytest.fixture
-def behind(settings):
-    delivery_thread.write_behind()
+def thread(settings):
+    delivery_thread.start()
     yield
     delivery_thread.close()
 
 
-def test_a_job_waits_for_the_outcome_in_flight_before_it_goes_on(behind):
+def _blocked(log: list[str], name: str) -> tuple[threading.Event, object]:
     release = threading.Event()
-    seen: list[tuple[str, bool]] = []
-    written: list[str] = []
 
-    def slow_write() -> None:
+    def work() -> None:
+        log.append(f"{name} started")
         release.wait()
-        written.append("outcome")
+        log.append(f"{name} done")
 
-    delivery_thread.record(slow_write)  # returns at once: the write is behind the job
+    return release, work
 
-    def next_job() -> None:
-        delivery_thread.settled()
-        seen.append(("settled", written == ["outcome"]))
 
-    waiter = threading.Thread(target=next_job)
-    waiter.start()
-    waiter.join(timeout=0.5)  # a wrong settled() returns at once, with nothing written
+def test_a_job_returns_without_waiting_for_its_own_delivery(thread):
+    log: list[str] = []
+    release, work = _blocked(log, "first")
+    delivery_thread.hand("job-1", work)
+    assert delivery_thread.taken("job-1") is True  # returns while the delivery is blocked
+    assert "first done" not in log
     release.set()
-    waiter.join()
-    assert seen == [("settled", True)]
+    delivery_thread.close()
+    assert log == ["first started", "first done"]
 
 
-def test_a_failed_write_is_logged_and_does_not_stop_the_next_job(behind, caplog):
+def test_the_next_job_waits_for_the_delivery_before_it(thread):
+    log: list[str] = []
+    release, work = _blocked(log, "first")
+    delivery_thread.hand("job-1", work)
+    assert delivery_thread.taken("job-1")
+    delivery_thread.hand("job-2", lambda: log.append("second"))
+    seen: list[list[str]] = []
+    job = threading.Thread(target=lambda: seen.append(
+        log.copy() if delivery_thread.taken("job-2") else ["not taken"]))
+    job.start()
+    job.join(timeout=0.5)  # a job that did not wait would have returned by now
+    assert job.is_alive() and seen == []
+    release.set()
+    job.join()
+    # Job 2 returned only once delivery 1 had finished; delivery 2 never overlapped it.
+    assert seen == [["first started", "first done"]] or seen == [
+        ["first started", "first done", "second"]]
+    delivery_thread.close()
+    assert log == ["first started", "first done", "second"]
+
+
+def test_a_failed_delivery_is_logged_with_its_key_and_the_next_one_runs(thread, caplog):
     def broken() -> None:
         raise RuntimeError("database gone")
 
-    with caplog.at_level(logging.ERROR, logger="herald.outcomes"):
-        delivery_thread.record(broken)
-        delivery_thread.settled()
-    assert "recording a delivery outcome failed" in caplog.text
     done: list[str] = []
-    delivery_thread.record(lambda: done.append("next"))
-    delivery_thread.settled()
+    with caplog.at_level(logging.ERROR, logger="herald.delivery"):
+        delivery_thread.hand("job-1", broken)
+        assert delivery_thread.taken("job-1")
+        delivery_thread.hand("job-2", lambda: done.append("next"))
+        assert delivery_thread.taken("job-2")  # the failure does not reach the next job
+        delivery_thread.close()
+    assert "job-1" in caplog.text and "database gone" in caplog.text
     assert done == ["next"]
 
 
-def test_jobs_written_behind_record_every_outcome(settings, behind, monkeypatch):
+def test_a_job_with_nothing_handed_over_delivers_itself_once_the_thread_is_idle(thread):
+    log: list[str] = []
+    release, work = _blocked(log, "first")
+    delivery_thread.hand("job-1", work)
+    assert delivery_thread.taken("job-1")
+    result: list[bool] = []
+    job = threading.Thread(target=lambda: result.append(delivery_thread.taken("job-2")))
+    job.start()
+    job.join(timeout=0.5)
+    assert job.is_alive()  # it may not deliver beside the thread's delivery
+    release.set()
+    job.join()
+    assert result == [False] and log[-1] == "first done"
+
+
+def test_a_delivery_handed_over_for_another_job_runs_and_is_waited_for(thread, caplog):
+    log: list[str] = []
+    release, work = _blocked(log, "first")
+    delivery_thread.hand("job-1", work)
+    release.set()
+    with caplog.at_level(logging.WARNING, logger="herald.delivery"):
+        assert delivery_thread.taken("job-2") is False
+    assert log == ["first started", "first done"] and "job-1" in caplog.text
+
+
+def test_without_the_thread_nothing_is_handed_over(settings):
+    ran: list[str] = []
+    delivery_thread.hand("job-1", lambda: ran.append("claim"))
+    assert delivery_thread.taken("job-1") is False and ran == []
+
+
+def test_handed_over_jobs_record_every_outcome_in_order(settings, thread, monkeypatch):
     monkeypatch.setenv("HERALD_EMAIL_PROVIDER", "inbox://")
     ws = factories.workspace()
-    first, second = (factories.notification(ws, factories.email_payload(to=[to]))
+    first, second = (str(factories.notification(ws, factories.email_payload(to=[to])).id)
                      for to in ("ada@example.net", "bob@example.net"))
-    assert deliver_notification(str(first.id)) == "delivered"
-    assert deliver_notification(str(second.id)) == "delivered"
-    # The second job could only claim once the first outcome was committed.
-    assert Notification.get_by_id(first.id).status == "delivered"
-    delivery_thread.close()  # a worker's shutdown: the outcome in flight is committed
-    assert Notification.get_by_id(second.id).status == "delivered"
+    for nid in (first, second):
+        hand_over(nid)
+        assert deliver_notification(nid) == "handed over"
+        # When a job returns, every delivery before it is recorded.
+    assert Notification.get_by_id(first).status == "delivered"
+    delivery_thread.close()  # a worker's shutdown: the delivery in hand is finished
+    assert Notification.get_by_id(second).status == "delivered"
     assert DeliveryAttempt.select().where(DeliveryAttempt.outcome == "delivered").count() == 2
 
 
-def test_without_write_behind_the_outcome_is_committed_in_the_job(settings, monkeypatch):
+def test_without_the_thread_the_job_delivers_and_records_itself(settings, monkeypatch):
     monkeypatch.setenv("HERALD_EMAIL_PROVIDER", "inbox://")
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload())
     assert deliver_notification(str(n.id)) == "delivered"
     assert Notification.get_by_id(n.id).status == "delivered"
-
-
-def test_work_started_ahead_runs_after_the_outcome_in_flight(behind):
-    release = threading.Event()
-    written: list[str] = []
-
-    def slow_write() -> None:
-        release.wait()
-        written.append("outcome")
-
-    delivery_thread.record(slow_write)
-    delivery_thread.ahead("job-1", lambda: list(written))  # a claim, as the worker starts it
-    release.set()
-    started = delivery_thread.taken("job-1")
-    assert started is not None and started.result() == ["outcome"]
-    assert delivery_thread.taken("job-1") is None  # taken once
-
-
-def test_work_started_ahead_passes_its_exception_to_the_job(behind):
-    def broken() -> None:
-        raise RuntimeError("database gone")
-
-    delivery_thread.ahead("job-1", broken)
-    started = delivery_thread.taken("job-1")
-    assert started is not None
-    with pytest.raises(RuntimeError, match="database gone"):
-        started.result()
-
-
-def test_work_started_ahead_of_another_job_is_not_taken(behind, caplog):
-    delivery_thread.ahead("job-1", lambda: "claimed")
-    with caplog.at_level(logging.WARNING, logger="herald.outcomes"):
-        assert delivery_thread.taken("job-2") is None
-    assert "job-1" in caplog.text
-
-
-def test_without_write_behind_nothing_is_started_ahead(settings):
-    ran: list[str] = []
-    delivery_thread.ahead("job-1", lambda: ran.append("claim"))
-    assert delivery_thread.taken("job-1") is None and ran == []

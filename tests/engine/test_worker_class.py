@@ -1,7 +1,9 @@
-"""`herald worker`'s worker class: a delivery job's claim starts as soon as RQ dequeues it."""
+"""`herald worker`'s worker class: a delivery job is handed to the delivery thread as soon as RQ
+dequeues it."""
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import pytest
@@ -33,7 +35,7 @@ def claims(settings, monkeypatch):
         return real(notification_id, stale_after)
 
     monkeypatch.setattr(notification_store, "claim", claim)
-    delivery_thread.write_behind()
+    delivery_thread.start()
     yield threads
     delivery_thread.close()
 
@@ -42,7 +44,7 @@ def _work() -> None:
     HeraldWorker([QUEUE_NAME], connection=runtime.redis()).work(burst=True)
 
 
-def test_each_delivery_is_claimed_ahead_on_the_writer_thread_and_delivered(claims):
+def test_each_delivery_is_claimed_and_delivered_on_the_delivery_thread(claims):
     ws = factories.workspace()
     ids = [str(factories.notification(ws, factories.email_payload(subject=f"n{i}")).id)
            for i in range(3)]
@@ -79,7 +81,7 @@ def test_other_jobs_run_as_before_with_nothing_claimed(claims):
 def test_a_delivery_job_whose_argument_is_no_id_claims_in_the_job(claims):
     ws = factories.workspace()
     nid = str(factories.notification(ws, factories.email_payload()).id)
-    queue().enqueue("engine.jobs.deliver_notification", 42)  # nothing started ahead for it
+    queue().enqueue("engine.jobs.deliver_notification", 42)  # nothing handed over for it
     enqueue_notification(nid)
     _work()  # the bad job claims in the job (and fails there on PostgreSQL); the next runs
     delivery_thread.close()
@@ -87,7 +89,8 @@ def test_a_delivery_job_whose_argument_is_no_id_claims_in_the_job(claims):
     assert claims == ["MainThread", "herald-delivery_0"]
 
 
-def test_an_error_in_a_delivery_started_ahead_fails_that_job_in_rq(claims, monkeypatch):
+def test_an_error_in_a_handed_over_delivery_is_logged_and_leaves_the_row(claims, monkeypatch,
+                                                                         caplog):
     ws = factories.workspace()
     broken, fine = (str(factories.notification(ws, factories.email_payload()).id)
                     for _ in range(2))
@@ -101,8 +104,10 @@ def test_an_error_in_a_delivery_started_ahead_fails_that_job_in_rq(claims, monke
     monkeypatch.setattr(notification_store, "claim", claim)
     enqueue_notification(broken)
     enqueue_notification(fine)
-    _work()
-    delivery_thread.close()
-    assert queue().failed_job_registry.get_job_ids() == [broken]
+    with caplog.at_level(logging.ERROR, logger="herald.delivery"):
+        _work()
+        delivery_thread.close()
+    assert broken in caplog.text and "database gone" in caplog.text
+    assert queue().failed_job_registry.get_job_ids() == []  # RQ counted the job done
     assert Notification.get_by_id(broken).status == "queued"  # the reconciler's to retry
     assert Notification.get_by_id(fine).status == "delivered"
