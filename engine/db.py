@@ -37,7 +37,9 @@ def make_database(url: str) -> Database:
         )
     if parts.scheme in ("postgres", "postgresql"):
         options = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        return PooledPostgresqlDatabase(
+        # prepare=false: no named server-side statements (a pooler in transaction mode).
+        prepare = options.pop("prepare", "true").lower() not in ("false", "0", "no", "off")
+        db = PooledPostgresqlDatabase(
             unquote(parts.path.lstrip("/")) or "postgres",
             user=unquote(parts.username) if parts.username else None,
             password=unquote(parts.password) if parts.password else None,
@@ -47,6 +49,8 @@ def make_database(url: str) -> Database:
             stale_timeout=300,
             **options,
         )
+        db.herald_prepare = prepare  # read by engine/prepared.py
+        return db
     raise ValueError(f"unsupported database URL scheme: {parts.scheme!r}")
 
 

@@ -23,11 +23,14 @@ from typing import Any
 
 from peewee import Database, PostgresqlDatabase
 
+from engine import prepared
 from engine.db import database
 from engine.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
 
 ATTEMPT_FIELDS = [f for f in DeliveryAttempt._meta.sorted_fields if f.name != "id"]
 NOTIFICATION_FIELDS = Notification._meta.sorted_fields
+# Outcomes with up to this many attempt rows run as prepared statements (one per count).
+_PREPARED_ATTEMPTS = 4
 
 
 def _quoted(name: str) -> str:
@@ -57,16 +60,16 @@ def _statements(db: Database) -> dict[str, str]:
                   f'{_quoted(Workspace._meta.table_name)} WHERE "id" = {table}."workspace_id"), '
                   f'(SELECT {found} FROM {_quoted(Suppression._meta.table_name)} s '
                   f'WHERE s."workspace_id" = {table}."workspace_id" AND s."address" IN ({keys}))')
-    if isinstance(db, PostgresqlDatabase):
-        # The claim is a lease: if the database crashed before flushing it, the row is
-        # simply claimable again, as it would be once stale. Only the outcome must wait for
-        # the disk (its commit flushes the claim too), so the claim does not.
-        claim = "SET LOCAL synchronous_commit TO OFF; " + claim
+    # The claim is a lease: if the database crashed before flushing it, the row is simply
+    # claimable again, as it would be once stale. Only the outcome must wait for the disk
+    # (its commit flushes the claim too), so the claim does not.
+    lease = "SET LOCAL synchronous_commit TO OFF; " if isinstance(db, PostgresqlDatabase) else ""
     insert = (f"INSERT INTO {table} ({columns}) VALUES ("
               + ", ".join([p] * len(NOTIFICATION_FIELDS)) + ")")
     attempt_columns = ", ".join(_quoted(f.column_name) for f in ATTEMPT_FIELDS)
     return {
         "claim": claim,
+        "lease": lease,
         "insert": insert,
         "read": f'SELECT {columns} FROM {table} WHERE "id" = {p}',
         "finish": (f'UPDATE {table} SET "status" = {p}, "last_error" = {p}, "updated_at" = {p}, '
@@ -112,7 +115,7 @@ def insert(**values: Any) -> None:
     """
     db = database.obj
     params = tuple(f.db_value(_value(values, f)) for f in NOTIFICATION_FIELDS)
-    db.execute_sql(_statements(db)["insert"], params)
+    prepared.execute(db, "herald_insert", _statements(db)["insert"], params)
 
 
 def claim(notification_id: str, stale_after: float) -> Notification | None:
@@ -128,7 +131,7 @@ def claim(notification_id: str, stale_after: float) -> Notification | None:
     at = Notification.updated_at.db_value
     stale = at(now - dt.timedelta(seconds=stale_after))
     params = ("sending", at(now), key, "queued", at(now), "sending", stale)
-    cursor = db.execute_sql(sql["claim"], params)
+    cursor = prepared.execute(db, "herald_claim", sql["claim"], params, prefix=sql["lease"])
     if db.returning_clause:
         row = cursor.fetchone()
         return _notification(row) if row else None
@@ -182,9 +185,13 @@ def record_outcome(notification: Notification, attempts: list[dict[str, Any]], s
         if rows:
             values = ", ".join([sql["attempt_row"]] * len(rows))
             statement = f"WITH attempt AS ({sql['attempts']}{values}) {sql['finish']}"
-            db.execute_sql(statement, tuple(v for row in rows for v in row) + finish)
+            params = tuple(v for row in rows for v in row) + finish
+            if len(rows) <= _PREPARED_ATTEMPTS:
+                prepared.execute(db, f"herald_outcome_{len(rows)}", statement, params)
+            else:  # a fan-out's outcome: rare enough to plan each time
+                db.execute_sql(statement, params)
         else:
-            db.execute_sql(sql["finish"], finish)
+            prepared.execute(db, "herald_outcome_0", sql["finish"], finish)
         return
     with db.atomic():
         if rows:
