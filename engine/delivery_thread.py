@@ -77,7 +77,8 @@ def _delivering(key: str, work: Callable[[], Any]) -> None:
         database.connect(reuse_if_open=True)  # the delivery thread's own connection
         work()
     except Exception:
-        log.exception("delivering notification %s failed; its row waits for the reconciler", key)
+        log.exception("delivering notification %s failed (a row left queued or sending waits "
+                      "for the reconciler)", key)
 
 
 def _finished(delivery: Future[None] | None) -> None:
