@@ -61,9 +61,9 @@ def execute(db: Database, name: str, sql: str, params: tuple, prefix: str = "") 
     except DatabaseError as exc:  # peewee's wrapper; psycopg2's own error is its ``orig``
         if getattr(getattr(exc, "orig", None), "pgcode", None) != _NO_SUCH_STATEMENT:
             raise
-        # The connection lost its statements (DISCARD ALL by a pooler): nothing ran, so
-        # prepare again and run once more, unless the error aborted a transaction.
-        held.clear()
+        # The connection lost the statement (DISCARD ALL by a pooler): nothing ran, so
+        # prepare it again and run once more, unless the error aborted a transaction.
+        held.discard(name)
         if db.in_transaction():
             raise
         db.execute_sql(f"PREPARE {name} AS {numbered(sql)}")

@@ -72,6 +72,15 @@ def test_a_connection_that_lost_its_statements_prepares_them_again(db):
     assert claimed is not None and claimed.id == second.id and claimed.attempts == 1
     if prepared.enabled(database.obj):
         assert "herald_claim" in _held_by_server()
+        # Only the statement that was lost is prepared again: the others are still held.
+        notification_store.record_outcome(claimed, [_attempt(claimed)], "delivered", None, None)
+        database.execute_sql("DEALLOCATE herald_claim")
+        third = notification_store.claim(
+            str(factories.notification(ws, factories.email_payload()).id), 60)
+        assert third is not None
+        notification_store.record_outcome(third, [_attempt(third)], "delivered", None, None)
+        assert Notification.get_by_id(third.id).status == "delivered"
+        assert {"herald_claim", "herald_outcome_1"} <= _held_by_server()
 
 
 def test_prepare_false_in_the_url_sends_statements_as_text():
