@@ -15,6 +15,7 @@ connection that has lost its statements all the same (``DISCARD ALL``) prepares 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import threading
@@ -51,11 +52,9 @@ def execute(db: Database, name: str, sql: str, params: tuple, prefix: str = "") 
     if held is None:
         with _lock:
             held = _held.setdefault(conn, set())
-    call = f"{prefix}EXECUTE {name} ({', '.join(['%s'] * len(params))})" if params else (
-        f"{prefix}EXECUTE {name}")
+    call = _call(prefix, name, len(params))
     if name not in held:
-        db.execute_sql(f"PREPARE {name} AS {numbered(sql)}")
-        held.add(name)
+        _prepare(db, held, name, sql)
     try:
         return db.execute_sql(call, params)
     except DatabaseError as exc:  # peewee's wrapper; psycopg2's own error is its ``orig``
@@ -66,6 +65,17 @@ def execute(db: Database, name: str, sql: str, params: tuple, prefix: str = "") 
         held.discard(name)
         if db.in_transaction():
             raise
-        db.execute_sql(f"PREPARE {name} AS {numbered(sql)}")
-        held.add(name)
+        _prepare(db, held, name, sql)
         return db.execute_sql(call, params)
+
+
+def _prepare(db: Database, held: set[str], name: str, sql: str) -> None:
+    db.execute_sql(f"PREPARE {name} AS {numbered(sql)}")
+    held.add(name)
+
+
+@functools.lru_cache(maxsize=64)
+def _call(prefix: str, name: str, count: int) -> str:
+    """The EXECUTE text for ``count`` parameters (the same few strings at every call)."""
+    args = f" ({', '.join(['%s'] * count)})" if count else ""
+    return f"{prefix}EXECUTE {name}{args}"
