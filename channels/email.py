@@ -53,8 +53,9 @@ def text_from_html(html: str) -> str:
     return html_to_text(html)
 
 
-# An address that formataddr(parseaddr(...)) gives back unchanged: no name, no quoting.
-_PLAIN_ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9.-]+")
+# An address that formataddr(parseaddr(...)) and smtplib.quoteaddr give back unchanged (the
+# latter between angle brackets): no name, no quoting (tests/plugins/test_smtp_addresses.py).
+PLAIN_ADDRESS = re.compile(r"[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9.-]+")
 # A header value that compat32's folding writes back unchanged: printable ASCII, single
 # spaces, short enough for one line (checked with the name in _FastGenerator).
 _PLAIN_VALUE = re.compile(r"[!-~]+(?: [!-~]+)*")
@@ -106,7 +107,7 @@ def _mailbox(name: str, address: str) -> str:
 
 
 def _address(value: str) -> str:
-    if _PLAIN_ADDRESS.fullmatch(value):
+    if PLAIN_ADDRESS.fullmatch(value):
         return value
     return _mailbox(*parseaddr(value))
 
