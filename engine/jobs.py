@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,12 +32,39 @@ MAX_EMAIL_ATTEMPTS = 8
 EMAIL_BACKOFF = (30.0, 60.0, 120.0, 240.0, 480.0, 900.0, 900.0)
 
 
+# A message still to send: its recipient (one address of a fan-out, else None) and what
+# makes its payload. A fan-out's per-recipient work (signed tracking and unsubscribe links)
+# runs when the send lanes ask for the message, beside the other lanes' network waits,
+# instead of for every recipient before the first message leaves.
+Planned = tuple[str | None, Callable[[], dict[str, Any]]]
+
+
 @dataclass
 class _Plan:
     """The messages still to send and what was decided without sending."""
 
-    messages: list[tuple[str | None, dict[str, Any]]] = field(default_factory=list)
+    messages: list[Planned] = field(default_factory=list)
     suppressed: list[str] = field(default_factory=list)
+
+
+def _as_is(payload: dict[str, Any]) -> Callable[[], dict[str, Any]]:
+    return lambda: payload
+
+
+def _personalised(payload: dict[str, Any], notification_id: str, address: str,
+                  recipient: str) -> dict[str, Any]:
+    """One recipient's message of a marketing send: its own tracking and unsubscribe links."""
+    html = payload.get("html")
+    if html is not None:
+        html = apply_tracking(html, notification_id=notification_id,
+                              track_opens=bool(payload.get("trackOpens")),
+                              track_clicks=bool(payload.get("trackClicks")),
+                              recipient=recipient)
+    link = unsubscribe_url(notification_id, recipient)
+    headers = {**(payload.get("headers") or {}),
+               "List-Unsubscribe": f"<{link}>",
+               "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+    return {**payload, "to": [address], "cc": [], "bcc": [], "html": html, "headers": headers}
 
 
 def claim(notification_id: str) -> Notification | None:
@@ -73,23 +101,13 @@ def plan_email(notification: Notification) -> _Plan:
         # Once per notification, from the HTML before tracking (the text has no pixel).
         payload = {**payload, "text": text_from_html(payload["html"])}
     if payload.get("emailType") == "Marketing":
-        done = _delivered_recipients(notification)
+        # Only an earlier attempt (the claim counts this one) can have delivered to some.
+        done = _delivered_recipients(notification) if notification.attempts > 1 else set()
         for address in [a for values in kept.values() for a in values]:
             recipient = suppression_key(address)
-            if recipient in done:
-                continue
-            html = payload.get("html")
-            if html is not None:
-                html = apply_tracking(html, notification_id=nid,
-                                      track_opens=bool(payload.get("trackOpens")),
-                                      track_clicks=bool(payload.get("trackClicks")),
-                                      recipient=recipient)
-            link = unsubscribe_url(nid, recipient)
-            headers = {**(payload.get("headers") or {}),
-                       "List-Unsubscribe": f"<{link}>",
-                       "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
-            plan.messages.append((recipient, {**payload, "to": [address], "cc": [], "bcc": [],
-                                              "html": html, "headers": headers}))
+            if recipient not in done:
+                plan.messages.append((recipient, functools.partial(
+                    _personalised, payload, nid, address, recipient)))
         return plan
     if any(kept.values()):
         html = payload.get("html")
@@ -97,7 +115,7 @@ def plan_email(notification: Notification) -> _Plan:
             html = apply_tracking(html, notification_id=nid,
                                   track_opens=bool(payload.get("trackOpens")),
                                   track_clicks=bool(payload.get("trackClicks")))
-        plan.messages.append((None, {**payload, **kept, "html": html}))
+        plan.messages.append((None, _as_is({**payload, **kept, "html": html})))
     return plan
 
 
@@ -109,7 +127,7 @@ def plan_sms(notification: Notification) -> _Plan:
     kept = [n for n in numbers if keys[n] not in blocked]
     plan = _Plan(suppressed=[n for n in numbers if keys[n] in blocked])
     if kept:
-        plan.messages.append((None, {**payload, "to": kept}))
+        plan.messages.append((None, _as_is({**payload, "to": kept})))
     return plan
 
 
@@ -217,8 +235,7 @@ def _deliver_messages(notification: Notification) -> str:
     return status
 
 
-def _send_all(channel: Any, provider: Any,
-              messages: list[tuple[str | None, dict[str, Any]]]) -> list[tuple]:
+def _send_all(channel: Any, provider: Any, messages: list[Planned]) -> list[tuple]:
     """Send every planned message; (recipient, started, result, error) each, in order.
 
     A fan-out is latency-bound (SMTP round trips), so a provider that declares
@@ -229,11 +246,11 @@ def _send_all(channel: Any, provider: Any,
     if len(messages) > 1 and hasattr(provider, "send_many"):
         return _streamed(channel, provider, messages, width)
 
-    def one(item: tuple[str | None, dict[str, Any]]) -> tuple:
-        recipient, payload = item
+    def one(item: Planned) -> tuple:
+        recipient, make = item
         started = time.perf_counter()
         try:
-            return recipient, started, provider.send(channel.build(payload)), None
+            return recipient, started, provider.send(channel.build(make())), None
         except DeliveryError as err:
             return recipient, started, None, err
 
@@ -243,8 +260,7 @@ def _send_all(channel: Any, provider: Any,
         return list(pool.map(one, messages))
 
 
-def _streamed(channel: Any, provider: Any, messages: list[tuple[str | None, dict[str, Any]]],
-              width: int) -> list[tuple]:
+def _streamed(channel: Any, provider: Any, messages: list[Planned], width: int) -> list[tuple]:
     """``_send_all`` through ``provider.send_many``: each lane takes the next message from a
     shared queue, so a slow lane takes fewer."""
     sent: list[tuple | None] = [None] * len(messages)
@@ -260,10 +276,10 @@ def _streamed(channel: Any, provider: Any, messages: list[tuple[str | None, dict
                     item = next(queue, None)
                 if item is None:
                     return
-                index, (recipient, payload) = item
+                index, (recipient, make) = item
                 started = time.perf_counter()
                 try:
-                    message = channel.build(payload)
+                    message = channel.build(make())
                 except DeliveryError as err:
                     sent[index] = (recipient, started, None, err)
                     continue

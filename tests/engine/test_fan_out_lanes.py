@@ -10,7 +10,7 @@ import pytest
 
 from channels.email import EmailChannel
 from engine.contracts import DeliveryError, OutboundEmail, PermanentError, SendResult
-from engine.jobs import _send_all
+from engine.jobs import Planned, _send_all
 from tests import factories
 
 
@@ -63,9 +63,10 @@ class StreamingProvider:
                 yield SendResult(provider_message_id=f"<{address}>")
 
 
-def planned(count: int) -> list[tuple[str, dict]]:
+def planned(count: int) -> list[Planned]:
     addresses = [f"user{i}@example.net" for i in range(count)]
-    return [(a, factories.email_payload(to=[a], suppressionKeys=[a])) for a in addresses]
+    return [(a, lambda a=a: factories.email_payload(to=[a], suppressionKeys=[a]))
+            for a in addresses]
 
 
 @pytest.mark.parametrize("lanes", [1, 3])

@@ -12,7 +12,7 @@ from channels.email import EmailChannel, message_bytes
 from engine import providers
 from engine.contracts import PermanentError, SendResult, SuppressedError, TransientError
 from engine.jobs import deliver_notification
-from engine.models import DeliveryAttempt, Suppression
+from engine.models import DeliveryAttempt, Notification, Suppression
 from tests import factories
 
 
@@ -209,3 +209,19 @@ def test_fan_outs_one_after_another_reuse_the_kept_connections(smtp_settings, sm
     provider = providers.provider_for("email", ws.id)
     assert 1 <= len(provider._idle) <= 3
     assert all(conn.sock is not None for conn in provider._idle)
+
+
+def test_a_fan_out_retried_sends_only_to_the_recipients_not_reached(smtp_settings, smtp):
+    smtp.refuse["busy@example.net"] = "451 4.3.0 try later"
+    recipients = [f"user{i}@example.net" for i in range(6)] + ["busy@example.net"]
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload(
+        emailType="Marketing", to=recipients))
+    assert deliver_notification(str(n.id)) == "queued"  # the 451 waits for a retry
+    assert sorted(a.rcpt_tos[0] for a in smtp.received) == sorted(recipients[:-1])
+    del smtp.refuse["busy@example.net"]
+    Notification.update(next_attempt_at=None).where(Notification.id == n.id).execute()
+    assert deliver_notification(str(n.id)) == "delivered"
+    assert [a.rcpt_tos[0] for a in smtp.received[6:]] == ["busy@example.net"]
+    second = DeliveryAttempt.select().where(DeliveryAttempt.number == 2)
+    assert [(a.recipient, a.outcome) for a in second] == [("busy@example.net", "delivered")]
