@@ -51,15 +51,21 @@ def _as_is(payload: dict[str, Any]) -> Callable[[], dict[str, Any]]:
     return lambda: payload
 
 
+def _tracked_html(payload: dict[str, Any], notification_id: str,
+                  recipient: str | None = None) -> str | None:
+    """The payload's HTML with the open pixel and click links its options ask for."""
+    html = payload.get("html")
+    if html is None:
+        return None
+    return apply_tracking(html, notification_id=notification_id,
+                          track_opens=bool(payload.get("trackOpens")),
+                          track_clicks=bool(payload.get("trackClicks")), recipient=recipient)
+
+
 def _personalised(payload: dict[str, Any], notification_id: str, address: str,
                   recipient: str) -> dict[str, Any]:
     """One recipient's message of a marketing send: its own tracking and unsubscribe links."""
-    html = payload.get("html")
-    if html is not None:
-        html = apply_tracking(html, notification_id=notification_id,
-                              track_opens=bool(payload.get("trackOpens")),
-                              track_clicks=bool(payload.get("trackClicks")),
-                              recipient=recipient)
+    html = _tracked_html(payload, notification_id, recipient)
     link = unsubscribe_url(notification_id, recipient)
     headers = {**(payload.get("headers") or {}),
                "List-Unsubscribe": f"<{link}>",
@@ -110,12 +116,8 @@ def plan_email(notification: Notification) -> _Plan:
                     _personalised, payload, nid, address, recipient)))
         return plan
     if any(kept.values()):
-        html = payload.get("html")
-        if html is not None:
-            html = apply_tracking(html, notification_id=nid,
-                                  track_opens=bool(payload.get("trackOpens")),
-                                  track_clicks=bool(payload.get("trackClicks")))
-        plan.messages.append((None, _as_is({**payload, **kept, "html": html})))
+        plan.messages.append((None, _as_is({**payload, **kept,
+                                            "html": _tracked_html(payload, nid)})))
     return plan
 
 
