@@ -102,7 +102,6 @@ def _install_hooks(app: Flask) -> None:
     @app.before_request
     def start() -> object:
         g.correlation_id = problems.correlation_id()
-        g.trace_id = problems.trace_id()
         # The gateway check: refuse before a byte of the body is read or parsed.
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
             return problems.bare(413)

@@ -21,12 +21,16 @@ _CORRELATION = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 def correlation_id() -> str:
     """The caller's X-Correlation-Id when it is safe to echo, else a fresh one."""
-    given = request.headers.get("X-Correlation-Id", "")
+    given = request.environ.get("HTTP_X_CORRELATION_ID", "")
     return given if _CORRELATION.match(given) else uuid.uuid4().hex
 
 
 def trace_id() -> str:
-    """From a valid W3C traceparent (not all zeros), else generated."""
+    """From a valid W3C traceparent (not all zeros), else generated.
+
+    Made only for a problem response, the one place it is shown: a request that succeeds
+    never reads the header nor draws random bytes for it.
+    """
     match = _TRACEPARENT.match(request.headers.get("traceparent", "").strip().lower())
     if match and match.group(1) != "0" * 32 and match.group(2) != "0" * 16:
         return match.group(1)
@@ -45,7 +49,7 @@ def problem(status: int, detail: str | None = None, error_code: str | None = Non
         "instance": request.path,
         "errorCode": error_code,
         "correlationId": g.get("correlation_id") or correlation_id(),
-        "traceId": g.get("trace_id") or trace_id(),
+        "traceId": trace_id(),
     }
     if errors is not None:
         body["errors"] = errors

@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+import hiredis
 from redis import Redis
 from redis.connection import AbstractConnection, ConnectionPool
 from redis.exceptions import RedisError
@@ -32,8 +33,9 @@ class DirectScript:
     def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         connection = thread_connection(self._pool)
         try:
+            # hiredis packs in C what redis-py's serializer would first copy arg by arg.
             connection.send_packed_command(
-                connection.pack_command("EVALSHA", self._script.sha, len(keys), *keys, *args),
+                [hiredis.pack_command(("EVALSHA", self._script.sha, len(keys), *keys, *args))],
                 check_health=False)
             return connection.read_response()
         except (RedisError, OSError):

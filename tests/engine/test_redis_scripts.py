@@ -34,6 +34,18 @@ def test_scripts_of_one_thread_share_its_connection(settings):
     assert len(set(_client_ids(redis)) - before) == 1
 
 
+def test_healthy_calls_stay_on_the_threads_own_connection(settings):
+    # The fallback gives the same answers, so only this shows the direct path is taken.
+    redis = runtime.redis()
+    script = DirectScript(redis, COUNT)
+    assert script(keys=["n"], args=[0]) == 1
+    own = thread_connection(redis.connection_pool)
+    for expected in (2, 3, 4):
+        assert script(keys=["n"], args=[0, "x", b"y"]) == expected
+    assert thread_connection(redis.connection_pool) is own
+    assert own._sock is not None  # never dropped and reconnected on the way
+
+
 def test_a_flushed_script_cache_is_loaded_again(settings):
     redis = runtime.redis()
     script = DirectScript(redis, COUNT)
