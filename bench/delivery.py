@@ -55,6 +55,11 @@ def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
+def _per_second(count: int, busy: float, idle: float) -> float:
+    """``count`` jobs or messages over a busy burst run less an empty one (the process's start)."""
+    return count / max(busy - idle, 1e-6)
+
+
 def _floor(env: dict[str, str]) -> float:
     from redis import Redis
     from rq import Queue
@@ -68,7 +73,7 @@ def _floor(env: dict[str, str]) -> float:
                           result_ttl=0)
         pipe.execute()
     busy, _ = _timed(args, env)
-    return FLOOR_JOBS / max(busy - idle, 1e-6)
+    return _per_second(FLOOR_JOBS, busy, idle)
 
 
 def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
@@ -109,7 +114,7 @@ def _worker_runs(env: dict[str, str], payloads: list[dict],
 def _worker_rate(env: dict[str, str], payloads: list[dict], messages: int,
                  fork: bool = False) -> tuple[float, float]:
     idle, busy, rss = _worker_runs(env, payloads, fork)
-    return messages / max(busy - idle, 1e-6), rss
+    return _per_second(messages, busy, idle), rss
 
 
 def _bare_client_rate(env: dict[str, str], port: int) -> float:
@@ -186,7 +191,7 @@ def run() -> list[dict]:
     # the floor shows what the bench's SMTP server itself takes from a bare client.
     idle = statistics.median(runs[0] for runs, _ in fanout_pairs)
     fanout_rate, fanout_floor = sorted(
-        (FANOUT / max(runs[1] - idle, 1e-6), bare) for runs, bare in fanout_pairs
+        (_per_second(FANOUT, runs[1], idle), bare) for runs, bare in fanout_pairs
     )[FANOUT_ROUNDS // 2]
     figures.append(figure("marketing_fanout", fanout_rate, "messages/s per worker",
                           fanout_floor))
