@@ -79,6 +79,9 @@ def _statements(db: Database) -> dict[str, str]:
                      f'({attempt_columns}) VALUES '),
         "suppressed": (f'SELECT "address" FROM {_quoted(Suppression._meta.table_name)} '
                        f'WHERE "workspace_id" = {p} AND "address" IN '),
+        # One statement for any number of addresses, so it can be prepared once.
+        "suppressed_any": (f'SELECT "address" FROM {_quoted(Suppression._meta.table_name)} '
+                           f'WHERE "workspace_id" = {p} AND "address" = ANY({p})'),
         "secret": (f'SELECT "signing_secret" FROM {_quoted(Workspace._meta.table_name)} '
                    f'WHERE "id" = {p}'),
     }
@@ -147,9 +150,14 @@ def suppressed(workspace_id: Any, addresses: Iterable[str]) -> set[str]:
     if not wanted:
         return set()
     db = database.obj
-    sql = _statements(db)["suppressed"] + "(" + ", ".join([db.param] * len(wanted)) + ")"
     workspace = Suppression.workspace.db_value(workspace_id)
-    return {row[0] for row in db.execute_sql(sql, (workspace, *wanted)).fetchall()}
+    if prepared.enabled(db):  # a preview's one database round trip: parsed and planned once
+        cursor = prepared.execute(db, "herald_suppressed", _statements(db)["suppressed_any"],
+                                  (workspace, wanted))
+    else:
+        sql = _statements(db)["suppressed"] + "(" + ", ".join([db.param] * len(wanted)) + ")"
+        cursor = db.execute_sql(sql, (workspace, *wanted))
+    return {row[0] for row in cursor.fetchall()}
 
 
 def signing_secret(notification: Notification) -> str | None:

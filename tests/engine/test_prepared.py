@@ -95,3 +95,24 @@ def test_prepare_false_in_the_url_sends_statements_as_text():
 def test_placeholders_are_numbered_in_order():
     assert prepared.numbered("UPDATE t SET a = %s WHERE b = %s AND c < %s") == (
         "UPDATE t SET a = $1 WHERE b = $2 AND c < $3")
+
+
+def test_the_suppression_lookup_answers_for_any_number_of_addresses_in_one_statement(db, caplog):
+    from engine.models import Suppression
+
+    ws, other = factories.workspace(), factories.workspace()
+    for address in ("a@x.example", "c@x.example"):
+        Suppression.create(workspace=ws.id, address=address, reason="bounce")
+    Suppression.create(workspace=other.id, address="b@x.example", reason="bounce")
+    with caplog.at_level(logging.DEBUG, logger="peewee"):
+        assert notification_store.suppressed(ws.id, ["A@x.example"]) == {"a@x.example"}
+        assert notification_store.suppressed(ws.id, ["b@x.example", "a@x.example",
+                                                     "c@X.example"]) == {"a@x.example",
+                                                                         "c@x.example"}
+        assert notification_store.suppressed(other.id, ["a@x.example", "b@x.example"]) == {
+            "b@x.example"}
+        assert notification_store.suppressed(ws.id, []) == set()
+    if prepared.enabled(database.obj):
+        sent = _statements_sent(caplog)
+        assert sum(s.startswith("PREPARE herald_suppressed AS") for s in sent) == 1
+        assert sum("EXECUTE herald_suppressed" in s for s in sent) == 3
