@@ -8,7 +8,7 @@ import uuid
 
 from engine import notification_store, prepared
 from engine.db import database, make_database
-from engine.models import Notification
+from engine.models import Notification, Suppression
 from tests import factories
 
 
@@ -98,8 +98,6 @@ def test_placeholders_are_numbered_in_order():
 
 
 def test_the_suppression_lookup_answers_for_any_number_of_addresses_in_one_statement(db, caplog):
-    from engine.models import Suppression
-
     ws, other = factories.workspace(), factories.workspace()
     for address in ("a@x.example", "c@x.example"):
         Suppression.create(workspace=ws.id, address=address, reason="bounce")
