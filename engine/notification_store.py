@@ -77,11 +77,11 @@ def _statements(db: Database) -> dict[str, str]:
         "attempt_row": "(" + ", ".join([p] * len(ATTEMPT_FIELDS)) + ")",
         "attempts": (f'INSERT INTO {_quoted(DeliveryAttempt._meta.table_name)} '
                      f'({attempt_columns}) VALUES '),
+        # On PostgreSQL one statement for any number of addresses (an array), so it is
+        # prepared once; SQLite has no arrays: the caller appends the IN list.
         "suppressed": (f'SELECT "address" FROM {_quoted(Suppression._meta.table_name)} '
-                       f'WHERE "workspace_id" = {p} AND "address" IN '),
-        # One statement for any number of addresses, so it can be prepared once.
-        "suppressed_any": (f'SELECT "address" FROM {_quoted(Suppression._meta.table_name)} '
-                           f'WHERE "workspace_id" = {p} AND "address" = ANY({p})'),
+                       f'WHERE "workspace_id" = {p} AND "address" '
+                       + (f"= ANY({p})" if isinstance(db, PostgresqlDatabase) else "IN ")),
         "secret": (f'SELECT "signing_secret" FROM {_quoted(Workspace._meta.table_name)} '
                    f'WHERE "id" = {p}'),
     }
@@ -150,12 +150,12 @@ def suppressed(workspace_id: Any, addresses: Iterable[str]) -> set[str]:
     if not wanted:
         return set()
     db = database.obj
+    sql = _statements(db)["suppressed"]
     workspace = Suppression.workspace.db_value(workspace_id)
-    if prepared.enabled(db):  # a preview's one database round trip: parsed and planned once
-        cursor = prepared.execute(db, "herald_suppressed", _statements(db)["suppressed_any"],
-                                  (workspace, wanted))
+    if isinstance(db, PostgresqlDatabase):  # a preview's one database round trip
+        cursor = prepared.execute(db, "herald_suppressed", sql, (workspace, wanted))
     else:
-        sql = _statements(db)["suppressed"] + "(" + ", ".join([db.param] * len(wanted)) + ")"
+        sql += "(" + ", ".join([db.param] * len(wanted)) + ")"
         cursor = db.execute_sql(sql, (workspace, *wanted))
     return {row[0] for row in cursor.fetchall()}
 
