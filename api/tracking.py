@@ -6,6 +6,7 @@ import base64
 
 from flask import Blueprint, Response, abort, redirect, render_template_string, request
 
+from engine import suppression_cache
 from engine.models import Notification, Suppression, TrackingEvent
 from engine.tracking import read_token
 
@@ -65,5 +66,6 @@ def unsubscribe(token: str):
         return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=False)
     Suppression.get_or_create(workspace=notification.workspace_id, address=address.lower(),
                               defaults={"reason": "unsubscribe"})
+    suppression_cache.forget(notification.workspace_id)
     _record("unsubscribe", data)
     return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=True)

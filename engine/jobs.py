@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.email import text_from_html
-from engine import delivery_thread, notification_store, runtime
+from engine import delivery_thread, notification_store, runtime, suppression_cache
 from engine.addresses import suppression_key
 from engine.contracts import (
     DeliveryError,
@@ -137,6 +137,7 @@ def _suppress(notification: Notification, addresses: list[str], reason: str) -> 
     for address in addresses:
         Suppression.get_or_create(workspace=notification.workspace_id,
                                   address=suppression_key(address), defaults={"reason": reason})
+    suppression_cache.forget(notification.workspace_id)
 
 
 def _event(name: str, notification: Notification, **kwargs: Any) -> None:

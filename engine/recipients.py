@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine import notification_store
+from engine import suppression_cache
 from engine.addresses import dedupe, suppression_key
 from engine.models import Container, Template
 
@@ -46,5 +46,6 @@ def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> R
 
 
 def suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
-    """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list."""
-    return notification_store.suppressed(workspace_id, [suppression_key(a) for a in addresses])
+    """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list,
+    as a preview reports them (through the per-process cache; delivery reads the list)."""
+    return suppression_cache.suppressed(workspace_id, [suppression_key(a) for a in addresses])

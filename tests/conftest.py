@@ -63,13 +63,14 @@ def _schema(base_settings: Settings) -> Iterator[None]:
 @pytest.fixture
 def settings(base_settings: Settings, _schema: None) -> Iterator[Settings]:
     """Settings bound into the engine, with an empty database and an empty Redis."""
-    from engine import catalog, keycache
+    from engine import catalog, keycache, suppression_cache
 
     db = runtime.configure(base_settings)
     db.connect(reuse_if_open=True)
     _empty_tables(db)
     catalog.clear()
     keycache.clear()
+    suppression_cache.clear()
     Redis.from_url(base_settings.redis_url).flushall()
     yield base_settings
     if not db.is_closed():

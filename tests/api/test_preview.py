@@ -4,6 +4,7 @@ import base64
 import json
 
 from engine.models import Container, Notification, Project, Suppression
+from engine.tracking import unsubscribe_url
 from tests import factories
 
 PREVIEW = "/api/v1/notifications/preview"
@@ -75,6 +76,19 @@ def test_suppressed_recipients_are_reported(client, tenant):
     response = _preview(client, body, tenant["key"]).json
     assert response["email"]["recipients"]["to"] == ["x@example.com"]
     assert any("team@example.com" in e["message"] for e in response["validationErrors"])
+
+
+def test_an_unsubscribe_is_reported_by_the_next_preview(client, tenant):
+    body = {**tenant["body"], "emailOptions": {"to": ["ada@example.net"]}}
+    first = _preview(client, body, tenant["key"]).json
+    assert "ada@example.net" in first["email"]["recipients"]["to"]
+    n = factories.notification(tenant["ws"], factories.email_payload(to=["ada@example.net"]))
+    path = unsubscribe_url(str(n.id), "Ada@Example.net").replace("http://herald.test", "")
+    assert client.post(path, data="List-Unsubscribe=One-Click",
+                       content_type="application/x-www-form-urlencoded").status_code == 200
+    again = _preview(client, body, tenant["key"]).json
+    assert "ada@example.net" not in again["email"]["recipients"]["to"]
+    assert any("ada@example.net" in e["message"] for e in again["validationErrors"])
 
 
 def test_marketing_batching_counts_one_message_per_recipient(client, settings):

@@ -10,7 +10,7 @@ from email import policy
 import pytest
 
 from channels.email import message_bytes
-from engine import providers
+from engine import providers, suppression_cache
 from engine.jobs import deliver_notification
 from engine.models import DeliveryAttempt, Notification, Suppression
 from plugins.smtp import SmtpProvider
@@ -100,8 +100,11 @@ def test_hard_bounce_suppresses_and_fails(smtp_settings, smtp, pipelining):
     smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload(to=["gone@example.net"]))
+    assert suppression_cache.suppressed(ws.id, ["gone@example.net"]) == set()  # a preview's
     assert deliver_notification(str(n.id)) == "suppressed"
     assert Suppression.get(Suppression.address == "gone@example.net").reason == "bounce"
+    # The bounce is this process's own write: its previews see it at once.
+    assert suppression_cache.suppressed(ws.id, ["gone@example.net"]) == {"gone@example.net"}
     assert smtp.received == []
     assert bool(pipelined(smtp.reads)) is pipelining
 
