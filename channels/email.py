@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import re
 import secrets
@@ -12,7 +13,7 @@ from email.generator import BytesGenerator
 from email.header import Header
 from email.message import Message
 from email.mime.base import MIMEBase
-from email.mime.multipart import MIMEMultipart
+from email.policy import compat32
 from email.utils import formataddr, formatdate, make_msgid, parseaddr, quote
 from typing import Any
 
@@ -125,34 +126,80 @@ def _boundary() -> str:
     return f"=_{secrets.token_hex(8)}"  # short: the Content-Type header stays one line
 
 
-class _FastGenerator(BytesGenerator):
-    """compat32 bytes, with a header that folding would leave as it is written directly.
+def _header_bytes(msg: Message, policy: Any, nl: str) -> bytes:
+    """The message's header block as compat32 writes it, with a header that folding would
+    leave as it is written directly (folding runs every header through email.header.Header,
+    most of a message's serialisation time; a short single-line printable value comes out
+    of it unchanged)."""
+    out = []
+    # Only at compat32's own line length: a multipart/signed has its parts' headers written
+    # unfolded (max_line_length 0), which fold_binary then does.
+    fast = policy.max_line_length == LINE
+    for name, value in msg.raw_items():
+        if not (fast and isinstance(value, str)):
+            out.append(policy.fold_binary(name, value))
+        elif len(name) + len(value) + 2 <= LINE and _PLAIN_VALUE.fullmatch(value):
+            out.append(f"{name}: {value}{nl}".encode("ascii"))
+        elif _ONE_WORD.fullmatch(value):
+            out.append(f"{name}: {nl} {value}{nl}".encode("ascii"))
+        elif not value.isascii():  # an SMTPUTF8 address
+            out.append(f"{name}: {value}{nl}".replace("\n ", f"{nl} ").encode("utf-8"))
+        else:
+            out.append(policy.fold_binary(name, value))
+    out.append(nl.encode("ascii"))
+    return b"".join(out)
 
-    Folding runs every header through email.header.Header, most of a message's
-    serialisation time; a short single-line printable value comes out of it unchanged.
-    """
+
+class _FastGenerator(BytesGenerator):
+    """compat32 bytes, with the header block from ``_header_bytes``."""
 
     def _write_headers(self, msg: Message) -> None:
-        for name, value in msg.raw_items():
-            if (isinstance(value, str) and len(name) + len(value) + 2 <= LINE
-                    and _PLAIN_VALUE.fullmatch(value)):
-                self._fp.write(f"{name}: {value}{self._NL}".encode("ascii"))
-            elif isinstance(value, str) and _ONE_WORD.fullmatch(value):
-                self._fp.write(f"{name}: {self._NL} {value}{self._NL}".encode("ascii"))
-            elif isinstance(value, str) and not value.isascii():  # an SMTPUTF8 address
-                self._fp.write(f"{name}: {value}{self._NL}".replace("\n ", f"{self._NL} ")
-                               .encode("utf-8"))
-            else:
-                self._fp.write(self.policy.fold_binary(name, value))
-        self.write(self._NL)
+        self._fp.write(_header_bytes(msg, self.policy, self._NL))
+
+
+_MULTIPART = re.compile(r'multipart/(?:alternative|mixed|related); boundary="([0-9A-Za-z=_.-]+)"')
+_LINE_ENDS = re.compile(r"\r\n|\r|\n")
+
+
+def _direct(msg: Message, policy: Any, nl: str) -> bytes | None:
+    """What the generator writes for the shapes build_mime makes of text and html (leaves
+    with an ASCII payload, multiparts with a boundary and no preamble or epilogue), without
+    its machinery; None for any other shape, which the generator then writes."""
+    payload = msg._payload
+    content_type = msg.get("Content-Type")
+    if isinstance(payload, list):
+        match = _MULTIPART.fullmatch(content_type) if isinstance(content_type, str) else None
+        if (match is None or not payload or msg.preamble is not None
+                or msg.epilogue is not None):
+            return None
+        parts = [_direct(part, policy, nl) for part in payload]
+        if None in parts:
+            return None
+        delimiter = f"{nl}--{match[1]}{nl}".encode("ascii")
+        return b"".join([_header_bytes(msg, policy, nl), delimiter[len(nl):],
+                         delimiter.join(parts),  # type: ignore[arg-type]
+                         f"{nl}--{match[1]}--{nl}".encode("ascii")])
+    if not (isinstance(payload, str) and payload.isascii() and isinstance(content_type, str)
+            and content_type.lower().startswith("text/")):
+        return None
+    return _header_bytes(msg, policy, nl) + _LINE_ENDS.sub(nl, payload).encode("ascii")
 
 
 def message_bytes(msg: Message, linesep: str = "\r\n") -> bytes:
-    """The message as it goes on the wire (CRLF line ends)."""
+    """The message as it goes on the wire (CRLF line ends): what the standard library's
+    BytesGenerator writes (tests/channels/test_message_bytes.py holds it to that)."""
+    policy = _policy(msg.policy, linesep)
+    direct = _direct(msg, policy, linesep) if msg.policy is compat32 else None
+    if direct is not None:
+        return direct
     out = io.BytesIO()
-    _FastGenerator(out, mangle_from_=False, policy=msg.policy.clone(linesep=linesep)).flatten(
-        msg, linesep=linesep)
+    _FastGenerator(out, mangle_from_=False, policy=policy).flatten(msg, linesep=linesep)
     return out.getvalue()
+
+
+@functools.lru_cache(maxsize=8)
+def _policy(policy: Any, linesep: str) -> Any:
+    return policy.clone(linesep=linesep)
 
 
 def _text_part(text: str, subtype: str) -> Message:
@@ -164,6 +211,16 @@ def _text_part(text: str, subtype: str) -> Message:
     part["Content-Transfer-Encoding"] = "base64"
     part.set_payload(body_encode(text.encode("utf-8")))
     return part
+
+
+def _multipart(subtype: str, parts: list[Message]) -> Message:
+    """What MIMEMultipart(subtype, boundary=_boundary(), _subparts=parts) builds, without
+    its rewriting of the Content-Type header to set the boundary."""
+    msg = Message()
+    msg["Content-Type"] = f'multipart/{subtype}; boundary="{_boundary()}"'
+    msg["MIME-Version"] = "1.0"
+    msg.set_payload(parts)
+    return msg
 
 
 def _attachment_part(item: Attachment, inline: bool) -> MIMEBase:
@@ -193,10 +250,10 @@ def build_mime(email: OutboundEmail, payload: dict[str, Any]) -> Message:
     else:
         html: Message = _text_part(email.html, "html")
         if inline:
-            html = MIMEMultipart("related", boundary=_boundary(), _subparts=[
+            html = _multipart("related", [
                 html, *(_attachment_part(a, inline=True) for a in inline)])
-        body = MIMEMultipart("alternative", boundary=_boundary(), _subparts=[text, html])
-    msg = body if not files else MIMEMultipart("mixed", boundary=_boundary(), _subparts=[
+        body = _multipart("alternative", [text, html])
+    msg = body if not files else _multipart("mixed", [
         body, *(_attachment_part(a, inline=False) for a in files)])
     msg["From"] = _mailbox(email.sender_name or "", email.sender)
     if email.to:
