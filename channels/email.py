@@ -172,13 +172,15 @@ def _direct(msg: Message, policy: Any, nl: str) -> bytes | None:
         if (match is None or not payload or msg.preamble is not None
                 or msg.epilogue is not None):
             return None
-        parts = [_direct(part, policy, nl) for part in payload]
-        if None in parts:
-            return None
+        parts: list[bytes] = []
+        for part in payload:
+            written = _direct(part, policy, nl) if isinstance(part, Message) else None
+            if written is None:
+                return None
+            parts.append(written)
         delimiter = f"{nl}--{match[1]}{nl}".encode("ascii")
         return b"".join([_header_bytes(msg, policy, nl), delimiter[len(nl):],
-                         delimiter.join(parts),  # type: ignore[arg-type]
-                         f"{nl}--{match[1]}--{nl}".encode("ascii")])
+                         delimiter.join(parts), f"{nl}--{match[1]}--{nl}".encode("ascii")])
     if not (isinstance(payload, str) and payload.isascii() and isinstance(content_type, str)
             and content_type.lower().startswith("text/")):
         return None
@@ -199,6 +201,7 @@ def message_bytes(msg: Message, linesep: str = "\r\n") -> bytes:
 
 @functools.lru_cache(maxsize=8)
 def _policy(policy: Any, linesep: str) -> Any:
+    """The policy with our line ends, cloned once (policies are immutable), not per message."""
     return policy.clone(linesep=linesep)
 
 
