@@ -142,6 +142,8 @@ def _suppress(notification: Notification, addresses: list[str], reason: str) -> 
 
 def _event(name: str, notification: Notification, **kwargs: Any) -> None:
     hook = getattr(default_registry().manager.hook, name)
+    if not hook.get_hookimpls():  # nobody listens: nothing to build or call
+        return
     hook(notification={"id": str(notification.id), "channel": notification.channel,
                        "workspaceId": str(notification.workspace_id),
                        "status": notification.status}, **kwargs)

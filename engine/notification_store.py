@@ -99,7 +99,9 @@ def _notification(row: tuple) -> Notification:
     count = len(NOTIFICATION_FIELDS)
     values = {f.name: f.python_value(v)
               for f, v in zip(NOTIFICATION_FIELDS, row[:count], strict=True)}
-    notification = Notification(**values)
+    # As peewee builds a row it read: no defaults computed (a UUID, two timestamps) only to
+    # be overwritten by the row's own values.
+    notification = Notification(__no_default__=True, **values)
     notification._dirty.clear()
     if len(row) > count:
         notification.sealed_signing_secret = row[count]
