@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from channels.email import text_from_html
-from engine import delivery_thread, notification_store, runtime, suppression_cache
+from engine import (
+    delivery_thread,
+    notification_store,
+    outcome_events,
+    runtime,
+    suppression_cache,
+)
 from engine.addresses import suppression_key
 from engine.contracts import (
     DeliveryError,
@@ -140,15 +146,6 @@ def _suppress(notification: Notification, addresses: list[str], reason: str) -> 
     suppression_cache.forget(notification.workspace_id)
 
 
-def _event(name: str, notification: Notification, **kwargs: Any) -> None:
-    hook = getattr(default_registry().manager.hook, name)
-    if not hook.get_hookimpls():  # nobody listens: nothing to build or call
-        return
-    hook(notification={"id": str(notification.id), "channel": notification.channel,
-                       "workspaceId": str(notification.workspace_id),
-                       "status": notification.status}, **kwargs)
-
-
 def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id. Returns the
     outcome, or "handed over" when the worker's delivery thread delivers it."""
@@ -234,9 +231,8 @@ def _deliver_messages(notification: Notification) -> str:
 
     notification_store.record_outcome(notification, attempts, status, error, wait)
     if plan.suppressed:
-        _event("notification_suppressed", notification, recipients=plan.suppressed)
-    if status in ("delivered", "failed"):
-        _event(f"notification_{status}", notification, attempt=attempts[-1] if attempts else {})
+        outcome_events.emit("notification_suppressed", notification, recipients=plan.suppressed)
+    outcome_events.emit_outcome(notification, attempts[-1] if attempts else {})
     return status
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import dns.resolver
 
 from channels.webhook import USER_AGENT, post_pinned
-from engine import notification_store, runtime
+from engine import notification_store, outcome_events, runtime
 from engine.destinations import DestinationError, check_destination
 from engine.models import Notification, utcnow
 from engine.retry import classify_status, parse_retry_after, retry_delay
@@ -94,4 +94,5 @@ def deliver_webhook_notification(notification: Notification) -> str:
                "outcome": result.outcome, "status_code": result.status_code,
                "response_excerpt": result.response_excerpt[:4096], "error": result.error}
     notification_store.record_outcome(notification, [attempt], status, result.error, wait)
+    outcome_events.emit_outcome(notification, attempt)
     return status

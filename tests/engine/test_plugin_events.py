@@ -14,6 +14,7 @@ from engine.jobs import deliver_notification
 from engine.models import Notification, Suppression
 from engine.plugins import default_registry
 from tests import factories
+from tests.support.https_receiver import Scripted
 from tests.support.smtp_server import start_smtp
 
 
@@ -46,7 +47,7 @@ def listener():
 
 
 def _expected(n: Notification, status: str) -> dict[str, Any]:
-    return {"id": str(n.id), "channel": "email", "workspaceId": str(n.workspace_id),
+    return {"id": str(n.id), "channel": n.channel, "workspaceId": str(n.workspace_id),
             "status": status}
 
 
@@ -84,3 +85,23 @@ def test_a_refused_message_is_reported_as_failed(settings, listener):
     ((kind, notification, attempt),) = listener.events
     assert kind == "failed" and notification == _expected(n, "failed")
     assert attempt["outcome"] == "permanent" and attempt["status_code"] == 554
+
+
+@pytest.mark.parametrize(("status", "outcome", "events"), [
+    (200, "delivered", [("delivered", "delivered")]),
+    (410, "failed", [("failed", "permanent")]),
+    (503, "queued", []),  # a retry is due: nothing final to report yet
+])
+def test_a_webhook_outcome_is_reported_as_an_email_one_is(settings, listener, receiver,
+                                                          ca_file, monkeypatch, status,
+                                                          outcome, events):
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", ca_file)
+    receiver.script["/hook"] = [Scripted(status=status)]
+    n = factories.notification(factories.workspace(), {
+        "channel": "webhook", "url": receiver.url("/hook", "localhost"), "body": "{}",
+        "contentType": "application/json", "headers": {}})
+    assert deliver_notification(str(n.id)) == outcome
+    assert [(kind, attempt["outcome"]) for kind, _, attempt in listener.events] == events
+    for _, notification, attempt in listener.events:
+        assert notification == _expected(n, outcome)
+        assert attempt["status_code"] == status
