@@ -6,8 +6,8 @@ import base64
 
 from flask import Blueprint, Response, abort, redirect, render_template_string, request
 
-from engine import suppression_cache
-from engine.models import Notification, Suppression, TrackingEvent
+from engine import suppressions
+from engine.models import Notification, TrackingEvent
 from engine.tracking import read_token
 
 blueprint = Blueprint("tracking", __name__)
@@ -64,8 +64,6 @@ def unsubscribe(token: str):
     if request.method == "GET":
         # RFC 8058: a GET (link scanners, previews) never unsubscribes by itself.
         return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=False)
-    Suppression.get_or_create(workspace=notification.workspace_id, address=address.lower(),
-                              defaults={"reason": "unsubscribe"})
-    suppression_cache.forget(notification.workspace_id)
+    suppressions.add(notification.workspace_id, [address], "unsubscribe")
     _record("unsubscribe", data)
     return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=True)

@@ -17,7 +17,7 @@ from engine import (
     notification_store,
     outcome_events,
     runtime,
-    suppression_cache,
+    suppressions,
 )
 from engine.addresses import suppression_key
 from engine.contracts import (
@@ -26,7 +26,7 @@ from engine.contracts import (
     TransientError,
 )
 from engine.db import database
-from engine.models import DeliveryAttempt, Notification, Suppression, utcnow
+from engine.models import DeliveryAttempt, Notification, utcnow
 from engine.plugins import default_registry
 from engine.providers import current_notification, provider_for
 from engine.retry import retry_delay
@@ -139,13 +139,6 @@ def plan_sms(notification: Notification) -> _Plan:
     return plan
 
 
-def _suppress(notification: Notification, addresses: list[str], reason: str) -> None:
-    for address in addresses:
-        Suppression.get_or_create(workspace=notification.workspace_id,
-                                  address=suppression_key(address), defaults={"reason": reason})
-    suppression_cache.forget(notification.workspace_id)
-
-
 def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id. Returns the
     outcome, or "handed over" when the worker's delivery thread delivers it."""
@@ -210,7 +203,7 @@ def _deliver_messages(notification: Notification) -> str:
                 row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
             attempts.append(row)
     if bounced:
-        _suppress(notification, bounced, "bounce")
+        suppressions.add(notification.workspace_id, bounced, "bounce")
         plan.suppressed.extend(bounced)
     # A marketing send delivered to some recipients in an earlier attempt counts as delivered.
     reached = delivered > 0 or (notification.attempts > 1 and bool(

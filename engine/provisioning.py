@@ -13,7 +13,7 @@ from typing import Any
 
 from email_validator import EmailNotValidError, validate_email
 
-from engine import secrets
+from engine import secrets, suppressions
 from engine.db import database
 from engine.keys import create_key, iso, parse_time
 from engine.models import (
@@ -24,7 +24,6 @@ from engine.models import (
     Container,
     Project,
     Sender,
-    Suppression,
     Template,
     TemplateVersion,
     Workspace,
@@ -59,8 +58,8 @@ class Outcome:
     api_keys: list[dict[str, Any]] = field(default_factory=list)
     workspaces: list[dict[str, Any]] = field(default_factory=list)
 
-    def count(self, bucket: dict[str, int], kind: str) -> None:
-        bucket[kind] = bucket.get(kind, 0) + 1
+    def count(self, bucket: dict[str, int], kind: str, n: int = 1) -> None:
+        bucket[kind] = bucket.get(kind, 0) + n
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -334,12 +333,9 @@ class _Writer:
                                         "signingSecret": secret})
         elif _sync(row, values):
             self.out.count(self.out.updated, "workspaces")
-        for address in node.get("suppressions") or []:
-            _, created = Suppression.get_or_create(
-                workspace=row, address=address.strip().lower(), defaults={"reason": "manual"}
-            )
-            if created:
-                self.out.count(self.out.created, "suppressions")
+        added = suppressions.add(row.id, node.get("suppressions") or [], "manual")
+        if added:
+            self.out.count(self.out.created, "suppressions", added)
         for key in node.get("apiKeys") or []:
             self.api_key(row, key)
         for project in node.get("projects") or []:
