@@ -6,8 +6,9 @@ tenth round). Delivery never reads this cache (the worker's claim reads the list
 so a late answer can only make a preview's report late, never let a message through.
 
 A suppression written by this process (an unsubscribe, a bounce in an in-process worker)
-is seen at once; one written by another process (a bounce in a worker, `herald apply`)
-within HERALD_KEY_CACHE_SECONDS, the bound a key, template or sender change already has.
+is seen at once; one written by another process (the server's other workers, a bounce in a
+worker, `herald apply`) within HERALD_KEY_CACHE_SECONDS, the bound a key, template or
+sender change already has.
 """
 
 from __future__ import annotations
