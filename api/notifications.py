@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -62,19 +63,37 @@ def _errors(*statuses: int, operation: str = "send", path: str = ""):
     return wrap
 
 
+# Where a lone UTF-16 surrogate can hide in a body json.loads accepts: a \uD800-\uDFFF
+# escape, its three UTF-8 bytes (ED A0-BF), or anywhere in a UTF-16 or UTF-32 body.
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+
+
+def _may_hold_surrogate(raw: bytes) -> bool:
+    return (b"\x00" in raw[:4] or raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+            or _MAYBE_SURROGATE.search(raw) is not None)
+
+
 def read_json() -> Any:
-    """The JSON body; None for an absent or null body; ApiError for anything unparsable."""
+    """The JSON body; None for an absent or null body; ApiError for anything unparsable,
+    and for a string that holds a lone surrogate: that is not text, and no database,
+    mail or HTTP header could carry it."""
     raw = g.get("raw_body")
     if raw is None:
         raw = request.get_data(cache=False)
     if not raw.strip():
         return None
     try:
-        return json.loads(raw)
+        body = json.loads(raw)
+        if _may_hold_surrogate(raw):
+            json.dumps(body, ensure_ascii=False).encode()
+        return body
+    except UnicodeEncodeError:  # a ValueError too: caught first
+        message = "the body holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
     except (ValueError, RecursionError):
-        errors = FieldErrors()
-        errors.add("$", "notifications.request_malformed", "the body is not valid JSON")
-        errors.raise_if_any()
+        message = "the body is not valid JSON"
+    errors = FieldErrors()
+    errors.add("$", "notifications.request_malformed", message)
+    errors.raise_if_any()
 
 
 def _json(data: dict[str, Any], status: int) -> Response:

@@ -286,6 +286,8 @@ def validate_request(body: object) -> dict[str, Any]:
         errors.add("tenantId", f"{N}.tenant_id_required", "tenantId is required")
     elif not _is_uuid(tenant):
         errors.add("tenantId", f"{N}.tenant_id_invalid", "must be a UUID")
+    else:  # any spelling uuid.UUID reads (upper case, no hyphens, braces) names one workspace
+        body["tenantId"] = str(uuid.UUID(tenant))
     template = body.get("templateId")
     if template is None or (isinstance(template, str) and not template.strip()):
         errors.add("templateId", f"{N}.template_id_required", "templateId is required")

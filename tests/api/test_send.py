@@ -66,6 +66,42 @@ def test_missing_null_and_malformed_bodies(client, tenant):
         assert response.json["errorCode"] == "notifications.validation_failed"
 
 
+def test_a_lone_surrogate_anywhere_is_a_400_and_nothing_is_written(client, tenant):
+    body = tenant["body"]
+    lone = "\ud800"
+    bodies = [
+        {**body, "tags": [{"key": "name", "value": lone}]},
+        {**body, "emailOptions": {"customHeaders": {"X-A": lone}}},
+        {**body, "emailOptions": {"customHeaders": {lone: "x"}}},
+        {**body, "emailOptions": {"to": [f"{lone} <x@example.com>"]}},
+        {**body, "emailOptions": {"replyTo": f"{lone} <x@example.com>"}},
+        {**body, "emailOptions": {"attachments": [
+            {"name": f"a{lone}.txt", "content": "eA==", "contentType": "text/plain"}]}},
+        {**body, lone: 1},
+    ]
+    raws = [json.dumps(b).encode() for b in bodies]  # as \ud800 escapes
+    raws.append(json.dumps(bodies[0], ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    raws.append(json.dumps(bodies[1]).encode("utf-16"))
+    for raw in raws:
+        response = post(client, raw, tenant["key"])
+        assert response.status_code == 400, raw[:80]
+        assert response.json["errorCodes"] == ["notifications.request_malformed"], raw[:80]
+        assert "surrogate" in response.json["errors"]["$"][0]
+    assert Notification.select().count() == 0
+    # A pair is a character: an emoji written as two escapes is accepted, and kept whole.
+    paired = {**body, "tags": [{"key": "name", "value": "\U0001f600"}]}
+    response = post(client, json.dumps(paired).encode(), tenant["key"])
+    assert response.status_code == 202, response.json
+    assert Notification.get().payload["subject"] == "Hi \U0001f600"
+
+
+def test_tenant_id_in_any_uuid_spelling_names_the_same_workspace(client, tenant):
+    tenant_id = tenant["body"]["tenantId"]
+    for spelling in (tenant_id.upper(), tenant_id.replace("-", ""), "{" + tenant_id + "}"):
+        response = post(client, {**tenant["body"], "tenantId": spelling}, tenant["key"])
+        assert response.status_code == 202, (spelling, response.json)
+
+
 def test_every_broken_rule_is_reported_together(client, tenant):
     body = {"tags": [{"key": "", "value": "x"}, {"key": "k" * 300, "value": "v" * 9000}],
             "versionNumber": 0,
