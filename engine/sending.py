@@ -10,6 +10,7 @@ import contextlib
 import json
 import uuid
 from dataclasses import dataclass, field
+from email.utils import parseaddr
 from typing import Any
 
 from engine import catalog, keycache, limits, notification_store, runtime
@@ -187,6 +188,16 @@ def _render_failed(errors: list[dict[str, str]]) -> ApiError:
                     errors=failed.errors, error_codes=failed.codes)
 
 
+def _sender(options: dict[str, Any], content: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The from address and name. ``emailOptions.fromAddress`` may be ``Name <addr>``: its
+    name then stands in for the template's from name, and only the address is the address."""
+    given = options.get("fromAddress")
+    if given and "<" in given:
+        name, address = parseaddr(given)
+        return address, name or content.get("fromName")
+    return given or content.get("fromAddress"), content.get("fromName")
+
+
 def _email_payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[str, Any]:
     content = resolved.version.content
     options = resolved.body.get("emailOptions") or {}
@@ -197,8 +208,7 @@ def _email_payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[
     return {
         "channel": "email",
         "emailType": content.get("emailType") or "Transactional",
-        "from": {"address": options.get("fromAddress") or content.get("fromAddress"),
-                 "name": content.get("fromName")},
+        "from": dict(zip(("address", "name"), _sender(options, content), strict=True)),
         "replyTo": options.get("replyTo"),
         "to": recipients.to, "cc": recipients.cc, "bcc": recipients.bcc,
         "subject": rendered.get("subject") or "",
@@ -356,14 +366,14 @@ def build_preview(resolved: Resolved) -> dict[str, Any]:
                               track_clicks=payload["trackClicks"])
         final = {"htmlBody": html, "textBody": payload["text"]}
     texts = [content.get(p) for p in ("subject", "body", "htmlHead") if content.get(p)]
+    from_address, from_name = _sender(options, content)
     return {
         "email": {
             "success": not errors,
             "templateMetadata": {"templateId": str(resolved.template.id),
                                  "versionNumber": resolved.version.number,
                                  "emailType": email_type, "notificationType": "email"},
-            "sender": {"fromAddress": options.get("fromAddress") or content.get("fromAddress")
-                       or "", "fromName": content.get("fromName"),
+            "sender": {"fromAddress": from_address or "", "fromName": from_name,
                        "replyTo": options.get("replyTo")},
             "recipients": {"to": recipients.to, "cc": recipients.cc, "bcc": recipients.bcc,
                            "wasOverridden": recipients.was_overridden},

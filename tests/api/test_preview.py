@@ -120,3 +120,12 @@ def test_preview_of_a_non_email_template_is_unsupported(client, settings):
     response = _preview(client, body, factories.api_key(ws))
     assert response.status_code == 400
     assert response.json["errorCode"] == "notifications.unsupported_notification_type"
+
+
+def test_a_from_address_given_with_a_name_is_reported_as_address_and_name(client, tenant):
+    named = {**tenant["body"], "emailOptions": {"fromAddress": "Ops Team <ops@example.com>"}}
+    sender = _preview(client, named, tenant["key"]).json["email"]["sender"]
+    assert sender["fromAddress"] == "ops@example.com" and sender["fromName"] == "Ops Team"
+    bare = {**tenant["body"], "emailOptions": {"fromAddress": "ops@example.com"}}
+    sender = _preview(client, bare, tenant["key"]).json["email"]["sender"]
+    assert sender["fromAddress"] == "ops@example.com" and sender["fromName"] == "Example"

@@ -10,7 +10,7 @@ from email import policy
 import pytest
 
 from channels.email import message_bytes
-from engine import providers, suppression_cache
+from engine import providers, sending, suppression_cache
 from engine.jobs import deliver_notification
 from engine.models import DeliveryAttempt, Notification, Suppression
 from plugins.smtp import SmtpProvider
@@ -69,6 +69,21 @@ def test_everything_the_payload_asks_for_arrives(smtp_settings, smtp):
     assert parts["application/pdf"].get_content() == b"%PDF-1.4 test"
     row = DeliveryAttempt.get()
     assert row.outcome == "delivered" and row.provider_message_id == msg["Message-ID"]
+
+
+def test_a_from_address_given_with_a_name_arrives_as_one_mailbox(smtp_settings, smtp):
+    ws = factories.workspace()
+    tpl = factories.template(ws, defaults={"to": ["team@example.com"]})
+    body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": [],
+            "emailOptions": {"fromAddress": '"Ops, Team" <ops@example.com>'}}
+    sending.send(body, factories.api_key(ws), "127.0.0.1", "corr")
+    assert deliver_notification(str(Notification.get().id)) == "delivered"
+    (arrived,) = smtp.received
+    assert arrived.mail_from == "ops@example.com"
+    msg = email.message_from_bytes(arrived.content, policy=policy.default)
+    assert msg["From"] == '"Ops, Team" <ops@example.com>'
+    assert msg["From"].addresses[0].addr_spec == "ops@example.com"
+    assert msg["Message-ID"].endswith("@example.com>")
 
 
 def test_the_connection_is_reused_across_messages(smtp_settings, smtp):
