@@ -158,22 +158,45 @@ def _check_sms_recipients(resolved: Resolved) -> None:
 # ---------------------------------------------------------------- rendering
 
 
+def _languages(channel: str, content: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Each part of the channel and the language it is written in, which decides what
+    `{{x}}` escapes: a subject and an SMS are plain text, not HTML."""
+    if channel == "email":
+        return ("subject", "text"), ("body", "html"), ("htmlHead", "html")
+    if channel == "sms":
+        return (("body", "text"),)
+    content_type = _content_type(content)
+    if _is_json(content_type):
+        return (("body", "json"),)
+    plain = content_type.split(";")[0].strip().lower() == "text/plain"
+    return (("body", "text" if plain else "html"),)  # html: XML and other markup
+
+
+def _content_type(content: dict[str, Any]) -> str:
+    return content.get("contentType") or "application/json"
+
+
+def _is_json(content_type: str) -> bool:
+    """application/json and every +json type (RFC 6839)."""
+    media = content_type.split(";")[0].strip().lower()
+    return media == "application/json" or media.endswith("+json")
+
+
 def render_parts(resolved: Resolved) -> tuple[dict[str, str | None], list[dict[str, str]]]:
     """Each template part rendered; errors per part (never a truncated part)."""
     version = resolved.version
     content = version.content
     tags = make_tags(resolved.tags)
-    parts = {"email": ("subject", "body", "htmlHead")}.get(resolved.template.channel, ("body",))
     out: dict[str, str | None] = {}
     errors: list[dict[str, str]] = []
-    for part in parts:
+    for part, language in _languages(resolved.template.channel, content):
         text = content.get(part)
         if text is None:
             out[part] = None
             continue
         try:
             out[part] = render_part(version.compiled, part, text, tags,
-                                    cache_key=str(version.id))
+                                    cache_key=str(version.id), language=language)
         except RenderError as err:
             out[part] = None
             errors.append({"templatePart": part, "message": str(err)})
@@ -241,9 +264,9 @@ def _payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[str, A
                 "to": numbers, "text": rendered.get("body") or "",
                 "suppressionKeys": sorted({suppression_key(n) for n in numbers})}
     options = resolved.body.get("webhookOptions") or {}
-    content_type = resolved.version.content.get("contentType") or "application/json"
+    content_type = _content_type(resolved.version.content)
     body = rendered.get("body") or ""
-    if content_type.split(";")[0].strip().lower() == "application/json":
+    if _is_json(content_type):
         try:
             json.loads(body)
         except ValueError:

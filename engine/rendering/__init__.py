@@ -49,7 +49,7 @@ def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str
     return collect(texts, tags)
 
 
-def _from_stored(stored: str, part: str) -> Callable[[Tags], str] | None:
+def _from_stored(stored: str, part: str, language: str) -> Callable[[Tags], str] | None:
     """The stored program of `part`, or None when there is none usable (then the text is
     compiled). Another key (an engine or pybars3 upgrade) or a missing part is expected;
     an unreadable or invalid program is logged."""
@@ -60,7 +60,7 @@ def _from_stored(stored: str, part: str) -> Callable[[Tags], str] | None:
         parts = doc.get("parts")
         if not isinstance(parts, dict) or part not in parts:
             return None
-        return load(parts[part])
+        return load(parts[part], language=language)
     except (ValueError, TypeError, RecursionError) as exc:
         import logging
 
@@ -69,33 +69,35 @@ def _from_stored(stored: str, part: str) -> Callable[[Tags], str] | None:
         return None
 
 
-def _renderer(stored: str | None, part: str, text: str) -> Callable[[Tags], str]:
-    fn = _from_stored(stored, part) if stored else None
+def _renderer(stored: str | None, part: str, text: str,
+              language: str) -> Callable[[Tags], str]:
+    fn = _from_stored(stored, part, language) if stored else None
     if fn is None:
         from .compiler import compile_template
 
         try:
-            fn = load(compile_template(text or ""))
+            fn = load(compile_template(text or ""), language=language)
         except TemplateSyntaxError as exc:
             raise RenderError(str(exc)) from exc
     return fn
 
 
 def render_part(stored: str | None, part: str, text: str, tags: Mapping[str, str],
-                cache_key: str | None = None) -> str:
+                cache_key: str | None = None, language: str = "html") -> str:
     """Render one part with the version's stored code (or `text`, compiled with a bound).
 
-    `cache_key` names the content (a version id); with it the loaded function is kept in
-    a bounded per-process LRU, keyed also by the text so a changed draft is never stale.
-    Raises RenderError.
+    `language` is what the part is written in, and so what `{{x}}` escapes: "html",
+    "json" or "text" (see docs/rendering.md). `cache_key` names the content (a version
+    id); with it the loaded function is kept in a bounded per-process LRU, keyed also by
+    the text so a changed draft is never stale. Raises RenderError.
     """
     if cache_key is None:
-        fn = _renderer(stored, part, text)
+        fn = _renderer(stored, part, text, language)
     else:
-        key = (cache_key, part, hash(text))
+        key = (cache_key, part, hash(text), language)
         fn = _loaded.get(key)  # type: ignore[assignment]
         if fn is None:
-            fn = _renderer(stored, part, text)
+            fn = _renderer(stored, part, text, language)
             _loaded.put(key, fn)
     context = tags if tags.__class__ is Tags else make_tags(tags)
     return fn(context)  # type: ignore[arg-type]

@@ -20,9 +20,17 @@ CHECK_EVERY = 256
 RENDER_DEADLINE_SECONDS = 2.0
 _MAX_LOAD_DEPTH = 64
 
-# handlebars.js escapeExpression
-_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
-                          "'": "&#x27;", "`": "&#x60;", "=": "&#x3D;"})
+# What `{{x}}` escapes, by the language of the part it is written into (`{{{x}}}` never
+# escapes). HTML is handlebars.js escapeExpression; JSON keeps a value inside the string
+# literal it is written into; plain text (a subject, an SMS) takes the value as it is.
+ESCAPES: dict[str, dict[int, str] | None] = {
+    "html": str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;",
+                           "'": "&#x27;", "`": "&#x60;", "=": "&#x3D;"}),
+    "json": {ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\f"): "\\f",
+             ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t",
+             **{c: f"\\u{c:04x}" for c in (*range(8), 11, *range(14, 32))}},
+    "text": None,
+}
 
 Op = Callable[[list, tuple, dict, "_State"], None]
 Ev = Callable[[tuple, dict], object]
@@ -156,12 +164,12 @@ def _path(depth: int, segs: tuple[str, ...]) -> Ev:
 
 
 # -- statements ---------------------------------------------------------------------
-def _out(ev: Ev, escaped: bool) -> Op:
+def _out(ev: Ev, table: dict[int, str] | None) -> Op:
     def op(out: list, c: tuple, d: dict, st: _State) -> None:
         v = ev(c, d)
         s = v if v.__class__ is str else js_string(v)
-        if escaped:
-            s = s.translate(_ESCAPES)
+        if table is not None:
+            s = s.translate(table)
         st.size += len(s)
         if st.size > MAX_PART_CHARS:
             st.check()
@@ -216,7 +224,7 @@ def _block(helper: str, evs: list[Ev], prog: Op, inv: Op | None) -> Op:
     return each_op
 
 
-def _program(nodes: object, level: int, memo: dict) -> Op:
+def _program(nodes: object, level: int, memo: dict, escapes: dict[int, str] | None) -> Op:
     """The runner of one list of statements. Nodes are checked in order, a block's
     inverse before its program, so the first bad node names the InvalidProgram."""
     if not (isinstance(nodes, list) and level < _MAX_LOAD_DEPTH):
@@ -244,7 +252,7 @@ def _program(nodes: object, level: int, memo: dict) -> Op:
             key = ("out", ev, node[2])
             op = memo.get(key)
             if op is None:
-                op = memo[key] = _out(ev, node[2])
+                op = memo[key] = _out(ev, escapes if node[2] else None)
             ops.append(op)
         elif kind == "block":
             if not (len(node) == 5 and type(node[1]) is str and node[1] in BLOCK_HELPERS
@@ -258,8 +266,8 @@ def _program(nodes: object, level: int, memo: dict) -> Op:
                 ev, weight = _expr(p, level + 1, memo)
                 evs.append(ev)
                 cost += weight
-            inv = None if node[4] is None else _program(node[4], level + 1, memo)
-            ops.append(_block(node[1], evs, _program(node[3], level + 1, memo), inv))
+            inv = None if node[4] is None else _program(node[4], level + 1, memo, escapes)
+            ops.append(_block(node[1], evs, _program(node[3], level + 1, memo, escapes), inv))
         else:
             raise InvalidProgram(f"node kind {kind!r}")
     if not dynamic:
@@ -286,11 +294,12 @@ def _program(nodes: object, level: int, memo: dict) -> Op:
     return run
 
 
-def load(program: object,
-         deadline_seconds: float = RENDER_DEADLINE_SECONDS) -> Callable[[Tags], str]:
-    """Build the render function of one stored part; raises InvalidProgram."""
+def load(program: object, deadline_seconds: float = RENDER_DEADLINE_SECONDS,
+         language: str = "html") -> Callable[[Tags], str]:
+    """Build the render function of one stored part, escaping for its ``language`` (a key
+    of ESCAPES); raises InvalidProgram."""
     try:
-        run = _program(program, 0, {})
+        run = _program(program, 0, {}, ESCAPES[language])
     except RecursionError as exc:  # pragma: no cover - depth is bounded above
         raise InvalidProgram("program nested too deep") from exc
 

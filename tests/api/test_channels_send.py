@@ -70,6 +70,40 @@ def test_sms_send_persists_e164_numbers_and_the_rendered_text(client, settings):
                            "suppressionKeys": ["+14155550100", "+14155550101"]}
 
 
+TRICKY = 'Tom & "Jerry" <x> C:\\temp\\new'
+
+
+def test_each_part_escapes_a_value_for_its_own_language(client, settings):
+    """HTML entities belong in HTML only: a subject and an SMS are plain text, a JSON
+    webhook body keeps the value inside its string literal."""
+    ws = factories.workspace(factories.account(webhook_delivery=True))
+    key = factories.api_key(ws)
+    tags = [{"key": "name", "value": TRICKY}, {"key": "code", "value": TRICKY},
+            {"key": "id", "value": TRICKY}]
+    email = factories.template(ws, defaults={"to": ["team@example.com"]})
+    sms = factories.template(ws, channel="sms", defaults={"to": ["+14155550100"]})
+    hook = factories.template(ws, channel="webhook")
+    xml = factories.template(ws, channel="webhook", content={
+        "body": "<v>{{id}}</v>", "contentType": "application/xml"})
+    plain = factories.template(ws, channel="webhook", content={
+        "body": "v={{id}}", "contentType": "text/plain; charset=utf-8"})
+    url = {"urlOverride": "https://127.0.0.1/x"}  # the tests allow private destinations
+    for tpl, extra in ((email, {}), (sms, {}), (hook, {"webhookOptions": url}),
+                       (xml, {"webhookOptions": url}), (plain, {"webhookOptions": url})):
+        body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": tags, **extra}
+        response = post(client, body, key)
+        assert response.status_code == 202, (tpl.channel, response.json)
+    email_row, sms_row, hook_row, xml_row, plain_row = (
+        Notification.get(Notification.template == tpl) for tpl in (email, sms, hook, xml, plain))
+    assert email_row.payload["subject"] == f"Hi {TRICKY}"
+    assert "<p>Hello Tom &amp; &quot;Jerry&quot; &lt;x&gt; C:\\temp\\new</p>" in \
+        email_row.payload["html"]
+    assert sms_row.payload["text"] == f"Code {TRICKY}"
+    assert json.loads(hook_row.payload["body"]) == {"id": TRICKY}
+    assert xml_row.payload["body"] == "<v>Tom &amp; &quot;Jerry&quot; &lt;x&gt; C:\\temp\\new</v>"
+    assert plain_row.payload["body"] == f"v={TRICKY}"
+
+
 def test_sms_override_replaces_the_defaults_and_from_number_overrides(client, settings):
     ws = factories.workspace()
     tpl = factories.template(ws, channel="sms", defaults={"to": ["+14155550100"]})

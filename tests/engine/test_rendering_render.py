@@ -31,6 +31,38 @@ def test_escaping_matches_handlebars_escape_expression() -> None:
     assert render("{{{v}}}|{{&v}}", {"v": value}) == f"{value}|{value}"
 
 
+SPECIALS = "& < > \" ' ` = \\ / \b\f\n\r\t \x00\x1f\x7f \u2028 é 😀"
+
+
+@pytest.mark.parametrize("language", ["html", "json", "text"])
+def test_triple_braces_never_escape_whatever_the_language(language: str) -> None:
+    assert render_part(None, "body", "{{{v}}}|{{&v}}", {"v": SPECIALS},
+                       language=language) == f"{SPECIALS}|{SPECIALS}"
+
+
+def test_text_takes_a_value_as_it_is() -> None:
+    assert render_part(None, "subject", "Hi {{v}}", {"v": SPECIALS},
+                       language="text") == f"Hi {SPECIALS}"
+
+
+def test_json_keeps_every_value_inside_its_string_literal() -> None:
+    every = "".join(map(chr, range(0x80))) + SPECIALS
+    text = '{"v": "{{v}}", "{{v}}": 1}'
+    body = render_part(None, "body", text, {"v": every}, language="json")
+    assert json.loads(body) == {"v": every, every: 1}
+    # Nothing a value holds can end the literal and add a member.
+    injected = render_part(None, "body", '{"a": "{{v}}"}', {"v": 'x", "admin": "true'},
+                           language="json")
+    assert json.loads(injected) == {"a": 'x", "admin": "true'}
+
+
+def test_the_language_is_part_of_the_cache_key() -> None:
+    tags = {"v": "<&>"}
+    html = render_part(None, "body", "{{v}}", tags, cache_key="k-lang", language="html")
+    text = render_part(None, "body", "{{v}}", tags, cache_key="k-lang", language="text")
+    assert (html, text) == ("&lt;&amp;&gt;", "<&>")
+
+
 def test_lookups_ignore_case() -> None:
     tags = {"FirstName": "Ada", "city": "London"}
     assert render("{{firstname}} {{FIRSTNAME}} {{City}} {{this.CITY}} {{@root.firstNAME}}",
