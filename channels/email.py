@@ -21,6 +21,7 @@ import idna
 
 from channels.plaintext import html_to_text
 from engine.contracts import Attachment, OutboundEmail
+from engine.header_text import CONTROLS, MEDIA_TYPE
 from engine.hookspecs import hookimpl
 
 PRIORITY_HEADERS = {
@@ -67,13 +68,12 @@ _ONE_WORD = re.compile(r"[!-+\--:<-~]+")
 LINE = 78
 
 
-_LINE_BREAKS = re.compile(r"[\r\n]+")
-
-
 def _one_line(value: str) -> str:
-    """Line breaks as spaces: a subject rendered from tags, or a display name, stays one
-    header and can neither add a header of its own nor break the message."""
-    return _LINE_BREAKS.sub(" ", value) if "\r" in value or "\n" in value else value
+    """Line breaks and other control characters as spaces: a subject rendered from tags, a
+    display name or a header value stays one header line and can neither add a header of
+    its own nor break the message, whatever a stored payload or a plugin hands over (the
+    API refuses them in what it is given; a tag can still bring them into a subject)."""
+    return CONTROLS.sub(" ", value) if CONTROLS.search(value) else value
 
 
 def _header(value: str) -> str | Header:
@@ -227,11 +227,14 @@ def _multipart(subtype: str, parts: list[Message]) -> Message:
 
 
 def _attachment_part(item: Attachment, inline: bool) -> MIMEBase:
-    maintype, _, subtype = item.content_type.partition("/")
-    part = MIMEBase(maintype or "application", subtype or "octet-stream")
+    content_type = item.content_type.strip()
+    maintype, _, subtype = (content_type if MEDIA_TYPE.fullmatch(content_type)
+                            else "application/octet-stream").partition("/")
+    part = MIMEBase(maintype, subtype)  # subtype: with the type's parameters
     part.set_payload(item.content)
     encoders.encode_base64(part)
-    filename = item.name if item.name.isascii() else ("utf-8", "", item.name)
+    name = _one_line(item.name)
+    filename = name if name.isascii() else ("utf-8", "", name)
     part.add_header("Content-Disposition", "inline" if inline else "attachment",
                     filename=filename)
     if inline:

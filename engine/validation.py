@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.addresses import valid_e164, valid_email
 from engine.errors import ApiError, FieldErrors
+from engine.header_text import CONTROL, MEDIA_TYPE
 from engine.webhook_headers import validate_webhook_headers
 
 N = "notifications"
@@ -127,7 +128,7 @@ def _custom_headers(errors: FieldErrors, headers: object) -> None:
         item = f"{path}.{name}"
         total += len(name.encode()) + len(str(value).encode())
         lowered = name.lower()
-        if not HEADER_NAME.match(name):
+        if not HEADER_NAME.fullmatch(name):
             errors.add(item, f"{code}.name_invalid", "not a valid RFC 5322 header name")
         elif lowered in REFUSED_HEADERS or lowered.startswith(RESERVED_PREFIX) or \
                 lowered.startswith(("resent-", "content-", "list-")):
@@ -136,8 +137,9 @@ def _custom_headers(errors: FieldErrors, headers: object) -> None:
         if lowered in seen:
             errors.add(item, f"{code}.name_duplicated", "duplicate header name")
         seen.add(lowered)
-        if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
-            errors.add(item, f"{code}.value_invalid", "must be a string without line breaks")
+        if not isinstance(value, str) or CONTROL.search(value):
+            errors.add(item, f"{code}.value_invalid",
+                       "must be a string without line breaks or control characters")
     if total > MAX_EMAIL_HEADER_BYTES:
         errors.add(path, f"{code}.too_large", f"at most {MAX_EMAIL_HEADER_BYTES} bytes in all")
 
@@ -171,7 +173,7 @@ def _attachments(errors: FieldErrors, items: object) -> None:
             errors.add(f"{at}.name", f"{code}.name_required", "name is required")
         elif len(name) > MAX_NAME:
             errors.add(f"{at}.name", f"{code}.name_too_long", f"at most {MAX_NAME} characters")
-        elif any(c in name for c in "\r\n\0/\\") or _executable_name(name):
+        elif CONTROL.search(name) or any(c in name for c in "/\\") or _executable_name(name):
             errors.add(f"{at}.name", f"{code}.name_not_permitted",
                        "executable and script files are refused")
         if not isinstance(content, str) or not content:
@@ -191,7 +193,10 @@ def _attachments(errors: FieldErrors, items: object) -> None:
         elif len(ctype) > MAX_CONTENT_TYPE:
             errors.add(f"{at}.contentType", f"{code}.content_type_too_long",
                        f"at most {MAX_CONTENT_TYPE} characters")
-        elif EXECUTABLE_TYPES.match(ctype.split(";")[0].strip()) or "\n" in ctype:
+        elif not MEDIA_TYPE.fullmatch(ctype):
+            errors.add(f"{at}.contentType", f"{code}.content_type_not_permitted",
+                       "not a media type (type/subtype, then any ;parameters)")
+        elif EXECUTABLE_TYPES.fullmatch(ctype.split(";")[0].strip()):
             errors.add(f"{at}.contentType", f"{code}.content_type_not_permitted",
                        "executable and script types are refused")
         cid = item.get("cid")

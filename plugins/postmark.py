@@ -6,6 +6,7 @@ The host defaults to api.postmarkapp.com over HTTPS; ``?scheme=http`` exists for
 from __future__ import annotations
 
 import base64
+from email.utils import formataddr
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from engine.contracts import (
@@ -40,8 +41,8 @@ class PostmarkProvider:
         self.session = session()
 
     def payload(self, message: OutboundEmail) -> dict:
-        sender = (f'"{message.sender_name}" <{message.sender}>' if message.sender_name
-                  else message.sender)
+        # Quoted as one mailbox whatever the name holds (a quote, a comma, "<").
+        sender = formataddr((message.sender_name or "", message.sender))
         body: dict = {
             "From": sender,
             "To": ", ".join(message.to),

@@ -157,6 +157,68 @@ def test_recipient_and_header_limits(client, tenant):
         client, body, tenant["key"]).json["errorCodes"]
 
 
+# Each ends a header line somewhere between Herald and the reader.
+LINE_ENDS = ["\r", "\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\x00",
+             "\x7f"]
+
+
+def _codes(client, tenant, options) -> list[str]:
+    response = post(client, {**tenant["body"], "emailOptions": options}, tenant["key"])
+    assert response.status_code == 400, (options, response.json)
+    return response.json["errorCodes"]
+
+
+def test_nothing_that_could_end_a_header_line_gets_into_an_email(client, tenant):
+    e = "notifications.email"
+    for end in LINE_ENDS:
+        named = f'"Bob{end}Bcc : spy@attacker.example" <bob@example.org>'
+        assert _codes(client, tenant, {"to": [named], "cc": [named], "bcc": [named],
+                                       "overrideRecipients": [named], "replyTo": named,
+                                       "fromAddress": named}) == [
+            f"{e}.to_invalid", f"{e}.cc_invalid", f"{e}.bcc_invalid",
+            f"{e}.override_recipient_invalid", f"{e}.from_address_invalid",
+            f"{e}.reply_to_invalid"], repr(end)
+        assert _codes(client, tenant, {"customHeaders": {"X-Campaign": f"q3{end}From : x"}}) \
+            == [f"{e}.custom_headers.value_invalid"], repr(end)
+        assert _codes(client, tenant, {"customHeaders": {f"X-Track{end}": "1"}}) == [
+            f"{e}.custom_headers.name_invalid"], repr(end)
+        attachment = {"name": "a.pdf", "content": "aGk=", "contentType": "application/pdf"}
+        assert _codes(client, tenant, {"attachments": [
+            {**attachment, "name": f"a{end}X-Pad : 1.pdf"},
+            {**attachment, "contentType": f"application/pdf{end}X-Pad : 1"}]}) == [
+            "notifications.attachment.name_not_permitted",
+            "notifications.attachment.content_type_not_permitted"], repr(end)
+    assert Notification.select().count() == 0
+
+
+def test_an_address_must_be_exactly_one_mailbox(client, tenant):
+    """parseaddr reads the first of two addresses, the suppression list the last: neither
+    may be checked while the other is mailed."""
+    for two in ("unsubscribed@example.org, <nobody@example.net>",
+                "hello@example.com, <ceo@bank.example>", "team: a@example.org;",
+                "Ada <ada@example.org>, Bob <bob@example.org>"):
+        assert _codes(client, tenant, {"to": [two], "fromAddress": two}) == [
+            "notifications.email.to_invalid", "notifications.email.from_address_invalid"], two
+    named = ['"Ops, Team" <ops@example.com>', "Ada Lovelace <ada@example.org>",
+             '"a<b" <c@example.org>', "Zoë <zoe@example.org>"]
+    response = post(client, {**tenant["body"], "emailOptions": {"to": named}}, tenant["key"])
+    assert response.status_code == 202, response.json
+
+
+def test_a_content_type_is_a_media_type_in_every_spelling(client, tenant):
+    attachment = {"name": "a.dat", "content": "aGk="}
+    for refused in ("application/x-msdownload; x=1", " APPLICATION/X-MSDOWNLOAD ", "a/b; c",
+                    "application/pdf (comment)"):
+        assert _codes(client, tenant, {"attachments": [
+            {**attachment, "contentType": refused}]}) == [
+            "notifications.attachment.content_type_not_permitted"], refused
+    accepted = [{**attachment, "contentType": t} for t in (
+        "application/pdf", "text/plain; charset=utf-8", 'text/plain;charset="utf-8"')]
+    response = post(client, {**tenant["body"], "emailOptions": {"attachments": accepted}},
+                    tenant["key"])
+    assert response.status_code == 202, response.json
+
+
 def test_attachment_rules(client, tenant):
 
     attachments = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import email
+import re
 from email import policy
 
 import pytest
@@ -84,6 +85,46 @@ def test_a_from_address_given_with_a_name_arrives_as_one_mailbox(smtp_settings, 
     assert msg["From"] == '"Ops, Team" <ops@example.com>'
     assert msg["From"].addresses[0].addr_spec == "ops@example.com"
     assert msg["Message-ID"].endswith("@example.com>")
+
+
+LINE_ENDS = "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x00\x7f"
+
+
+def _header_names(content: bytes) -> list[str]:
+    """The name of every line that starts a header in any header block of the message, as
+    a lenient reader splits lines (at every line end Python knows, space before the colon
+    allowed); the bodies are base64, so a header block is all a line can start from."""
+    names = []
+    for line in content.decode("utf-8").splitlines():
+        match = re.match(r"([!-9;-~]+)[ \t]*:", line)
+        if match:
+            names.append(match[1].lower())
+    return names
+
+
+def test_no_tag_or_stored_value_adds_a_header_line(smtp_settings, smtp):
+    """A tag brings anything into a subject; a payload from an older release or a plugin
+    anything anywhere: each stays inside its own header."""
+    ws = factories.workspace()
+    tpl = factories.template(ws, defaults={"to": ["team@example.com"]})
+    tags = [{"key": "name", "value": "".join(f"{c}Reply-To : phish@attacker.example"
+                                             for c in LINE_ENDS)}]
+    sending.send({"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": tags},
+                 factories.api_key(ws), "127.0.0.1", "corr")
+    sent = Notification.get()
+    stored = factories.notification(ws, factories.email_payload(
+        to=[f'"Bob{c}Bcc : spy@attacker.example" <bob@example.org>' for c in LINE_ENDS],
+        headers={"X-Campaign": "".join(f"q{c}From : ceo@bank.example" for c in LINE_ENDS)},
+        attachments=[{"name": f"a{c}X-Pad : 1.pdf", "contentType": f"application/pdf{c}X-Pad : 1",
+                      "content": PDF, "cid": None} for c in LINE_ENDS]))
+    for n in (sent, stored):
+        assert deliver_notification(str(n.id)) == "delivered"
+    for arrived in smtp.received:
+        names = _header_names(arrived.content)
+        assert not {"reply-to", "bcc", "x-pad"} & set(names), names
+        assert names.count("from") == 1, names
+    subject = email.message_from_bytes(smtp.received[0].content, policy=policy.default)["Subject"]
+    assert subject.startswith("Hi  Reply-To : phish@attacker.example")
 
 
 def test_the_connection_is_reused_across_messages(smtp_settings, smtp):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from email import policy as email_policy
 from urllib.parse import parse_qs
 
 import pytest
@@ -59,7 +60,7 @@ def test_postmark_request_carries_every_field(postmark):
     assert result.provider_message_id == "pm-1"
     (_, _, body), = server.requests
     data = json.loads(body)
-    assert data["From"] == '"Example" <hello@example.com>'
+    assert data["From"] == "Example <hello@example.com>"
     assert (data["To"], data["Cc"], data["Bcc"]) == ("ada@example.net", "c@example.net",
                                                       "b@example.net")
     assert data["ReplyTo"] == "r@example.com" and data["MessageStream"] == "outbound"
@@ -68,6 +69,16 @@ def test_postmark_request_carries_every_field(postmark):
     assert headers["X-Campaign"] == "s" and headers["X-Priority"] == "1 (Highest)"
     assert data["Attachments"][0] == {"Name": "a.pdf", "Content": pdf,
                                       "ContentType": "application/pdf"}
+
+
+def test_postmark_from_is_one_mailbox_whatever_the_name_holds(postmark):
+    provider, server, _ = postmark
+    name = 'Ops, "Team" <x@evil.example>'
+    provider.send(email(**{"from": {"address": "hello@example.com", "name": name}}))
+    (_, _, body), = server.requests
+    parsed = email_policy.default.header_factory("From", json.loads(body)["From"])
+    assert [(a.display_name, a.addr_spec) for a in parsed.addresses] == [
+        (name, "hello@example.com")]
 
 
 @pytest.mark.parametrize(("answer", "error"), [
