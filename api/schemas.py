@@ -5,15 +5,24 @@ Request rules are checked by engine.validation so that every broken rule gets it
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields
+from marshmallow import EXCLUDE, Schema, fields
 
 
-class TagDto(Schema):
+class RequestSchema(Schema):
+    """A request object: members it does not name are ignored, as the spec's ASP.NET
+    original ignores them (a newer client's member reaches an older server harmlessly);
+    the OpenAPI document then does not claim additionalProperties: false."""
+
+    class Meta:
+        unknown = EXCLUDE
+
+
+class TagDto(RequestSchema):
     key = fields.String(required=True, metadata={"example": "name"})
     value = fields.String(required=True, metadata={"example": "Ada"})
 
 
-class AttachmentDto(Schema):
+class AttachmentDto(RequestSchema):
     name = fields.String(required=True, metadata={"example": "invoice.pdf"})
     content = fields.String(required=True, metadata={"description": "base64",
                                                      "example": "JVBERi0xLjQK"})
@@ -21,7 +30,7 @@ class AttachmentDto(Schema):
     cid = fields.String(allow_none=True, load_default=None)
 
 
-class EmailOptionsDto(Schema):
+class EmailOptionsDto(RequestSchema):
     to = fields.List(fields.String(), allow_none=True)
     cc = fields.List(fields.String(), allow_none=True)
     bcc = fields.List(fields.String(), allow_none=True)
@@ -39,18 +48,18 @@ class EmailOptionsDto(Schema):
     requestReadReceipt = fields.Boolean(load_default=False)
 
 
-class SmsOptionsDto(Schema):
+class SmsOptionsDto(RequestSchema):
     fromNumber = fields.String(allow_none=True)
     to = fields.List(fields.String(), allow_none=True)
     overrideRecipients = fields.List(fields.String(), allow_none=True)
 
 
-class WebhookOptionsDto(Schema):
+class WebhookOptionsDto(RequestSchema):
     urlOverride = fields.String(allow_none=True)
     headers = fields.Dict(keys=fields.String(), values=fields.String(), allow_none=True)
 
 
-class NotificationRequest(Schema):
+class NotificationRequest(RequestSchema):
     tenantId = fields.UUID(required=True,
                            metadata={"example": "2b1c6a8e-4d0f-4c53-9d7e-2f5b0c8a9e11"})
     templateId = fields.UUID(required=True,

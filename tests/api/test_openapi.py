@@ -61,3 +61,19 @@ def test_examples_match_what_each_operation_can_answer(client):
     assert validate_key["401"]["content"]["application/problem+json"]["example"][
         "errorCode"] == "api_keys.missing"
     assert "PaginationMetadata" not in doc["components"]["schemas"]
+
+
+def test_request_objects_take_unknown_members_as_the_document_says(client, tenant):
+    doc = client.get("/openapi/v1.json").json
+    requests = ("NotificationRequest", "TagDto", "EmailOptionsDto", "AttachmentDto",
+                "SmsOptionsDto", "WebhookOptionsDto")
+    for name in requests:
+        assert doc["components"]["schemas"][name].get("additionalProperties") is not False
+    body = {**tenant["body"], "future": 1,
+            "tags": [{"key": "name", "value": "Ada", "future": 1}],
+            "emailOptions": {"future": 1, "attachments": [
+                {"name": "a.txt", "content": "aGk=", "contentType": "text/plain", "future": 1}]},
+            "smsOptions": {"future": 1}, "webhookOptions": {"future": 1}}
+    response = client.post("/api/v1/notifications/send", json=body,
+                           headers={"X-Api-Key": tenant["key"]})
+    assert response.status_code == 202, response.json
