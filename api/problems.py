@@ -15,7 +15,8 @@ from engine.errors import ApiError
 
 log = logging.getLogger("herald.api")
 PROBLEM_JSON = "application/problem+json"
-_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$")
+# W3C Trace Context: lower-case hex only; a later version may add fields after the flags.
+_TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}(-.*)?")
 _CORRELATION = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
@@ -31,9 +32,10 @@ def trace_id() -> str:
     Made only for a problem response, the one place it is shown: a request that succeeds
     never reads the header nor draws random bytes for it.
     """
-    match = _TRACEPARENT.match(request.headers.get("traceparent", "").strip().lower())
-    if match and match.group(1) != "0" * 32 and match.group(2) != "0" * 16:
-        return match.group(1)
+    match = _TRACEPARENT.fullmatch(request.headers.get("traceparent", "").strip())
+    if match and match[1] != "ff" and (match[1] != "00" or match[4] is None) and \
+            match[2] != "0" * 32 and match[3] != "0" * 16:
+        return match[2]
     return secrets.token_hex(16)
 
 

@@ -330,8 +330,13 @@ def test_trace_id_comes_from_a_valid_traceparent(client, tenant):
     trace = "4bf92f3577b34da6a3ce929d0e0e4736"
     response = post(client, {}, tenant["key"], traceparent=f"00-{trace}-00f067aa0ba902b7-01")
     assert response.json["traceId"] == trace
-    response = post(client, {}, tenant["key"], traceparent="garbage")
-    assert len(response.json["traceId"]) == 32 and response.json["traceId"] != trace
+    response = post(client, {}, tenant["key"], traceparent=f"01-{trace}-00f067aa0ba902b7-01-x")
+    assert response.json["traceId"] == trace  # a later version's extra field
+    for invalid in ("garbage", f"ff-{trace}-00f067aa0ba902b7-01",
+                    f"00-{trace.upper()}-00f067aa0ba902b7-01", f"00-{trace}-00f067aa0ba902b7-01-x",
+                    f"00-{'0' * 32}-00f067aa0ba902b7-01", f"00-{trace}-{'0' * 16}-01"):
+        response = post(client, {}, tenant["key"], traceparent=invalid)
+        assert len(response.json["traceId"]) == 32 and response.json["traceId"] != trace, invalid
 
 
 def test_chunked_body_over_10_mb_is_a_bare_413_read_in_bounded_pieces(client, tenant):
