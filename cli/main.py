@@ -197,8 +197,11 @@ def cmd_templates_lock(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
-    from cli.serve import serve
+    from cli.serve import exposure, serve
 
+    if reason := exposure(settings, args.host):
+        raise CommandError(f"refusing to serve on {args.host} outside production: {reason} "
+                           "(or pass --host 127.0.0.1)")
     serve(settings, host=args.host, port=args.port or settings.port, workers=args.workers)
 
 

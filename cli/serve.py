@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import signal
 from collections.abc import Callable
 from types import FrameType
@@ -9,7 +10,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
-from config.settings import Settings
+from config.settings import DEV_SECRET_KEY, Settings
 
 
 class GunicornServer(BaseApplication):
@@ -68,6 +69,33 @@ def _create_app():
     from api.app import create_app
 
     return create_app()
+
+
+def exposure(settings: Settings, host: str) -> str | None:
+    """Why serving ``settings`` on ``host`` would hand every tenant's mail or links to the
+    network, or None. Outside production, the development secret key signs tracking and
+    unsubscribe tokens anyone can forge, and the dev inbox shows every tenant's mail
+    unauthenticated: fine on loopback, never on an address others reach."""
+    if settings.production or _loopback(host):
+        return None
+    if settings.secret_key == DEV_SECRET_KEY:
+        return ("the built-in development secret key would sign its links (anyone could forge "
+                "them): set HERALD_SECRET_KEY, and HERALD_ENV=production for a deployment")
+    inbox = [s for s, p in (("HERALD_EMAIL_PROVIDER", settings.email_provider),
+                            ("HERALD_SMS_PROVIDER", settings.sms_provider))
+             if p.startswith("inbox:")]
+    if inbox:
+        return (f"the dev inbox ({', '.join(inbox)} is inbox://) would show every tenant's "
+                "mail to anyone: set a real provider, and HERALD_ENV=production for a "
+                "deployment")
+    return None
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def serve(settings: Settings, host: str, port: int, workers: int) -> None:

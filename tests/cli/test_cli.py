@@ -144,3 +144,34 @@ def test_configuration_error_names_the_setting(herald):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "HERALD_SECRET_KEY" in proc.stderr
+
+
+def test_serve_refuses_to_expose_a_development_setup_to_the_network(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")}
+    env["HERALD_DATABASE_URL"] = f"sqlite:///{tmp_path / 'h.sqlite3'}"
+
+    def serve(**extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "cli", "serve", "--host", "0.0.0.0",
+                               "--port", "9"], env={**env, **extra}, capture_output=True,
+                              text=True, timeout=60)
+
+    proc = serve()
+    assert proc.returncode == 1 and "HERALD_SECRET_KEY" in proc.stderr, proc.stderr
+    proc = serve(HERALD_SECRET_KEY=TEST_SECRET_KEY)
+    assert proc.returncode == 1 and "HERALD_EMAIL_PROVIDER, HERALD_SMS_PROVIDER is inbox" in \
+        proc.stderr, proc.stderr
+
+
+def test_serve_allows_loopback_production_and_a_real_staging_setup():
+    from cli.serve import exposure
+    from config.settings import load_settings
+
+    dev = load_settings({})
+    assert all(exposure(dev, host) is None for host in ("127.0.0.1", "::1", "[::1]", "localhost"))
+    assert exposure(dev, "0.0.0.0") and exposure(dev, "10.0.0.5")
+    staging = load_settings({"HERALD_SECRET_KEY": TEST_SECRET_KEY,
+                             "HERALD_EMAIL_PROVIDER": "smtp://mail.internal:25?tls=none",
+                             "HERALD_SMS_PROVIDER": "twilio://sid:token@"})
+    assert exposure(staging, "0.0.0.0") is None
+    production = load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": TEST_SECRET_KEY})
+    assert exposure(production, "0.0.0.0") is None
