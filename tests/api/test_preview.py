@@ -76,6 +76,10 @@ def test_suppressed_recipients_are_reported(client, tenant):
     response = _preview(client, body, tenant["key"]).json
     assert response["email"]["recipients"]["to"] == ["x@example.com"]
     assert any("team@example.com" in e["message"] for e in response["validationErrors"])
+    assert response["email"]["batchingInfo"]["messageCount"] == 1
+    # Every recipient suppressed: a send would deliver no message at all.
+    alone = _preview(client, tenant["body"], tenant["key"]).json["email"]
+    assert alone["recipients"]["to"] == [] and alone["batchingInfo"]["messageCount"] == 0
 
 
 def test_an_unsubscribe_is_reported_by_the_next_preview(client, tenant):
