@@ -8,6 +8,7 @@ from channels.email import text_from_html
 
 _DOCUMENT = re.compile(r"<html[\s>]", re.IGNORECASE)
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
+_HTML_START = re.compile(r"<html", re.IGNORECASE)
 
 
 def html_document(body: str, head: str | None) -> str:
@@ -18,9 +19,13 @@ def html_document(body: str, head: str | None) -> str:
             return body
         if _HEAD_END.search(body):
             return _HEAD_END.sub(lambda m: head + m.group(0), body, count=1)
-        match = re.search(r"<html[^>]*>", body, re.IGNORECASE)
-        assert match is not None
-        return body[: match.end()] + f"<head>{head}</head>" + body[match.end():]
+        # The first "<html" tag ends at the first ">" after it, found with str.find:
+        # <html[^>]*> read from every "<html" to the end when no ">" followed (quadratic).
+        opened = _HTML_START.search(body)
+        end = body.find(">", opened.start()) + 1 if opened else 0
+        if end:
+            return body[:end] + f"<head>{head}</head>" + body[end:]
+        # An <html tag that never closes has no place for a head: wrapped as a fragment.
     return ('<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
             f"{head}</head><body>{body}</body></html>")
 

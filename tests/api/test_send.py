@@ -289,6 +289,15 @@ def test_version_resolution_errors(client, tenant):
     assert response.json["errorCode"] == "notifications.no_live_version"
 
 
+def test_a_body_with_an_unclosed_html_tag_is_accepted_not_a_500(client, settings):
+    ws = factories.workspace()
+    content = {"body": "<p>Hi</p><html x", "htmlHead": "<title>T</title>"}
+    tpl = factories.template(ws, content=content, defaults={"to": ["a@example.com"]})
+    body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": []}
+    assert post(client, body, factories.api_key(ws)).status_code == 202
+    assert Notification.get().payload["html"].endswith("<body><p>Hi</p><html x</body></html>")
+
+
 def test_sender_must_be_verified_unless_the_workspace_has_its_own_provider(client, tenant):
     body = {**tenant["body"], "emailOptions": {"fromAddress": "boss@unverified.example"}}
     response = post(client, body, tenant["key"])

@@ -26,6 +26,23 @@ def test_a_whole_document_keeps_its_own_head_and_gets_htmlhead_added():
         "<HTML lang=en><head><title>T</title></head><body>x</body></HTML>")
 
 
+def test_an_html_tag_that_never_closes_is_wrapped_as_a_fragment_not_an_error():
+    wrapped = ('<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>T</title></head>'
+               "<body>{}</body></html>")
+    assert html_document("<p>Hi</p><html x", "<title>T</title>") == wrapped.format(
+        "<p>Hi</p><html x")
+    assert html_document("<p>Hi</p><html x", None) == "<p>Hi</p><html x"
+    # Each "<html" once read on to the end looking for its ">": quadratic, then an assertion.
+    flood = "<html " * 200_000
+    assert html_document(flood, "<title>T</title>") == wrapped.format(flood)
+
+
+def test_the_head_goes_after_the_first_html_tag_however_many_follow():
+    body = "<HTML lang=en" + " <html" * 200_000 + "><body>x</body></html>"
+    assert html_document(body, "<title>T</title>") == body.replace(
+        "><body>", "><head><title>T</title></head><body>", 1)
+
+
 def test_text_is_derived_from_the_html_and_the_head_is_left_out():
     text = text_from_html(html_document('<h1>Hi</h1><p>Go <a href="https://e.test/x">here</a>'
                                         "</p>", "<title>Not in text</title>"))

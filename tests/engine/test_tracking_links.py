@@ -1,0 +1,40 @@
+"""apply_tracking on ordinary and hostile HTML: which links are signed, where the pixel goes."""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+
+from engine.tracking import apply_tracking, click_url, open_url
+
+NID = "c6ce4503-3479-45c1-8904-923a76027755"
+
+
+def _signed(url: str) -> str:
+    return html.escape(click_url(NID, None, url), quote=True)
+
+
+def test_http_links_are_signed_and_other_links_are_left_alone(settings):
+    body = ('<p><a href="https://example.org/x?a=1&amp;b=2">x</a> <A class=c HREF = \'http://e.test\'>'
+            '<a href="mailto:a@example.net">m</a> <a name=top>t</a></p>')
+    tracked = apply_tracking(body, notification_id=NID, track_opens=False, track_clicks=True)
+    assert tracked == (f'<p><a href="{_signed("https://example.org/x?a=1&b=2")}">x</a> '
+                       f"<A class=c HREF = '{_signed('http://e.test')}'>"
+                       '<a href="mailto:a@example.net">m</a> <a name=top>t</a></p>')
+
+
+# Each was quadratic: every "<a" read on to the next ">" (here only one, at the very end), so
+# 65 KB took seconds and these ~1 MB would take many minutes. Scanned once, they finish
+# well inside the suite's timeout, unchanged, and the link after the flood is still found.
+FLOODS = ["<a href", '<a href="https://e.test/', "<a x='", "<a\thref = "]
+
+
+@pytest.mark.parametrize("unit", FLOODS, ids=repr)
+def test_a_flood_of_unclosed_links_is_scanned_once_and_changes_nothing(settings, unit):
+    flood = unit * (1_000_000 // len(unit))
+    body = flood + '><a href="https://example.org/after">after</a>'
+    tracked = apply_tracking(body, notification_id=NID, track_opens=True, track_clicks=True)
+    pixel = (f'<img src="{html.escape(open_url(NID, None))}" width="1" height="1" alt="" '
+             'style="display:none">')
+    assert tracked == f'{flood}><a href="{_signed("https://example.org/after")}">after</a>{pixel}'
