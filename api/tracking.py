@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import uuid
 
 from flask import Blueprint, Response, abort, redirect, render_template_string, request
 
@@ -20,19 +21,22 @@ UNSUBSCRIBE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8"
 
 
 def _notification(data: dict | None) -> Notification | None:
+    """The notification a token names, or None: a preview's tokens name none ("preview")."""
     if not data or not isinstance(data.get("n"), str):
         return None
     try:
-        return Notification.get_or_none(Notification.id == data["n"])
+        # Parsed here: peewee passes a string that is no UUID on as it is, which PostgreSQL
+        # refuses with an error of its own (a 500) instead of finding no row.
+        notification_id = uuid.UUID(data["n"])
     except ValueError:
         return None
+    return Notification.get_or_none(Notification.id == notification_id)
 
 
-def _record(kind: str, data: dict, url: str | None = None) -> None:
+def _record(kind: str, data: dict) -> None:
     notification = _notification(data)
     if notification is not None:
-        TrackingEvent.create(notification=notification, kind=kind, recipient=data.get("r"),
-                             url=url)
+        TrackingEvent.create(notification=notification, kind=kind, recipient=data.get("r"))
 
 
 @blueprint.get("/t/o/<token>")
@@ -50,7 +54,14 @@ def clicked(token: str):
     url = data.get("u") if data else None
     if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
         abort(404)
-    _record("click", data, url)
+    # Only the worker signs a click with a real notification id, over that notification's own
+    # HTML, so one that exists sent this link. A preview signs any link it is given, and
+    # redirecting for it (or for a deleted notification) would be an open redirect.
+    notification = _notification(data)
+    if notification is None:
+        abort(404)
+    TrackingEvent.create(notification=notification, kind="click", recipient=data.get("r"),
+                         url=url)
     return redirect(url, code=302)
 
 

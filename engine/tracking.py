@@ -1,7 +1,8 @@
 """Signed tracking URLs: open pixel, click redirect and RFC 8058 one-click unsubscribe.
 
-A click URL carries its destination inside the signature, so the endpoint can only ever
-redirect to a link that Herald itself rewrote: never an open redirect.
+A click URL carries its destination and its notification inside the signature, and the
+endpoint redirects only while that notification exists: so only to a link Herald rewrote
+in a message it sent, never an open redirect. A preview's URLs name no notification.
 """
 
 from __future__ import annotations
@@ -112,7 +113,10 @@ def unsubscribe_url(notification_id: str, recipient: str) -> str:
 
 def apply_tracking(html_body: str, *, notification_id: str | None, track_opens: bool,
                    track_clicks: bool, recipient: str | None = None) -> str:
-    """Rewrite http(s) links to signed click URLs and add an open pixel before </body>."""
+    """Rewrite http(s) links to signed click URLs and add an open pixel before </body>.
+
+    Without a notification (a preview) the URLs show what would be sent and lead nowhere.
+    """
     ident = notification_id or "preview"
     if track_clicks:
         def rewrite(match: re.Match[str]) -> str:

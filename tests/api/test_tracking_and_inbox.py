@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
+import uuid
 
 from engine.jobs import deliver_notification
-from engine.models import InboxMessage, Suppression, TrackingEvent
+from engine.models import InboxMessage, Notification, Suppression, TrackingEvent
 from engine.tracking import apply_tracking, click_url, unsubscribe_url
 from tests import factories
 
@@ -28,6 +30,52 @@ def test_click_redirects_only_to_the_signed_url_and_records_it(client, settings)
     forged = token[:-3] + ("AAA" if not token.endswith("AAA") else "BBB")
     assert client.get(f"/t/c/{forged}").status_code == 404
     assert client.get("/t/c/https%3A%2F%2Fevil.example").status_code == 404
+
+
+def _click_path(html: str) -> str:
+    return _path(re.search(r'href="(http://herald\.test/t/c/[^"]+)"', html).group(1))
+
+
+def _post(client, path: str, body: dict, key: str):
+    return client.post(path, data=json.dumps(body), content_type="application/json",
+                       headers={"X-Api-Key": key})
+
+
+def test_a_preview_link_does_not_redirect_and_the_sent_one_does(client, settings):
+    ws = factories.workspace()
+    tpl = factories.template(ws, content={"body": '<a href="https://example.org/x">x</a>',
+                                          "trackClicks": True, "trackOpens": True},
+                             defaults={"to": ["ada@example.net"]})
+    key = factories.api_key(ws)
+    body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": []}
+    preview = _post(client, "/api/v1/notifications/preview", body, key).json
+    html = preview["email"]["finalBodies"]["htmlBody"]
+    response = client.get(_click_path(html))
+    assert response.status_code == 404, "a preview signs any link: it must not be a redirect"
+    assert response.mimetype == "application/problem+json" and "Location" not in response.headers
+    pixel = client.get(_path(re.search(r'src="([^"]+)"', html).group(1)))
+    assert pixel.status_code == 200 and pixel.mimetype == "image/gif"
+    assert TrackingEvent.select().count() == 0
+
+    assert _post(client, "/api/v1/notifications/send", body, key).status_code == 202
+    assert deliver_notification(str(Notification.get().id)) == "delivered"
+    response = client.get(_click_path(InboxMessage.get().html))
+    assert response.status_code == 302
+    assert response.headers["Location"] == "https://example.org/x"
+    assert TrackingEvent.get().kind == "click"
+
+
+def test_a_click_for_no_notification_or_a_deleted_one_does_not_redirect(client, settings):
+    unknown = click_url(str(uuid.uuid4()), "ada@example.net", "https://example.org/x")
+    response = client.get(_path(unknown))
+    assert response.status_code == 404 and response.mimetype == "application/problem+json"
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    url = click_url(str(n.id), "ada@example.net", "https://example.org/x")
+    assert client.get(_path(url)).status_code == 302
+    n.delete_instance()
+    assert client.get(_path(url)).status_code == 404
+    assert client.get(_path(click_url("preview", None, "https://example.org/x"))).status_code == 404
 
 
 def test_open_pixel_records_and_always_answers_a_gif(client, settings):
