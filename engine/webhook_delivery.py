@@ -16,7 +16,8 @@ from engine.models import Notification, utcnow
 from engine.retry import classify_status, parse_retry_after, retry_delay
 from engine.signatures import sign
 
-FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure"}
+FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure",
+            "too_large": "answer too large"}
 
 
 @dataclass

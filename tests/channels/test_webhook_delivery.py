@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from channels.webhook import EXCERPT_BYTES
+from channels.webhook import ANSWER_BYTES, CONNECT_TIMEOUT, EXCERPT_BYTES
 from engine.signatures import verify_webhook
 from engine.webhook_delivery import deliver_webhook
+from tests.support.dribbling_receiver import DribblingReceiver
 from tests.support.https_receiver import Scripted
 
 SECRET = "whsec_test-secret"
@@ -59,6 +60,29 @@ def test_slow_receiver_is_a_transient_timeout(receiver, dns_server, ca_file):
     receiver.script["/slow"] = [Scripted(delay=1.5)]
     result = attempt(receiver, dns_server, ca_file, path="/slow", timeout=0.5)
     assert result.outcome == "transient" and "timed out" in result.error
+
+
+@pytest.mark.parametrize("phase", ["handshake", "headers", "body"])
+def test_a_receiver_sending_a_byte_at_a_time_times_out_at_the_attempts_deadline(
+        ca, dns_server, ca_file, phase):
+    # Each byte comes well inside any per-read timeout; the receiver goes on for 4 s, less
+    # than CONNECT_TIMEOUT (which alone used to bound a handshake), so only a deadline
+    # over the whole exchange can end a 1 s attempt while the receiver is still sending.
+    with DribblingReceiver(ca, phase, limit=CONNECT_TIMEOUT - 1) as receiver:
+        result = attempt(receiver, dns_server, ca_file, timeout=1.0)
+        assert not receiver.ran_out.is_set(), "the attempt outlived the receiver"
+    assert result.outcome == "transient" and result.error == "timed out"
+    assert result.status_code is None and result.retry_after is None
+
+
+@pytest.mark.parametrize(("headers", "outcome"), [(40, "delivered"), (80, "transient")])
+def test_answer_headers_are_read_up_to_a_cap(receiver, dns_server, ca_file, headers, outcome):
+    padding = {f"X-Pad-{i}": "p" * 1000 for i in range(headers)}  # about 1 KiB each
+    receiver.script["/fat"] = [Scripted(headers=padding)]
+    result = attempt(receiver, dns_server, ca_file, path="/fat")
+    assert result.outcome == outcome
+    if outcome == "transient":
+        assert result.error == f"answer too large: over {ANSWER_BYTES // 1024} KiB"
 
 
 def test_response_excerpt_is_capped(receiver, dns_server, ca_file):
