@@ -5,10 +5,17 @@ Plugins import this module (and nothing else of Herald's); it imports no model.
 
 from __future__ import annotations
 
+import email.utils
+import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from email.message import Message
 from typing import Any, Protocol
+
+_SECONDS = re.compile(r"[0-9]+")  # ASCII only: str.isdigit() also takes "²" and "١٢"
+LONGEST_RETRY_AFTER = 365 * 86400.0  # the retry policy caps every wait far below this
 
 
 @dataclass
@@ -78,6 +85,30 @@ class TransientError(DeliveryError):
                  retry_after: float | None = None) -> None:
         super().__init__(message, status_code=status_code)
         self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a Retry-After header (delay-seconds or an HTTP-date), else None.
+
+    The header is the receiver's to write: anything that is not one of the two forms
+    gives None (the normal backoff), never an exception that would fail the attempt
+    after the receiver had already answered.
+    """
+    if not value:
+        return None
+    text = value.strip()
+    if _SECONDS.fullmatch(text):
+        return min(float(text), LONGEST_RETRY_AFTER)
+    if not text.isascii():
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+        if when.tzinfo is None:  # an HTTP-date is always GMT ("-0000", asctime format)
+            when = when.replace(tzinfo=UTC)
+        seconds = when.timestamp() - (now if now is not None else time.time())
+    except Exception:  # whatever email.utils makes of a receiver's text: not a date
+        return None
+    return min(max(0.0, seconds), LONGEST_RETRY_AFTER)
 
 
 class PermanentError(DeliveryError):

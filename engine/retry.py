@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import email.utils
 import random
-import time
 from collections.abc import Sequence
 
 MAX_WAIT = 900.0  # 15 minutes, whatever Retry-After asks
@@ -17,22 +15,6 @@ def classify_status(status: int) -> str:
     if status in (408, 429) or status >= 500:
         return "transient"
     return "permanent"
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds from a Retry-After header given in seconds or as an HTTP-date."""
-    if not value:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
 
 
 def retry_delay(attempt: int, *, backoff: Sequence[float] | None = None,

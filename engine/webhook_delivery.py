@@ -11,9 +11,10 @@ import dns.resolver
 
 from channels.webhook import USER_AGENT, post_pinned
 from engine import notification_store, outcome_events, runtime
+from engine.contracts import parse_retry_after
 from engine.destinations import DestinationError, check_destination
 from engine.models import Notification, utcnow
-from engine.retry import classify_status, parse_retry_after, retry_delay
+from engine.retry import classify_status, retry_delay
 from engine.signatures import sign
 
 FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure",

@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 import requests
 
-from engine.contracts import PermanentError, TransientError
+from engine.contracts import PermanentError, TransientError, parse_retry_after
 
 
 def session() -> requests.Session:
@@ -38,7 +38,6 @@ def raise_for_transport(err: requests.RequestException) -> NoReturn:
 def raise_for_status(status: int, detail: str, retry_after: str | None) -> None:
     """408, 429 and 5xx are worth retrying; any other non-2xx will fail the same way again."""
     if status in (408, 429) or status >= 500:
-        wait = float(retry_after) if retry_after and retry_after.isdigit() else None
         raise TransientError(f"provider answered {status}: {detail}", status_code=status,
-                             retry_after=wait)
+                             retry_after=parse_retry_after(retry_after))
     raise PermanentError(f"provider answered {status}: {detail}", status_code=status)

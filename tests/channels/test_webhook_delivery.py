@@ -56,6 +56,16 @@ def test_retry_after_is_read_whatever_the_case_of_its_name(receiver, dns_server,
     assert attempt(receiver, dns_server, ca_file, path="/r").retry_after == 7.0
 
 
+@pytest.mark.parametrize(("status", "outcome"), [(200, "delivered"), (503, "transient")])
+def test_a_retry_after_that_is_no_number_is_ignored_not_raised(receiver, dns_server, ca_file,
+                                                               status, outcome):
+    # "\u00b2" passes str.isdigit() and fails float(): raising here left the row sending,
+    # and the reconciler posted a delivered webhook again and again.
+    receiver.script["/r"] = [Scripted(status=status, headers={"Retry-After": "\u00b2"})]
+    result = attempt(receiver, dns_server, ca_file, path="/r")
+    assert (result.outcome, result.status_code, result.retry_after) == (outcome, status, None)
+
+
 def test_slow_receiver_is_a_transient_timeout(receiver, dns_server, ca_file):
     receiver.script["/slow"] = [Scripted(delay=1.5)]
     result = attempt(receiver, dns_server, ca_file, path="/slow", timeout=0.5)

@@ -4,7 +4,10 @@ import email.utils
 import random
 import time
 
-from engine.retry import MAX_WAIT, classify_status, parse_retry_after, retry_delay
+import pytest
+
+from engine.contracts import LONGEST_RETRY_AFTER, parse_retry_after
+from engine.retry import MAX_WAIT, classify_status, retry_delay
 from engine.signatures import sign, verify_webhook
 
 
@@ -20,6 +23,31 @@ def test_retry_after_in_seconds_and_http_date():
     date = email.utils.formatdate(now + 60, usegmt=True)
     assert 58 <= parse_retry_after(date, now=now) <= 61
     assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_an_http_date_without_a_zone_is_gmt(monkeypatch):
+    monkeypatch.setenv("TZ", "EST5")  # a naive datetime's timestamp() reads it as local time
+    time.tzset()
+    try:
+        now = email.utils.parsedate_to_datetime("Tue, 01 Jan 2030 00:00:00 GMT").timestamp()
+        for date in ("Tue, 01 Jan 2030 00:01:00 -0000", "Tue Jan  1 00:01:00 2030"):
+            assert parse_retry_after(date, now=now) == 60.0
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+@pytest.mark.parametrize("value", [
+    "\u00b2", "\u0661\u0662", "\uff11\uff12", "Mon, 01 Jan 99999999999 00:00:00 GMT",
+    "Tue, 01 Jan 2030 00:00:00 G\u00b2T",
+])
+def test_anything_but_ascii_seconds_or_an_http_date_is_ignored(value):
+    """str.isdigit() takes "\u00b2" and float() refuses it: the attempt must not fail."""
+    assert parse_retry_after(value) is None
+
+
+def test_huge_retry_after_seconds_stay_finite():
+    assert parse_retry_after("9" * 400) == LONGEST_RETRY_AFTER  # float() alone gives inf
 
 
 def test_waits_are_capped_and_jittered():

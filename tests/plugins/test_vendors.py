@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from email import policy as email_policy
+from email.utils import formatdate
 from urllib.parse import parse_qs
 
 import pytest
@@ -97,6 +99,24 @@ def test_postmark_errors_map_to_outcomes(postmark, answer, error):
         assert raised.value.retry_after == 12.0
 
 
+def test_postmark_retry_after_that_is_no_number_is_ignored(postmark):
+    # "\u00b2": str.isdigit() is true and float() raises, which escaped the provider.
+    provider, _, answers = postmark
+    answers.append((429, {"Retry-After": "\u00b2"}, {"ErrorCode": 0, "Message": "slow down"}))
+    with pytest.raises(TransientError) as raised:
+        provider.send(email())
+    assert raised.value.retry_after is None
+
+
+def test_postmark_retry_after_as_an_http_date_is_honoured(postmark):
+    provider, _, answers = postmark
+    date = formatdate(time.time() + 3600, usegmt=True)
+    answers.append((503, {"Retry-After": date}, {"ErrorCode": 0, "Message": "down"}))
+    with pytest.raises(TransientError) as raised:
+        provider.send(email())
+    assert 3000 <= raised.value.retry_after <= 3600  # whole seconds, read a moment later
+
+
 def test_postmark_unreachable_is_transient():
     from engine.embedded_redis import free_port
 
@@ -154,3 +174,11 @@ def test_twilio_error_mapping(twilio):
         provider.send(OutboundSms("+15005550006", ["+14155550100"], "x"))
     with pytest.raises(PermanentError, match="fromNumber"):
         provider.send(OutboundSms(None, ["+14155550100"], "x"))
+
+
+def test_twilio_retry_after_that_is_no_number_is_ignored(twilio):
+    provider, _, answers = twilio
+    answers.append((503, {"Retry-After": "\u00b2"}, {"code": 0, "message": "busy"}))
+    with pytest.raises(TransientError) as raised:
+        provider.send(OutboundSms("+15005550006", ["+14155550100"], "x"))
+    assert raised.value.retry_after is None
