@@ -16,6 +16,7 @@ from engine.destinations import DestinationError, check_destination
 from engine.models import Notification, utcnow
 from engine.retry import classify_status, retry_delay
 from engine.signatures import sign
+from engine.webhook_headers import unsendable_headers
 
 FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure",
             "too_large": "answer too large"}
@@ -42,6 +43,10 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
     def elapsed() -> int:
         return int((time.monotonic() - started) * 1000)
 
+    if unsendable := unsendable_headers(custom_headers or {}):
+        names = ", ".join(repr(name) for name in unsendable)
+        return AttemptResult("permanent", None, elapsed(), "",
+                             f"custom headers cannot be sent: {names}", None)
     try:
         checked = check_destination(url, allow_private=allow_private, resolver=resolver)
     except DestinationError as err:

@@ -9,7 +9,10 @@ MAX_HEADERS = 16
 MAX_NAME = 64
 MAX_VALUE = 1024
 MAX_TOTAL_BYTES = 4096
-TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")  # RFC 9110 field-name
+TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 field-name
+# Visible ASCII, space and tab: no control character (CR, LF, NUL, DEL...) and no obs-text,
+# whose bytes a receiver could read in any charset and http.client cannot always encode.
+VALUE = re.compile(r"[\t\x20-\x7e]*")
 REFUSED = {"host", "authorization", "cookie", "set-cookie", "proxy-authorization",
            "content-length", "content-type", "transfer-encoding", "connection", "upgrade",
            "te", "trailer", "expect", "keep-alive", "idempotency-key", "user-agent"}
@@ -17,6 +20,22 @@ REFUSED = {"host", "authorization", "cookie", "set-cookie", "proxy-authorization
 CREDENTIAL = re.compile(r"auth|token|secret|passw|credential|api[-_]?key|session|cookie|"
                         r"signature|bearer|private", re.IGNORECASE)
 PREFIX = "notifications.webhook.custom_headers"
+
+
+def name_sendable(name: object) -> bool:
+    """Matched whole: ``$`` in ``re.match`` would let a trailing newline through."""
+    return isinstance(name, str) and TOKEN.fullmatch(name) is not None
+
+
+def value_sendable(value: object) -> bool:
+    return isinstance(value, str) and VALUE.fullmatch(value) is not None
+
+
+def unsendable_headers(headers: Mapping[str, object]) -> list[str]:
+    """Names of headers that cannot go on the wire; refused at send, but a row queued before
+    that rule may still hold one, and posting it would raise on every attempt."""
+    return [name for name, value in headers.items()
+            if not (name_sendable(name) and value_sendable(value))]
 
 
 def validate_webhook_headers(headers: object) -> list[tuple[str, str, str]]:
@@ -34,7 +53,7 @@ def validate_webhook_headers(headers: object) -> list[tuple[str, str, str]]:
     for name, value in headers.items():
         path = f"{base}.{name}"
         total += len(str(name).encode()) + len(str(value).encode())
-        if not TOKEN.match(name):
+        if not name_sendable(name):
             problems.append((path, f"{PREFIX}.name_invalid", "not a valid header name"))
         elif len(name) > MAX_NAME:
             problems.append((path, f"{PREFIX}.name_too_long", f"at most {MAX_NAME} characters"))
@@ -46,9 +65,9 @@ def validate_webhook_headers(headers: object) -> list[tuple[str, str, str]]:
         if lowered in seen:
             problems.append((path, f"{PREFIX}.name_duplicated", "duplicate header name"))
         seen.add(lowered)
-        if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
+        if not value_sendable(value):
             problems.append((path, f"{PREFIX}.value_invalid",
-                             "must be a string without line breaks"))
+                             "must be a string of printable ASCII characters, spaces and tabs"))
         elif len(value) > MAX_VALUE:
             problems.append((path, f"{PREFIX}.value_too_long",
                              f"at most {MAX_VALUE} characters"))

@@ -335,6 +335,36 @@ def test_webhook_channel_rules(client, settings):
     assert "notifications.webhook.custom_headers.name_not_permitted" in codes
 
 
+def test_webhook_header_names_and_values_that_cannot_be_sent_are_refused(client, settings):
+    # A name with a line break and a value beyond Latin-1 passed validation and then raised
+    # at every attempt, which the reconciler retried for ever; values are printable ASCII.
+    ws = factories.workspace()
+    tpl = factories.template(ws, channel="webhook")
+    key = factories.api_key(ws)
+    body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": []}
+    refused = [("X-A\n", "v", "name_invalid"), ("X-A\r\n", "v", "name_invalid"),
+               ("X-B", "\u2603", "value_invalid"), ("X-B", "caf\u00e9", "value_invalid"),
+               ("X-B", "a\x7fb", "value_invalid"), ("X-B", "a\x01b", "value_invalid")]
+    for name, value, code in refused:
+        body["webhookOptions"] = {"urlOverride": "https://127.0.0.1:9/x", "headers": {name: value}}
+        response = post(client, body, key)
+        assert response.status_code == 400, (name, value)
+        assert response.json["errorCodes"] == [f"notifications.webhook.custom_headers.{code}"]
+        assert f"webhookOptions.headers.{name}" in response.json["errors"]
+    assert Notification.select().count() == 0
+    fine = {"X-Team": "core\tplatform ~!", "X-Empty": ""}
+    body["webhookOptions"] = {"urlOverride": "https://127.0.0.1:9/x", "headers": fine}
+    assert post(client, body, key).status_code == 202
+    assert Notification.get().payload["headers"] == fine
+
+
+def test_email_header_name_with_a_trailing_newline_is_refused(client, tenant):
+    body = {**tenant["body"], "emailOptions": {"customHeaders": {"X-A\n": "v"}}}
+    response = post(client, body, tenant["key"])
+    assert response.status_code == 400
+    assert response.json["errorCodes"] == ["notifications.email.custom_headers.name_invalid"]
+
+
 def test_trace_id_comes_from_a_valid_traceparent(client, tenant):
     trace = "4bf92f3577b34da6a3ce929d0e0e4736"
     response = post(client, {}, tenant["key"], traceparent=f"00-{trace}-00f067aa0ba902b7-01")

@@ -66,6 +66,15 @@ def test_a_retry_after_that_is_no_number_is_ignored_not_raised(receiver, dns_ser
     assert (result.outcome, result.status_code, result.retry_after) == (outcome, status, None)
 
 
+@pytest.mark.parametrize("headers", [{"X-A\n": "v"}, {"X-B": "caf\u00e9 \u2603"}])
+def test_a_custom_header_that_cannot_be_sent_fails_for_good_and_posts_nothing(
+        receiver, dns_server, ca_file, headers):
+    # Refused at send; a row queued before that rule raised at every attempt instead.
+    result = attempt(receiver, dns_server, ca_file, custom_headers=headers)
+    assert result.outcome == "permanent" and "custom headers cannot be sent" in result.error
+    assert receiver.received == []
+
+
 def test_slow_receiver_is_a_transient_timeout(receiver, dns_server, ca_file):
     receiver.script["/slow"] = [Scripted(delay=1.5)]
     result = attempt(receiver, dns_server, ca_file, path="/slow", timeout=0.5)
