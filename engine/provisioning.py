@@ -15,6 +15,7 @@ from email_validator import EmailNotValidError, validate_email
 
 from engine import secrets, suppressions
 from engine.db import database
+from engine.header_text import MEDIA_TYPE
 from engine.keys import create_key, iso, parse_time
 from engine.models import (
     PLANS,
@@ -235,6 +236,11 @@ class _Checker:
             for flag in ("trackOpens", "trackClicks"):
                 if not isinstance(node.get(flag, False), bool):
                     self.fail(f"{path}.{flag}", "must be true or false")
+        if channel == "webhook" and node.get("contentType") is not None and not (
+                isinstance(node["contentType"], str) and MEDIA_TYPE.fullmatch(
+                    node["contentType"])):
+            # It is sent as the Content-Type header of every delivery.
+            self.fail(f"{path}.contentType", "must be a media type (type/subtype; params)")
         try:
             check_content(channel, node)
         except TemplateSyntaxError as err:

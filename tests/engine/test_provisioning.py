@@ -184,3 +184,19 @@ def test_existing_key_is_never_reissued_but_follows_revocation(db):
     out = apply_document(doc).as_json()
     assert out["apiKeys"] == []
     assert ApiKey.get(ApiKey.name == "backend").status_at() == "revoked"
+
+
+@pytest.mark.parametrize("content_type", ["application/json\r\nX-Injected: 1", "json", "café/x",
+                                          "text/plain; charset"])
+def test_a_webhook_content_type_must_be_a_media_type(db, content_type):
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["projects"][0]["templates"] = [{
+        "name": "Hook", "channel": "webhook",
+        "versions": [{"status": "published", "body": "{}", "contentType": content_type}]}]
+    with pytest.raises(ApplyError) as err:
+        apply_document(doc)
+    assert "templates[0].versions[0].contentType" in str(err.value)
+    assert Workspace.select().count() == 0
+    doc["accounts"][0]["workspaces"][0]["projects"][0]["templates"][0]["versions"][0][
+        "contentType"] = "application/cloudevents+json; charset=utf-8"
+    apply_document(doc)
