@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import logging
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -10,6 +12,9 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+
+from peewee import PeeweeException
+from redis.exceptions import RedisError
 
 from channels.email import text_from_html
 from engine import (
@@ -22,6 +27,7 @@ from engine import (
 from engine.addresses import suppression_key
 from engine.contracts import (
     DeliveryError,
+    PermanentError,
     SuppressedError,
     TransientError,
 )
@@ -29,11 +35,20 @@ from engine.db import database
 from engine.models import DeliveryAttempt, Notification, utcnow
 from engine.plugins import default_registry
 from engine.providers import current_notification, provider_for
-from engine.retry import retry_delay
+from engine.retry import MAX_EMAIL_ATTEMPTS, retry_delay
 from engine.tracking import apply_tracking, unsubscribe_url
 from engine.webhook_delivery import deliver_webhook_notification
 
-MAX_EMAIL_ATTEMPTS = 8
+log = logging.getLogger("herald.delivery")
+
+# Errors of what a delivery stands on (the database, Redis, the network), not of its message:
+# they never fail a notification for good. Raised while one message is built or sent, that
+# message is retried as after a transient refusal; raised anywhere else, the delivery stops
+# as in a crash and the row waits for the reconciler. Any other exception is a permanent
+# failure of the message (or, outside any one message, of the notification), recorded at once
+# (docs/delivery.md, "Errors").
+INFRASTRUCTURE: tuple[type[Exception], ...] = (PeeweeException, sqlite3.Error, RedisError,
+                                               OSError)
 # Email and SMS: 30 s doubling to the 15-minute cap (±10% jitter, Retry-After honoured).
 EMAIL_BACKOFF = (30.0, 60.0, 120.0, 240.0, 480.0, 900.0, 900.0)
 
@@ -51,6 +66,7 @@ class _Plan:
 
     messages: list[Planned] = field(default_factory=list)
     suppressed: list[str] = field(default_factory=list)
+    reached_before: bool = False  # an earlier attempt delivered to some (a fan-out)
 
 
 def _as_is(payload: dict[str, Any]) -> Callable[[], dict[str, Any]]:
@@ -81,7 +97,9 @@ def _personalised(payload: dict[str, Any], notification_id: str, address: str,
 
 def claim(notification_id: str) -> Notification | None:
     """Take the notification for this job, or None when another job has it or it is done."""
-    return notification_store.claim(notification_id, runtime.settings().reconcile_after_seconds)
+    settings = runtime.settings()
+    return notification_store.claim(notification_id, settings.reconcile_after_seconds,
+                                    settings.webhook_max_attempts, MAX_EMAIL_ATTEMPTS)
 
 
 def _suppressed(notification: Notification, keys: list[str]) -> set[str]:
@@ -92,11 +110,14 @@ def _suppressed(notification: Notification, keys: list[str]) -> set[str]:
     return notification_store.suppressed(notification.workspace_id, keys)
 
 
-def _delivered_recipients(notification: Notification) -> set[str]:
-    rows = DeliveryAttempt.select(DeliveryAttempt.recipient).where(
-        DeliveryAttempt.notification == notification, DeliveryAttempt.outcome == "delivered",
+def _settled_recipients(notification: Notification) -> dict[str, str]:
+    """The recipients of a fan-out that an earlier attempt settled, with how: delivered,
+    permanent or suppressed. Only a transient outcome is tried again: a permanent one would
+    fail the same way (or, its outcome unknown, might be sent twice)."""
+    rows = DeliveryAttempt.select(DeliveryAttempt.recipient, DeliveryAttempt.outcome).where(
+        DeliveryAttempt.notification == notification, DeliveryAttempt.outcome != "transient",
         DeliveryAttempt.recipient.is_null(False))
-    return {row.recipient for row in rows}
+    return {row.recipient: row.outcome for row in rows}
 
 
 def plan_email(notification: Notification) -> _Plan:
@@ -113,8 +134,9 @@ def plan_email(notification: Notification) -> _Plan:
         # Once per notification, from the HTML before tracking (the text has no pixel).
         payload = {**payload, "text": text_from_html(payload["html"])}
     if payload.get("emailType") == "Marketing":
-        # Only an earlier attempt (the claim counts this one) can have delivered to some.
-        done = _delivered_recipients(notification) if notification.attempts > 1 else set()
+        # Only an earlier attempt (the claim counts this one) can have settled some.
+        done = _settled_recipients(notification) if notification.attempts > 1 else {}
+        plan.reached_before = "delivered" in done.values()
         for address in [a for values in kept.values() for a in values]:
             recipient = suppression_key(address)
             if recipient not in done:
@@ -164,8 +186,41 @@ def _deliver(notification_id: str) -> str:
         if notification.channel == "webhook":
             return deliver_webhook_notification(notification)
         return _deliver_messages(notification)
+    except INFRASTRUCTURE:
+        raise  # as a crash: the row, still `sending`, waits for the reconciler
+    except Exception as err:
+        if notification.status != "sending":  # recorded: a plugin's outcome event raised
+            raise
+        return _failed(notification, err)
     finally:
         current_notification.reset(token)
+
+
+def _failed(notification: Notification, err: Exception) -> str:
+    """An exception outside any one message (a payload no plan can read, a bug): a permanent
+    failure of the notification, recorded now rather than tried again by the reconciler,
+    which would send again whatever this attempt had sent."""
+    log.error("delivering notification %s failed: %s", notification.id, type(err).__name__,
+              exc_info=err)
+    attempt = _row(notification, None, "permanent", 0, PermanentError(_described(err)))
+    reached = notification.attempts > 1 and notification.channel == "email" and (
+        "delivered" in _settled_recipients(notification).values())
+    status = "delivered" if reached else "failed"
+    notification_store.record_outcome(notification, [attempt], status,
+                                      None if reached else attempt["error"], None)
+    outcome_events.emit_outcome(notification, attempt)
+    return status
+
+
+def _described(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
+
+
+def _as_outcome(err: Exception) -> DeliveryError:
+    """A message's exception that is no DeliveryError, as its outcome (see INFRASTRUCTURE)."""
+    if isinstance(err, INFRASTRUCTURE):
+        return TransientError(_described(err))
+    return PermanentError(_described(err))
 
 
 def _deliver_messages(notification: Notification) -> str:
@@ -184,7 +239,11 @@ def _deliver_messages(notification: Notification) -> str:
             attempts.append(_row(notification, None, "permanent", 0, err))
     sent = _send_all(channel, provider, plan.messages) if provider is not None else []
     bounced: list[str] = []
+    unexpected: list[tuple[str | None, Exception]] = []
     for recipient, started, result, err in sent:
+        if err is not None and not isinstance(err, DeliveryError):
+            unexpected.append((recipient, err))
+            err = _as_outcome(err)
         if isinstance(err, TransientError):
             transient = err
             attempts.append(_row(notification, recipient, "transient", started, err))
@@ -202,12 +261,16 @@ def _deliver_messages(notification: Notification) -> str:
             if result.rejected:
                 row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
             attempts.append(row)
+    if unexpected:  # once, not once a message: a bad header fails every message of a fan-out
+        recipient, first = unexpected[0]
+        log.error("notification %s: %d of its messages raised instead of ending in an outcome "
+                  "(the first, to %s: %s)", notification.id, len(unexpected),
+                  recipient or "its recipients", type(first).__name__, exc_info=first)
     if bounced:
         suppressions.add(notification.workspace_id, bounced, "bounce")
         plan.suppressed.extend(bounced)
     # A marketing send delivered to some recipients in an earlier attempt counts as delivered.
-    reached = delivered > 0 or (notification.attempts > 1 and bool(
-        _delivered_recipients(notification)))
+    reached = delivered > 0 or plan.reached_before
     wait = None
     if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
         status, error = "queued", str(transient)
@@ -232,6 +295,8 @@ def _deliver_messages(notification: Notification) -> str:
 def _send_all(channel: Any, provider: Any, messages: list[Planned]) -> list[tuple]:
     """Send every planned message; (recipient, started, result, error) each, in order.
 
+    Whatever one message raises (a DeliveryError, or any other exception while it is built or
+    sent) is that message's error: the others go on, and every outcome is recorded.
     A fan-out is latency-bound (SMTP round trips), so a provider that declares
     ``max_concurrency`` gets that many lanes of messages in flight at once; one that has
     ``send_many`` is handed each lane's messages as a stream, built as it asks for them.
@@ -245,7 +310,7 @@ def _send_all(channel: Any, provider: Any, messages: list[Planned]) -> list[tupl
         started = time.perf_counter()
         try:
             return recipient, started, provider.send(channel.build(make())), None
-        except DeliveryError as err:
+        except Exception as err:
             return recipient, started, None, err
 
     if width <= 1:
@@ -258,8 +323,9 @@ def _streamed(channel: Any, provider: Any, messages: list[Planned], width: int) 
     """``_send_all`` through ``provider.send_many``: each lane takes the next message from a
     shared queue, so a slow lane takes fewer."""
     sent: list[tuple | None] = [None] * len(messages)
-    queue = iter(enumerate(messages))
+    queue = deque(enumerate(messages))
     lock = threading.Lock()
+    stopped: list[Exception] = []  # a send_many that raised before it took any message
 
     def lane() -> None:
         taken: deque[tuple[int, str | None, float]] = deque()
@@ -267,34 +333,50 @@ def _streamed(channel: Any, provider: Any, messages: list[Planned], width: int) 
         def stream() -> Iterator[Any]:
             while True:
                 with lock:
-                    item = next(queue, None)
-                if item is None:
-                    return
-                index, (recipient, make) = item
+                    if not queue:
+                        return
+                    index, (recipient, make) = queue.popleft()
                 started = time.perf_counter()
                 try:
                     message = channel.build(make())
-                except DeliveryError as err:
+                except Exception as err:  # this message's outcome; the stream goes on
                     sent[index] = (recipient, started, None, err)
                     continue
                 taken.append((index, recipient, started))
                 yield message
 
-        for outcome in provider.send_many(stream()):
-            index, recipient, started = taken.popleft()
-            failed = isinstance(outcome, DeliveryError)
-            sent[index] = (recipient, started, None if failed else outcome,
-                           outcome if failed else None)
+        while True:
+            try:
+                for outcome in provider.send_many(stream()):
+                    index, recipient, started = taken.popleft()
+                    failed = isinstance(outcome, DeliveryError)
+                    sent[index] = (recipient, started, None if failed else outcome,
+                                   outcome if failed else None)
+                return
+            except Exception as err:
+                if not taken:
+                    stopped.append(err)
+                    return
+                # It raised on the message it took last: that one fails. Those it held
+                # before it have no answer (the SMTP provider had not sent their content):
+                # they go back to the queue for a new stream, as a message whose connection
+                # was lost is sent again. Each time one message fails, so this ends.
+                index, recipient, started = taken.pop()
+                sent[index] = (recipient, started, None, err)
+                with lock:
+                    queue.extendleft((i, messages[i]) for i, _, _ in reversed(taken))
+                taken.clear()
 
     if width <= 1:
         lane()
     else:
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix="herald-send") as pool:
             for lane_done in [pool.submit(lane) for _ in range(width)]:
-                lane_done.result()  # a provider's bug fails the job, as from ``send``
-    missing = [index for index, row in enumerate(sent) if row is None]
-    if missing:
-        raise RuntimeError(f"provider.send_many gave no outcome for {len(missing)} messages")
+                lane_done.result()
+    for index, row in enumerate(sent):
+        if row is None:  # left in the queue by lanes that all stopped, or never answered
+            sent[index] = (messages[index][0], 0.0, None, stopped[0] if stopped else
+                           RuntimeError("provider.send_many gave no outcome for this message"))
     return sent  # type: ignore[return-value]
 
 

@@ -43,9 +43,13 @@ def _statements(db: Database) -> dict[str, str]:
     p = db.param
     table = _quoted(Notification._meta.table_name)
     columns = ", ".join(_quoted(f.column_name) for f in NOTIFICATION_FIELDS)
+    # Never an attempt past the channel's maximum, whoever enqueued the job: such a row is
+    # the reconciler's to end (engine/reconciler.py).
     claim = (
         f'UPDATE {table} SET "status" = {p}, "updated_at" = {p}, "attempts" = "attempts" + 1 '
-        f'WHERE "id" = {p} AND (("status" = {p} AND ("next_attempt_at" IS NULL '
+        f'WHERE "id" = {p} AND "attempts" < CASE WHEN "channel" = \'webhook\' '
+        f'THEN CAST({p} AS INTEGER) ELSE CAST({p} AS INTEGER) END '
+        f'AND (("status" = {p} AND ("next_attempt_at" IS NULL '
         f'OR "next_attempt_at" <= {p})) OR ("status" = {p} AND "updated_at" < {p}))')
     if db.returning_clause:
         # Two answers ride along in the same round trip: the workspace's signing secret (a
@@ -113,6 +117,12 @@ def _notification(row: tuple) -> Notification:
     return notification
 
 
+def _no_nul(value: Any) -> Any:
+    """Text with any NUL replaced: PostgreSQL refuses it in text (psycopg2 raises ValueError),
+    and an outcome must be recorded whatever a provider's or receiver's answer held."""
+    return value.replace("\x00", "\ufffd") if type(value) is str and "\x00" in value else value
+
+
 def insert(**values: Any) -> None:
     """Insert one accepted notification, committed when this returns (a 202 is durable).
 
@@ -123,11 +133,13 @@ def insert(**values: Any) -> None:
     prepared.execute(db, "herald_insert", _statements(db)["insert"], params)
 
 
-def claim(notification_id: str, stale_after: float) -> Notification | None:
+def claim(notification_id: str, stale_after: float, webhook_max_attempts: int,
+          other_max_attempts: int) -> Notification | None:
     """Atomically take the notification, so two jobs for one id never both send it.
 
-    A row left in `sending` by a killed worker becomes claimable again once stale.
-    Returns the claimed row, read by the same statement where the database can.
+    A row left in `sending` by a killed worker becomes claimable again once stale; a row
+    whose attempts reached its channel's maximum never is. Returns the claimed row, read by
+    the same statement where the database can.
     """
     db = database.obj
     sql = _statements(db)
@@ -135,7 +147,8 @@ def claim(notification_id: str, stale_after: float) -> Notification | None:
     key = Notification.id.db_value(notification_id)
     at = Notification.updated_at.db_value
     stale = at(now - dt.timedelta(seconds=stale_after))
-    params = ("sending", at(now), key, "queued", at(now), "sending", stale)
+    params = ("sending", at(now), key, webhook_max_attempts, other_max_attempts, "queued",
+              at(now), "sending", stale)
     cursor = prepared.execute(db, "herald_claim", sql["claim"], params, prefix=sql["lease"])
     if db.returning_clause:
         row = cursor.fetchone()
@@ -177,20 +190,18 @@ def record_outcome(notification: Notification, attempts: list[dict[str, Any]], s
                    error: str | None, wait: float | None) -> None:
     """Insert the attempts and set the row's state in one commit (one statement on PostgreSQL).
 
-    ``notification`` is updated in memory to match the row.
+    ``notification`` is updated in memory to match the row once it is committed (until then
+    its status stays ``sending``: engine/jobs.py reads that as "no outcome recorded").
     """
     now = utcnow()
-    notification.status = status
-    notification.last_error = error
-    notification.updated_at = now
-    notification.next_attempt_at = now + dt.timedelta(seconds=wait) if wait else None
-    notification._dirty.clear()
+    next_attempt_at = now + dt.timedelta(seconds=wait) if wait else None
     db = database.obj
     sql = _statements(db)
     at = Notification.updated_at.db_value
-    finish = (status, error, at(now), at(notification.next_attempt_at),
+    finish = (status, _no_nul(error), at(now), at(next_attempt_at),
               Notification.id.db_value(notification.id))
-    rows = [tuple(f.db_value(_value(attempt, f)) for f in ATTEMPT_FIELDS) for attempt in attempts]
+    rows = [tuple(_no_nul(f.db_value(_value(attempt, f))) for f in ATTEMPT_FIELDS)
+            for attempt in attempts]
     if isinstance(db, PostgresqlDatabase):
         if rows:
             values = ", ".join([sql["attempt_row"]] * len(rows))
@@ -202,8 +213,13 @@ def record_outcome(notification: Notification, attempts: list[dict[str, Any]], s
                 db.execute_sql(statement, params)
         else:
             prepared.execute(db, "herald_outcome_0", sql["finish"], finish)
-        return
-    with db.atomic():
-        if rows:
-            db.cursor().executemany(sql["attempts"] + sql["attempt_row"], rows)
-        db.execute_sql(sql["finish"], finish)
+    else:
+        with db.atomic():
+            if rows:
+                db.cursor().executemany(sql["attempts"] + sql["attempt_row"], rows)
+            db.execute_sql(sql["finish"], finish)
+    notification.status = status
+    notification.last_error = error
+    notification.updated_at = now
+    notification.next_attempt_at = next_attempt_at
+    notification._dirty.clear()

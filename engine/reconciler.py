@@ -2,6 +2,8 @@
 
 Runs in every worker (one at a time, through a Redis lock) and much faster than RQ's own
 maintenance, which leaves a killed worker's job in StartedJobRegistry for up to 10 minutes.
+A row whose attempts reached its channel's maximum is ended instead: however its attempts
+ended (a crash, a database gone), a notification is never tried more often than that.
 """
 
 from __future__ import annotations
@@ -9,14 +11,16 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+from typing import Any
 
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
-from engine import runtime
+from engine import outcome_events, runtime
 from engine.db import database
-from engine.models import Notification, utcnow
+from engine.models import DeliveryAttempt, Notification, utcnow
 from engine.queueing import enqueue_notification, queue
+from engine.retry import max_attempts
 
 log = logging.getLogger("herald.reconciler")
 LOCK_KEY = "herald:reconciler:lock"
@@ -41,7 +45,8 @@ def _job_pending(notification_id: str) -> bool:
 
 
 def reconcile(batch: int = 500) -> dict[str, int]:
-    """One pass: enqueue due retries, lost queued rows and rows stuck in `sending`."""
+    """One pass: enqueue due retries, lost queued rows and rows stuck in `sending`; end those
+    of them that had every attempt their channel allows."""
     settings = runtime.settings()
     now = utcnow()
     grace = now - dt.timedelta(seconds=settings.reconcile_after_seconds)
@@ -49,20 +54,56 @@ def reconcile(batch: int = 500) -> dict[str, int]:
     lost = ((Notification.status == "queued") & Notification.next_attempt_at.is_null()
             & (Notification.updated_at < grace))
     stuck = (Notification.status == "sending") & (Notification.updated_at < grace)
-    counts = {"retries": 0, "lost": 0, "stuck": 0}
+    counts = {"retries": 0, "lost": 0, "stuck": 0, "exhausted": 0}
     database.connect(reuse_if_open=True)
     for kind, condition in (("retries", due_retry), ("lost", lost), ("stuck", stuck)):
-        rows = (Notification.select(Notification.id).where(condition)
-                .order_by(Notification.updated_at).limit(batch))
+        rows = (Notification.select(Notification.id, Notification.workspace,
+                                    Notification.channel, Notification.status,
+                                    Notification.attempts)
+                .where(condition).order_by(Notification.updated_at).limit(batch))
         for row in rows:
             nid = str(row.id)
+            if row.attempts >= max_attempts(row.channel, settings.webhook_max_attempts):
+                counts["exhausted"] += _give_up(row, condition)
+                continue
             if kind != "stuck" and _job_pending(nid):
                 continue
             enqueue_notification(nid)
             counts[kind] += 1
     if any(counts.values()):
-        log.info("reconciler re-enqueued %s", counts)
+        log.info("reconciler re-enqueued or ended %s", counts)
     return counts
+
+
+def _give_up(row: Notification, condition: Any) -> int:
+    """End a row that had its last attempt: 1, or 0 when a job took it meanwhile.
+
+    A row left `sending` had an attempt that recorded nothing (the worker died, the database
+    went away): that attempt gets its row. The notification ends `delivered` when an earlier
+    attempt reached a recipient of its fan-out, else `failed`.
+    """
+    error = (f"gave up after {row.attempts} attempts"
+             + (f": attempt {row.attempts} never finished" if row.status == "sending" else ""))
+    with database.atomic() as transaction:
+        reached = DeliveryAttempt.select().where(
+            DeliveryAttempt.notification == row.id,
+            DeliveryAttempt.outcome == "delivered").exists()
+        status = "delivered" if reached else "failed"
+        ended = (Notification.update(status=status, last_error=None if reached else error,
+                                     next_attempt_at=None, updated_at=utcnow())
+                 .where(Notification.id == row.id, condition).execute())
+        if not ended:  # claimed since it was read
+            transaction.rollback()
+            return 0
+        attempt: dict[str, Any] = {}
+        if row.status == "sending":
+            attempt = {"notification": row.id, "number": row.attempts, "outcome": "permanent",
+                       "error": error}
+            DeliveryAttempt.create(**attempt)
+    log.warning("notification %s %s: %s", row.id, status, error)
+    row.status = status
+    outcome_events.emit_outcome(row, attempt)
+    return 1
 
 
 def run_periodically(stop: threading.Event, interval: float | None = None) -> None:

@@ -1,4 +1,5 @@
-"""Webhook retry policy (spec 6.5): what is retried and how long to wait."""
+"""Retry policy (spec 6.5 for webhooks; email and SMS alike): what is retried, how long to
+wait, and how many attempts a channel gets."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ from collections.abc import Sequence
 
 MAX_WAIT = 900.0  # 15 minutes, whatever Retry-After asks
 BASE_WAIT = 5.0
+MAX_EMAIL_ATTEMPTS = 8  # email and SMS; webhooks: HERALD_WEBHOOK_MAX_ATTEMPTS
+
+
+def max_attempts(channel: str, webhook_max_attempts: int) -> int:
+    """The attempts a notification of ``channel`` gets, however they end (a crash counts)."""
+    return webhook_max_attempts if channel == "webhook" else MAX_EMAIL_ATTEMPTS
 
 
 def classify_status(status: int) -> str:
