@@ -57,8 +57,8 @@ def _one_named_mailbox(text: str) -> str | None:
         return simple[1]
     try:
         header = email.policy.default.header_factory("To", text)
-    except (ValueError, IndexError, TypeError):  # the parser's own errors on broken input
-        return None
+    except Exception:  # on hostile input the parser breaks in ways of its own
+        return None    # (AttributeError on ':<?ZA;:@example.com>'): not one mailbox
     groups = header.groups
     if header.defects or len(groups) != 1 or groups[0].display_name is not None or \
             len(groups[0].addresses) != 1:
