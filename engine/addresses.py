@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import email.policy
 import re
 from email.utils import parseaddr
 
@@ -11,9 +10,12 @@ from email_validator import EmailNotValidError, validate_email
 
 from engine.header_text import CONTROL
 
-# ``Ada Lovelace <ada@example.com>``: words of letters and digits, one address of no
-# specials, which every parser reads alike (the strict parser costs ~100 us).
-_SIMPLE_NAMED = re.compile(r"[A-Za-z0-9 ]*<([^\s<>()\[\]\\,;:@\"]+@[^\s<>()\[\]\\,;:@\"]+)>")
+# One mailbox, ``Name <addr>``: the name a quoted string, or words of letters, digits,
+# atext and periods (``John Q. Public``, ``=?utf-8?q?...?=``); no comment, no second
+# address, no group. A grammar of our own, linear, where the standard library's strict
+# parser costs ~19 us a character and raises AttributeError on some hostile input.
+_NAMED = re.compile(r"""(?:"(?:[^"\\]|\\.)*" *|[\w!#$%&'*+/=?^`{|}~. -]*)"""
+                    r"""<([^\s<>()\[\]\\,;:@"]+@[^\s<>()\[\]\\,;:@"]+)>""")
 
 
 def bare_address(value: str) -> str:
@@ -29,9 +31,9 @@ def suppression_key(value: str) -> str:
 def valid_email(value: object) -> bool:
     """A real validator (syntax, IDN) of exactly one mailbox, bare or ``Name <addr>``.
 
-    A named value must read as that one mailbox to every parser that later looks at it:
-    the strict header parser, ``parseaddr`` (the SMTP envelope, the To header) and
-    ``suppression_key``. Where they could disagree (``a@x, <b@y>``: parseaddr reads a@x,
+    A named value must be one mailbox by our grammar (_NAMED) and read as that mailbox by
+    every parser that later looks at it: ``parseaddr`` (the SMTP envelope, the To header)
+    and ``suppression_key``. Where they could disagree (``a@x, <b@y>``: parseaddr reads a@x,
     the suppression list b@y) the value is refused, so no one address is checked while
     another is mailed.
     """
@@ -52,20 +54,11 @@ def valid_email(value: object) -> bool:
 
 def _one_named_mailbox(text: str) -> str | None:
     """The address of ``Name <addr>`` when every parser reads that one mailbox; else None."""
-    simple = _SIMPLE_NAMED.fullmatch(text)
-    if simple:
-        return simple[1]
-    try:
-        header = email.policy.default.header_factory("To", text)
-    except Exception:  # on hostile input the parser breaks in ways of its own
-        return None    # (AttributeError on ':<?ZA;:@example.com>'): not one mailbox
-    groups = header.groups
-    if header.defects or len(groups) != 1 or groups[0].display_name is not None or \
-            len(groups[0].addresses) != 1:
+    named = _NAMED.fullmatch(text)
+    if named is None:
         return None
-    addr = groups[0].addresses[0].addr_spec
-    if not text.endswith(">") or parseaddr(text)[1] != addr or \
-            suppression_key(text) != addr.lower():
+    addr = named[1]
+    if parseaddr(text)[1] != addr or suppression_key(text) != addr.lower():
         return None
     return addr
 

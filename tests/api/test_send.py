@@ -197,13 +197,15 @@ def test_an_address_must_be_exactly_one_mailbox(client, tenant):
     for two in ("unsubscribed@example.org, <nobody@example.net>",
                 "hello@example.com, <ceo@bank.example>", "team: a@example.org;",
                 "Ada <ada@example.org>, Bob <bob@example.org>",
-                # The strict parser raises AttributeError on these: still only a 400.
+                # Python's strict parser raises AttributeError on these: still only a 400.
                 ":<?ZA;:@example.com>", "\xa0?:<; [.)@example.com>",
-                "..0=?utf-8?q?a=Z<\\([\xa0A@example.com>"):
+                "..0=?utf-8?q?a=Z<\\([\xa0A@example.com>",
+                "Müller, Hans <h@example.org>", "Ada (comment) <ada@example.org>"):
         assert _codes(client, tenant, {"to": [two], "fromAddress": two}) == [
             "notifications.email.to_invalid", "notifications.email.from_address_invalid"], two
     named = ['"Ops, Team" <ops@example.com>', "Ada Lovelace <ada@example.org>",
-             '"a<b" <c@example.org>', "Zoë <zoe@example.org>"]
+             '"a<b" <c@example.org>', "Zoë <zoe@example.org>", "John Q. Public <q@example.org>",
+             "Dr. Mary O'Neil-Smith <m@example.org>", '"Müller, Hans" <h@example.org>']
     response = post(client, {**tenant["body"], "emailOptions": {"to": named}}, tenant["key"])
     assert response.status_code == 202, response.json
 
