@@ -37,6 +37,17 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 _TAG = re.compile(r"<[^<>]*>")  # no '<' inside: linear on any input
 _parsers = threading.local()  # an lxml parser serves one thread at a time
 
+# libxml2 builds an element's attributes as a list it walks to the end to add each one, so
+# k attributes on one element cost k² (80,000 took 7 s, a 1 MB tag of them 24 s). Past this
+# budget of the sum of k² over the elements (~20 ms of that work) the text comes from the
+# stripped tags, as for nesting libxml2 refuses; real mail is many orders of magnitude below.
+ATTRIBUTE_BUDGET = 1 << 24
+# What libxml2's tokenizer (HTML5's) can have just before an attribute's first character:
+# the space or "/" ending the tag name or the previous name or value, or a value's closing
+# quote. So no document has more attributes than these characters, and one with at most
+# sqrt(ATTRIBUTE_BUDGET) of them is within the budget without being parsed twice.
+_BEFORE_ATTRIBUTE = ("\t", "\n", "\f", "\r", " ", "/", '"', "'")
+
 # What each tag does to the text: a table lookup, one per element, instead of set tests.
 SKIP, PARAGRAPH, LIST, RULE, LINE, ITEM, BREAK, CELL, LINK, PRE = range(10)
 KINDS: dict[str, int] = {
@@ -55,6 +66,35 @@ def _parser() -> lxml.etree.HTMLParser:
                                                          remove_pis=True, no_network=True,
                                                          huge_tree=True)
     return parser
+
+
+class _AttributeWork:
+    """An lxml parser target: the sum over the elements of their number of attributes,
+    squared. A target gets each start tag's attributes from the tokenizer, without the tree
+    whose building is quadratic in them."""
+
+    __slots__ = ("total",)
+
+    def __init__(self) -> None:
+        self.total = 0
+
+    def start(self, tag: str, attrib: dict[str, str]) -> None:
+        self.total += len(attrib) ** 2
+
+    def close(self) -> int:
+        return self.total
+
+
+def _over_attribute_budget(html: str, data: bytes) -> bool:
+    """Whether building ``data``'s tree would do more than ATTRIBUTE_BUDGET attribute work."""
+    # The common cases, without a second parse: a short document (the bench's 1.5 KB), or
+    # too few of those characters (about 25 KB of ordinary HTML has 4,096).
+    if len(html) ** 2 <= ATTRIBUTE_BUDGET or \
+            sum(map(html.count, _BEFORE_ATTRIBUTE)) ** 2 <= ATTRIBUTE_BUDGET:
+        return False
+    parser = lxml.etree.HTMLParser(encoding="utf-8", no_network=True, huge_tree=True,
+                                   target=_AttributeWork())
+    return lxml.etree.fromstring(data, parser=parser) > ATTRIBUTE_BUDGET
 
 
 class _Writer:
@@ -102,8 +142,11 @@ def html_to_text(html: str) -> str:
     if not html or not html.strip():
         return "\n"
     parser = _parser()
+    data = html.encode("utf-8", "surrogatepass")
     try:
-        root = lxml.etree.fromstring(html.encode("utf-8", "surrogatepass"), parser=parser)
+        if _over_attribute_budget(html, data):
+            return _stripped(html)
+        root = lxml.etree.fromstring(data, parser=parser)
     except (lxml.etree.ParserError, ValueError):
         return _stripped(html)
     if root is None or any(error.level_name == "FATAL" for error in parser.error_log):

@@ -61,3 +61,31 @@ def test_nesting_deeper_than_libxml2_allows_still_keeps_every_word() -> None:
 def test_hostile_markup_is_linear_and_never_raises(html: str) -> None:
     text = html_to_text(html)
     assert text.endswith("\n") and len(text) <= len(html) + 1
+
+
+def _attributes(count: int) -> str:
+    return " ".join(f"a{i}" for i in range(count))
+
+
+LIST = "<ul><li>one</li><li>two &amp; <b>three</b></li></ul>"
+
+
+def test_an_element_with_many_attributes_keeps_the_text_rules() -> None:
+    # 4,000 attributes: 16,000,000 of the attribute budget's 16,777,216, parsed as usual.
+    assert html_to_text(f"<p {_attributes(4000)}>x</p>{LIST}") == "x\n\n- one\n- two & three\n"
+
+
+@pytest.mark.parametrize("html", [
+    f"<p {_attributes(4100)}>x</p>{LIST}",
+    # About 1 MB in one tag: libxml2 took 24 s to build its tree.
+    f"<p {_attributes(150_000)}>x</p>{LIST}",
+    # Values, quotes, slashes and no spaces: every way an attribute can start.
+    "<p " + "".join(f'b{i}="v"/c{i}=\'w\'' for i in range(60_000)) + f">x</p>{LIST}",
+    # Many elements, each with fewer attributes than a single one over the budget needs.
+    f"<p {_attributes(255)}>x</p>" * 300 + LIST,
+], ids=["over-the-budget", "one-tag-of-1MB", "quoted-and-slashed", "many-elements"])
+def test_attributes_past_the_budget_give_the_stripped_text(html: str) -> None:
+    # Past ATTRIBUTE_BUDGET the tree is not built (its attributes are quadratic): every word
+    # is kept, as for nesting libxml2 refuses, without the block and list rules.
+    words = " ".join(["x"] * html.count(">x</p>"))
+    assert html_to_text(html) == f"{words} one two & three\n"
