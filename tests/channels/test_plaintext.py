@@ -89,3 +89,52 @@ def test_attributes_past_the_budget_give_the_stripped_text(html: str) -> None:
     # is kept, as for nesting libxml2 refuses, without the block and list rules.
     words = " ".join(["x"] * html.count(">x</p>"))
     assert html_to_text(html) == f"{words} one two & three\n"
+
+
+class _CountedChunks(list):
+    """A writer's chunks that count how many of them are read, one by one or in slices."""
+
+    reads = 0
+
+    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+        item = super().__getitem__(key)
+        _CountedChunks.reads += len(item) if isinstance(key, slice) else 1
+        return item
+
+
+NESTED = 1000  # libxml2 refuses nesting past about 2,000 elements: <a><b> 1,000 times
+OPEN = '<a href="https://e.test/x"><b>' * NESTED
+CLOSE = "</b></a>" * NESTED
+
+
+@pytest.mark.parametrize(("html", "expected"), [
+    # Every label is longer than its target: each link shows it, once per level.
+    (OPEN + "<b>word</b> " * 80_000 + CLOSE,
+     " ".join(["word"] * 80_000 + ["(https://e.test/x)"] * NESTED) + "\n"),
+    # Every label is its target once stripped, past megabytes of white space in many chunks.
+    ("<pre>" + OPEN + "<b> </b>" * 80_000 + "https://e.test/x" + "<b>\n</b>" * 80_000 + CLOSE
+     + "</pre>", " " * 80_000 + "https://e.test/x\n"),
+    # The same with a mail address: the label is the address, not the mailto: target.
+    (OPEN.replace("https://e.test/x", "mailto:a@b.test") + "<b>a@b.test</b>" + "<br>" * 80_000
+     + CLOSE, "a@b.test\n"),
+], ids=["long-labels", "labels-are-the-target", "labels-are-the-address"])
+def test_nested_links_read_each_chunk_a_bounded_number_of_times(
+        html: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each closing link used to join every chunk written since it opened: (text length) x
+    # (nesting depth), over a second for 1 MB. Counting the chunks read, not timing them,
+    # keeps the test exact: the labels now read each chunk a bounded number of times.
+    from channels import plaintext
+    made = plaintext._Writer.__init__
+    writers: list[plaintext._Writer] = []
+
+    def counted(self: plaintext._Writer) -> None:
+        made(self)
+        self.chunks = _CountedChunks()
+        writers.append(self)
+
+    monkeypatch.setattr(plaintext._Writer, "__init__", counted)
+    monkeypatch.setattr(_CountedChunks, "reads", 0)
+    text = html_to_text(html)
+    assert text == expected
+    # Here 1.5 to 2 reads a chunk; the old joins read 80,000,000 (500 a chunk).
+    assert _CountedChunks.reads <= 3 * len(writers[0].chunks)
