@@ -39,10 +39,8 @@ FORKED = 100
 FANOUT_ROUNDS = 5
 # Each subject run sits right beside a floor run of its own, the order alternating from round
 # to round (this machine's speed changes by up to a factor of two within a minute); each
-# ratio is from one such pair, and the median pair is kept. Eleven pairs, not seven: on a
-# noisy machine one pair's ratio ranged 0.55-0.91 on one code, and the median of seven moved
-# by ±0.04 from run to run (docs/performance.md, thirteenth round).
-ROUNDS = 11
+# ratio is from one such pair, and the median pair is kept.
+ROUNDS = 7
 
 
 def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
