@@ -12,7 +12,9 @@ import re
 CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
 CONTROLS = re.compile(CONTROL.pattern + "+")
 
+# A token (RFC 9110 field-name, RFC 2045 type, subtype and parameter name).
+TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_T = TOKEN.pattern
 # RFC 2045 type/subtype and parameters, tokens or quoted strings: nothing that could end an
 # attachment part's header line, or pass a check of the type in another spelling.
-_TOKEN = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-MEDIA_TYPE = re.compile(rf' *{_TOKEN}/{_TOKEN} *(?:; *{_TOKEN}=(?:{_TOKEN}|"[ !#-\[\]-~]*") *)*')
+MEDIA_TYPE = re.compile(rf' *{_T}/{_T} *(?:; *{_T}=(?:{_T}|"[ !#-\[\]-~]*") *)*')

@@ -203,8 +203,8 @@ def _failed(notification: Notification, err: Exception) -> str:
     log.error("delivering notification %s failed: %s", notification.id, type(err).__name__,
               exc_info=err)
     attempt = _row(notification, None, "permanent", 0, PermanentError(_described(err)))
-    reached = notification.attempts > 1 and notification.channel == "email" and (
-        "delivered" in _settled_recipients(notification).values())
+    reached = notification.attempts > 1 and notification.channel == "email" and \
+        notification_store.reached_a_recipient(notification.id)
     status = "delivered" if reached else "failed"
     notification_store.record_outcome(notification, [attempt], status,
                                       None if reached else attempt["error"], None)

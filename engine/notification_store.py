@@ -186,6 +186,13 @@ def signing_secret(notification: Notification) -> str | None:
     return Workspace.signing_secret.python_value(sealed)
 
 
+def reached_a_recipient(notification_id: Any) -> bool:
+    """Whether an attempt of the notification delivered to someone: a fan-out that stopped
+    part way, or gave up, counts as delivered."""
+    return DeliveryAttempt.select().where(DeliveryAttempt.notification == notification_id,
+                                          DeliveryAttempt.outcome == "delivered").exists()
+
+
 def record_outcome(notification: Notification, attempts: list[dict[str, Any]], status: str,
                    error: str | None, wait: float | None) -> None:
     """Insert the attempts and set the row's state in one commit (one statement on PostgreSQL).

@@ -16,7 +16,7 @@ from typing import Any
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
-from engine import outcome_events, runtime
+from engine import notification_store, outcome_events, runtime
 from engine.db import database
 from engine.models import DeliveryAttempt, Notification, utcnow
 from engine.queueing import enqueue_notification, queue
@@ -85,9 +85,7 @@ def _give_up(row: Notification, condition: Any) -> int:
     error = (f"gave up after {row.attempts} attempts"
              + (f": attempt {row.attempts} never finished" if row.status == "sending" else ""))
     with database.atomic() as transaction:
-        reached = DeliveryAttempt.select().where(
-            DeliveryAttempt.notification == row.id,
-            DeliveryAttempt.outcome == "delivered").exists()
+        reached = notification_store.reached_a_recipient(row.id)
         status = "delivered" if reached else "failed"
         ended = (Notification.update(status=status, last_error=None if reached else error,
                                      next_attempt_at=None, updated_at=utcnow())

@@ -381,8 +381,8 @@ def build_preview(resolved: Resolved) -> dict[str, Any]:
     if payload is not None:
         payload["text"] = text_from_html(payload["html"])
     email_type = content.get("emailType") or "Transactional"
-    count = min(1, len(recipients.all())) if email_type == "Transactional" else len(
-        recipients.all())
+    addressed = len(recipients.all())
+    count = min(1, addressed) if email_type == "Transactional" else addressed
     final = None
     if payload is not None:
         html = apply_tracking(payload["html"], notification_id=None,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from engine.header_text import TOKEN
+
 MAX_HEADERS = 16
 MAX_NAME = 64
 MAX_VALUE = 1024
 MAX_TOTAL_BYTES = 4096
-TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 field-name
 # Visible ASCII, space and tab: no control character (CR, LF, NUL, DEL...) and no obs-text,
 # whose bytes a receiver could read in any charset and http.client cannot always encode.
 VALUE = re.compile(r"[\t\x20-\x7e]*")
