@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import sqlite3
-import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +30,7 @@ from engine.contracts import (
     TransientError,
 )
 from engine.db import database
+from engine.message_lanes import Planned, send_all
 from engine.models import DeliveryAttempt, Notification, utcnow
 from engine.plugins import default_registry
 from engine.providers import current_notification, provider_for
@@ -53,11 +52,10 @@ INFRASTRUCTURE: tuple[type[Exception], ...] = (PeeweeException, sqlite3.Error, R
 EMAIL_BACKOFF = (30.0, 60.0, 120.0, 240.0, 480.0, 900.0, 900.0)
 
 
-# A message still to send: its recipient (one address of a fan-out, else None) and what
-# makes its payload. A fan-out's per-recipient work (signed tracking and unsubscribe links)
-# runs when the send lanes ask for the message, beside the other lanes' network waits,
-# instead of for every recipient before the first message leaves.
-Planned = tuple[str | None, Callable[[], dict[str, Any]]]
+# A fan-out commits its outcomes so far every this many outcomes, or this many seconds,
+# whichever comes first: what a worker killed mid-fan-out sends twice (docs/delivery.md).
+CHECKPOINT_ROWS = 50
+CHECKPOINT_SECONDS = 1.0
 
 
 @dataclass
@@ -203,7 +201,8 @@ def _failed(notification: Notification, err: Exception) -> str:
     log.error("delivering notification %s failed: %s", notification.id, type(err).__name__,
               exc_info=err)
     attempt = _row(notification, None, "permanent", 0, PermanentError(_described(err)))
-    reached = notification.attempts > 1 and notification.channel == "email" and \
+    # A fan-out may have reached some, in an earlier attempt or in a checkpoint of this one.
+    reached = notification.channel == "email" and \
         notification_store.reached_a_recipient(notification.id)
     status = "delivered" if reached else "failed"
     notification_store.record_outcome(notification, [attempt], status,
@@ -223,54 +222,98 @@ def _as_outcome(err: Exception) -> DeliveryError:
     return PermanentError(_described(err))
 
 
+class _Outcomes:
+    """A delivery's outcomes as they settle. A fan-out's are committed as it goes, every
+    CHECKPOINT_ROWS outcomes or CHECKPOINT_SECONDS, so that a worker killed in the middle
+    re-sends only the messages settled since (the next attempt skips settled recipients)."""
+
+    def __init__(self, notification: Notification, expected: int) -> None:
+        self.notification = notification
+        self.left = expected  # outcomes still to come
+        self.attempts: list[dict[str, Any]] = []
+        self.saved = 0  # attempts[:saved] are committed
+        self.bounced: list[str] = []
+        self.bounces_saved = 0
+        self.delivered = self.failed = 0
+        self.transient: TransientError | None = None
+        self.unexpected: list[tuple[str | None, Exception]] = []
+        self.since = time.monotonic()
+
+    def add(self, recipient: str | None, started: float, result: Any,
+            err: Exception | None) -> None:
+        notification = self.notification
+        self.left -= 1
+        if err is not None and not isinstance(err, DeliveryError):
+            self.unexpected.append((recipient, err))
+            err = _as_outcome(err)
+        if isinstance(err, TransientError):
+            self.transient = err
+            self.attempts.append(_row(notification, recipient, "transient", started, err))
+        elif isinstance(err, SuppressedError):
+            self.bounced.extend(err.recipients)
+            self.attempts.append(_row(notification, recipient, "suppressed", started, err))
+        elif err is not None:
+            self.failed += 1
+            self.attempts.append(_row(notification, recipient, "permanent", started, err))
+        else:
+            self.bounced.extend(result.bounced)
+            self.delivered += 1
+            row = _row(notification, recipient, "delivered", started, None)
+            row["provider_message_id"] = result.provider_message_id
+            if result.rejected:
+                row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
+            self.attempts.append(row)
+        unsaved = len(self.attempts) - self.saved
+        if self.left > 0 and (unsaved >= CHECKPOINT_ROWS or
+                              time.monotonic() - self.since >= CHECKPOINT_SECONDS):
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Commit the attempt rows and bounces so far (an error here ends the attempt as a
+        crash: nothing more can be recorded, so nothing more is sent)."""
+        self.save_bounces()
+        notification_store.record_attempts(self.attempts[self.saved:])
+        self.saved = len(self.attempts)
+        self.since = time.monotonic()
+
+    def save_bounces(self) -> None:
+        if len(self.bounced) > self.bounces_saved:
+            suppressions.add(self.notification.workspace_id, self.bounced[self.bounces_saved:],
+                             "bounce")
+            self.bounces_saved = len(self.bounced)
+
+    def log_unexpected(self) -> None:
+        """Once, not once a message: a bad header fails every message of a fan-out."""
+        if self.unexpected:
+            recipient, first = self.unexpected[0]
+            log.error("notification %s: %d of its messages raised instead of ending in an "
+                      "outcome (the first, to %s: %s)", self.notification.id,
+                      len(self.unexpected), recipient or "its recipients",
+                      type(first).__name__, exc_info=first)
+
+
 def _deliver_messages(notification: Notification) -> str:
     registry = default_registry()
     channel = registry.channel(notification.channel)
     plan = plan_email(notification) if notification.channel == "email" else plan_sms(notification)
-    attempts: list[dict[str, Any]] = []
-    transient: TransientError | None = None
-    delivered = failed = 0
+    outcomes = _Outcomes(notification, len(plan.messages))
     provider = None
     if plan.messages:
         try:
             provider = provider_for(notification.channel, notification.workspace_id)
         except DeliveryError as err:
-            failed = len(plan.messages)
-            attempts.append(_row(notification, None, "permanent", 0, err))
-    sent = _send_all(channel, provider, plan.messages) if provider is not None else []
-    bounced: list[str] = []
-    unexpected: list[tuple[str | None, Exception]] = []
-    for recipient, started, result, err in sent:
-        if err is not None and not isinstance(err, DeliveryError):
-            unexpected.append((recipient, err))
-            err = _as_outcome(err)
-        if isinstance(err, TransientError):
-            transient = err
-            attempts.append(_row(notification, recipient, "transient", started, err))
-        elif isinstance(err, SuppressedError):
-            bounced.extend(err.recipients)
-            attempts.append(_row(notification, recipient, "suppressed", started, err))
-        elif err is not None:
-            failed += 1
-            attempts.append(_row(notification, recipient, "permanent", started, err))
-        else:
-            bounced.extend(result.bounced)
-            delivered += 1
-            row = _row(notification, recipient, "delivered", started, None)
-            row["provider_message_id"] = result.provider_message_id
-            if result.rejected:
-                row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
-            attempts.append(row)
-    if unexpected:  # once, not once a message: a bad header fails every message of a fan-out
-        recipient, first = unexpected[0]
-        log.error("notification %s: %d of its messages raised instead of ending in an outcome "
-                  "(the first, to %s: %s)", notification.id, len(unexpected),
-                  recipient or "its recipients", type(first).__name__, exc_info=first)
-    if bounced:
-        suppressions.add(notification.workspace_id, bounced, "bounce")
-        plan.suppressed.extend(bounced)
+            outcomes.failed = len(plan.messages)
+            outcomes.attempts.append(_row(notification, None, "permanent", 0, err))
+    if provider is not None:
+        with contextlib.closing(send_all(channel, provider, plan.messages)) as sent:
+            for outcome in sent:
+                outcomes.add(*outcome)
+    outcomes.log_unexpected()
+    outcomes.save_bounces()
+    plan.suppressed.extend(outcomes.bounced)
+    attempts, transient = outcomes.attempts, outcomes.transient
     # A marketing send delivered to some recipients in an earlier attempt counts as delivered.
-    reached = delivered > 0 or plan.reached_before
+    reached = outcomes.delivered > 0 or plan.reached_before
     wait = None
     if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
         status, error = "queued", str(transient)
@@ -278,106 +321,19 @@ def _deliver_messages(notification: Notification) -> str:
                            retry_after=transient.retry_after)
     elif reached:
         status, error = "delivered", None
-    elif failed or transient is not None:
+    elif outcomes.failed or transient is not None:
         status, error = "failed", attempts[-1]["error"] if attempts else None
     elif plan.suppressed:
         status, error = "suppressed", None
     else:
         status, error = "failed", "no recipient left to send to"
 
-    notification_store.record_outcome(notification, attempts, status, error, wait)
+    notification_store.record_outcome(notification, attempts[outcomes.saved:], status, error,
+                                      wait)
     if plan.suppressed:
         outcome_events.emit("notification_suppressed", notification, recipients=plan.suppressed)
     outcome_events.emit_outcome(notification, attempts[-1] if attempts else {})
     return status
-
-
-def _send_all(channel: Any, provider: Any, messages: list[Planned]) -> list[tuple]:
-    """Send every planned message; (recipient, started, result, error) each, in order.
-
-    Whatever one message raises (a DeliveryError, or any other exception while it is built or
-    sent) is that message's error: the others go on, and every outcome is recorded.
-    A fan-out is latency-bound (SMTP round trips), so a provider that declares
-    ``max_concurrency`` gets that many lanes of messages in flight at once; one that has
-    ``send_many`` is handed each lane's messages as a stream, built as it asks for them.
-    """
-    width = min(getattr(provider, "max_concurrency", 1), len(messages))
-    if len(messages) > 1 and hasattr(provider, "send_many"):
-        return _streamed(channel, provider, messages, width)
-
-    def one(item: Planned) -> tuple:
-        recipient, make = item
-        started = time.perf_counter()
-        try:
-            return recipient, started, provider.send(channel.build(make())), None
-        except Exception as err:
-            return recipient, started, None, err
-
-    if width <= 1:
-        return [one(item) for item in messages]
-    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="herald-send") as pool:
-        return list(pool.map(one, messages))
-
-
-def _streamed(channel: Any, provider: Any, messages: list[Planned], width: int) -> list[tuple]:
-    """``_send_all`` through ``provider.send_many``: each lane takes the next message from a
-    shared queue, so a slow lane takes fewer."""
-    sent: list[tuple | None] = [None] * len(messages)
-    queue = deque(enumerate(messages))
-    lock = threading.Lock()
-    stopped: list[Exception] = []  # a send_many that raised before it took any message
-
-    def lane() -> None:
-        taken: deque[tuple[int, str | None, float]] = deque()
-
-        def stream() -> Iterator[Any]:
-            while True:
-                with lock:
-                    if not queue:
-                        return
-                    index, (recipient, make) = queue.popleft()
-                started = time.perf_counter()
-                try:
-                    message = channel.build(make())
-                except Exception as err:  # this message's outcome; the stream goes on
-                    sent[index] = (recipient, started, None, err)
-                    continue
-                taken.append((index, recipient, started))
-                yield message
-
-        while True:
-            try:
-                for outcome in provider.send_many(stream()):
-                    index, recipient, started = taken.popleft()
-                    failed = isinstance(outcome, DeliveryError)
-                    sent[index] = (recipient, started, None if failed else outcome,
-                                   outcome if failed else None)
-                return
-            except Exception as err:
-                if not taken:
-                    stopped.append(err)
-                    return
-                # It raised on the message it took last: that one fails. Those it held
-                # before it have no answer (the SMTP provider had not sent their content):
-                # they go back to the queue for a new stream, as a message whose connection
-                # was lost is sent again. Each time one message fails, so this ends.
-                index, recipient, started = taken.pop()
-                sent[index] = (recipient, started, None, err)
-                with lock:
-                    queue.extendleft((i, messages[i]) for i, _, _ in reversed(taken))
-                taken.clear()
-
-    if width <= 1:
-        lane()
-    else:
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix="herald-send") as pool:
-            for lane_done in [pool.submit(lane) for _ in range(width)]:
-                lane_done.result()
-    for index, row in enumerate(sent):
-        if row is None:  # left in the queue by lanes that all stopped, or never answered
-            sent[index] = (messages[index][0], 0.0, None, stopped[0] if stopped else
-                           RuntimeError("provider.send_many gave no outcome for this message"))
-    return sent  # type: ignore[return-value]
 
 
 def _row(notification: Notification, recipient: str | None, outcome: str, started: float,

@@ -193,6 +193,22 @@ def reached_a_recipient(notification_id: Any) -> bool:
                                           DeliveryAttempt.outcome == "delivered").exists()
 
 
+def _attempt_rows(attempts: list[dict[str, Any]]) -> list[tuple]:
+    return [tuple(_no_nul(f.db_value(_value(attempt, f))) for f in ATTEMPT_FIELDS)
+            for attempt in attempts]
+
+
+def record_attempts(attempts: list[dict[str, Any]]) -> None:
+    """Commit attempt rows of an attempt still running (a fan-out's checkpoint), in one
+    statement: their recipients are settled even if this attempt never records its outcome."""
+    if not attempts:
+        return
+    sql = _statements(database.obj)
+    rows = _attempt_rows(attempts)
+    database.obj.execute_sql(sql["attempts"] + ", ".join([sql["attempt_row"]] * len(rows)),
+                             tuple(v for row in rows for v in row))
+
+
 def record_outcome(notification: Notification, attempts: list[dict[str, Any]], status: str,
                    error: str | None, wait: float | None) -> None:
     """Insert the attempts and set the row's state in one commit (one statement on PostgreSQL).
@@ -207,8 +223,7 @@ def record_outcome(notification: Notification, attempts: list[dict[str, Any]], s
     at = Notification.updated_at.db_value
     finish = (status, _no_nul(error), at(now), at(next_attempt_at),
               Notification.id.db_value(notification.id))
-    rows = [tuple(_no_nul(f.db_value(_value(attempt, f))) for f in ATTEMPT_FIELDS)
-            for attempt in attempts]
+    rows = _attempt_rows(attempts)
     if isinstance(db, PostgresqlDatabase):
         if rows:
             values = ", ".join([sql["attempt_row"]] * len(rows))

@@ -13,7 +13,8 @@ from peewee import fn
 from redis import Redis
 
 from engine.embedded_redis import free_port
-from engine.models import Notification
+from engine.jobs import CHECKPOINT_ROWS
+from engine.models import DeliveryAttempt, Notification
 from engine.queueing import enqueue_notification
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
@@ -101,6 +102,41 @@ def test_sigkill_mid_burst_loses_nothing(settings, smtp_server):
     subjects = [m.content.split(b"Subject: ")[1].split(b"\r\n")[0] for m in handler.received]
     assert {f"message {i}".encode() for i in range(100)} <= set(subjects)
     assert len(subjects) - len(set(subjects)) <= 1, "more than the in-flight message was re-sent"
+
+
+@pytest.mark.slow
+def test_sigkill_mid_fan_out_re_sends_only_what_no_checkpoint_recorded(settings, smtp_server):
+    port, handler = smtp_server
+    handler.delay = 0.03  # 400 messages over 4 lanes take ~3 s: the kill lands mid-fan-out
+    recipients = [f"reader{i}@example.net" for i in range(400)]
+    n = factories.notification(factories.workspace(), factories.email_payload(
+        emailType="Marketing", to=recipients))
+    enqueue_notification(str(n.id))
+    settled = DeliveryAttempt.select().where(DeliveryAttempt.notification == n.id)
+    first = _worker(settings, port)
+    try:
+        _wait(lambda: settled.count() >= 2 * CHECKPOINT_ROWS, 60, "two checkpoints")
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait(timeout=10)
+    finally:
+        _stop(first)
+    assert Notification.get_by_id(n.id).status == "sending", "ended before the kill"
+    sent_before = len(handler.received)
+    recorded = settled.count()
+    assert sent_before >= recorded >= 2 * CHECKPOINT_ROWS
+    second = _worker(settings, port)
+    try:
+        _wait(lambda: _delivered([str(n.id)]) == 1, 90, "the fan-out finished")
+    finally:
+        _stop(second)
+    reached = [m.rcpt_tos[0] for m in handler.received]
+    assert sorted(set(reached)) == sorted(recipients)
+    # Sent twice: only what the first worker sent and had not recorded, never a whole
+    # attempt's worth (which would be every one of the recorded ones too).
+    assert len(reached) - len(recipients) <= sent_before - recorded
+    # Unrecorded at the kill: fewer than a checkpoint's rows, the messages in flight (4
+    # lanes) and answers the delivery thread had not read yet.
+    assert sent_before - recorded <= CHECKPOINT_ROWS + 20
 
 
 @pytest.mark.slow

@@ -1,5 +1,6 @@
 """A fan-out handed to a provider's ``send_many`` as streams, one per lane: each message
-built when its stream asks for it, every outcome back at its own recipient."""
+built when its stream asks for it, every outcome back at its own recipient, reported as it
+settles."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from channels.email import EmailChannel
 from engine.contracts import DeliveryError, OutboundEmail, PermanentError, SendResult
-from engine.jobs import Planned, _send_all
+from engine.message_lanes import Planned, _Lanes, send_all
 from tests import factories
 
 
@@ -76,8 +77,8 @@ def test_every_outcome_lands_at_its_own_recipient(lanes):
     channel = CountingChannel()
     provider = StreamingProvider(lanes, channel)
     messages = planned(30)
-    sent = _send_all(channel, provider, messages)
-    assert [row[0] for row in sent] == [recipient for recipient, _ in messages]
+    sent = list(send_all(channel, provider, messages))
+    assert sorted(row[0] for row in sent) == sorted(recipient for recipient, _ in messages)
     for recipient, _started, result, error in sent:
         if int(recipient.split("@")[0][-1]) % 2:
             assert result is None and str(error) == f"refused {recipient}"
@@ -92,7 +93,7 @@ def test_every_outcome_lands_at_its_own_recipient(lanes):
 
 def test_a_stream_that_ends_early_fails_only_the_messages_it_left_unanswered():
     channel = CountingChannel()
-    sent = _send_all(channel, StreamingProvider(2, channel, stop_after=3), planned(10))
+    sent = list(send_all(channel, StreamingProvider(2, channel, stop_after=3), planned(10)))
     answered = [row for row in sent if not isinstance(row[3], RuntimeError)]
     assert len(answered) == 6  # three a lane; the fourth it took, and the rest, unanswered
     assert all(row[2] is not None or isinstance(row[3], PermanentError) for row in answered)
@@ -105,8 +106,8 @@ def test_an_exception_out_of_a_stream_fails_its_message_and_the_lane_goes_on(lan
     channel = CountingChannel()
     provider = StreamingProvider(lanes, channel, fail_on="user4@example.net")
     messages = planned(10)
-    sent = _send_all(channel, provider, messages)
-    assert [row[0] for row in sent] == [recipient for recipient, _ in messages]
+    sent = list(send_all(channel, provider, messages))
+    assert sorted(row[0] for row in sent) == sorted(recipient for recipient, _ in messages)
     errors = {row[0]: row[3] for row in sent}
     assert isinstance(errors.pop("user4@example.net"), RuntimeError)
     assert all(error is None or isinstance(error, PermanentError) for error in errors.values())
@@ -118,14 +119,72 @@ def test_a_message_that_cannot_be_built_fails_alone():
     messages = planned(6)
     messages[2] = ("bob@example.net", lambda: factories.email_payload(
         to=["B\udcffob <bob@example.net>"]))  # a lone surrogate: no UTF-8 for its name
-    sent = _send_all(channel, StreamingProvider(2, channel), messages)
-    assert isinstance(sent[2][3], UnicodeEncodeError)
-    assert all(row[3] is None or isinstance(row[3], PermanentError)
-               for index, row in enumerate(sent) if index != 2)
+    sent = {row[0]: row for row in send_all(channel, StreamingProvider(2, channel), messages)}
+    assert len(sent) == 6
+    assert isinstance(sent.pop("bob@example.net")[3], UnicodeEncodeError)
+    assert all(row[3] is None or isinstance(row[3], PermanentError) for row in sent.values())
 
 
 def test_a_single_message_goes_through_send():
     channel = CountingChannel()
-    ((_recipient, _started, _result, error),) = _send_all(
+    ((_recipient, _started, _result, error),) = send_all(
         channel, StreamingProvider(4, channel), planned(1))
     assert isinstance(error, AssertionError) and "through send_many" in str(error)
+
+
+class HoldingProvider(StreamingProvider):
+    """Answers the first ``answered`` messages it takes at once; holds the rest until
+    ``release`` is set."""
+
+    def __init__(self, lanes: int, channel: CountingChannel, answered: int) -> None:
+        super().__init__(lanes, channel)
+        self.answered = answered
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+
+    def send_many(self, messages):
+        for message in messages:
+            with self.lock:
+                self.taken.append(message.to[0])
+                held = len(self.taken) > self.answered
+            if held:
+                assert self.release.wait(10)
+            yield SendResult(provider_message_id=f"<{message.to[0]}>")
+
+
+@pytest.mark.parametrize("lanes", [1, 3])
+def test_closing_the_outcomes_early_stops_the_lanes_taking_messages(lanes):
+    channel = CountingChannel()
+    provider = HoldingProvider(lanes, channel, answered=5)
+    running = _Lanes(channel, provider, planned(200))
+    outcomes = running.run(lanes, streamed=True)
+    first = [next(outcomes) for _ in range(5)]
+    closing = threading.Thread(target=outcomes.close)
+    closing.start()
+    assert running.closed.wait(10), "closing the outcomes did not stop the lanes"
+    provider.release.set()  # each lane finishes the message it holds, and takes no other
+    closing.join(10)
+    assert not closing.is_alive()
+    assert len(first) == 5
+    assert len(provider.taken) <= 5 + lanes
+
+
+def test_outcomes_arrive_while_the_other_messages_are_still_sending():
+    channel = CountingChannel()
+    release = threading.Event()
+
+    class HeldProvider(StreamingProvider):
+        """Answers user0 at once, then holds every other message until released."""
+
+        def send_many(self, messages):
+            for message in messages:
+                if message.to != ["user0@example.net"]:
+                    assert release.wait(10)
+                yield SendResult(provider_message_id=f"<{message.to[0]}>")
+
+    outcomes = send_all(channel, HeldProvider(2, channel), planned(6))
+    recipient, _started, result, error = next(outcomes)  # before any other is answered
+    assert (recipient, error, result.provider_message_id) == (
+        "user0@example.net", None, "<user0@example.net>")
+    release.set()
+    assert sorted(row[0] for row in outcomes) == [f"user{i}@example.net" for i in range(1, 6)]

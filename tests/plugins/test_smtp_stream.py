@@ -3,16 +3,18 @@ each message's content leading the next message's commands (RFC 2920 3.1)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import email
 from email import policy
 
 import pytest
+from peewee import DatabaseError
 
 from channels.email import EmailChannel, message_bytes
 from engine import providers
 from engine.contracts import PermanentError, SendResult, SuppressedError, TransientError
-from engine.jobs import deliver_notification
-from engine.models import DeliveryAttempt, Notification, Suppression
+from engine.jobs import CHECKPOINT_ROWS, deliver_notification
+from engine.models import DeliveryAttempt, Notification, Suppression, utcnow
 from tests import factories
 
 
@@ -225,3 +227,55 @@ def test_a_fan_out_retried_sends_only_to_the_recipients_not_reached(smtp_setting
     assert [a.rcpt_tos[0] for a in smtp.received[6:]] == ["busy@example.net"]
     second = DeliveryAttempt.select().where(DeliveryAttempt.number == 2)
     assert [(a.recipient, a.outcome) for a in second] == [("busy@example.net", "delivered")]
+
+
+@pytest.fixture
+def refused_after_a_checkpoint(db):
+    """A trigger that refuses attempt rows once one checkpoint's worth is stored: the
+    database failing in the middle of a fan-out, with a real database error. Yields the
+    function that lifts it."""
+    table = f'"{DeliveryAttempt._meta.table_name}"'
+    full = f"(SELECT COUNT(*) FROM {table}) >= {CHECKPOINT_ROWS}"
+    if db.__class__.__name__ == "SqliteDatabase":
+        db.execute_sql(f"CREATE TRIGGER refuse_attempts BEFORE INSERT ON {table} WHEN {full} "
+                       "BEGIN SELECT RAISE(ABORT, 'attempts refused'); END")
+
+        def lift() -> None:
+            db.execute_sql("DROP TRIGGER IF EXISTS refuse_attempts")
+    else:
+        db.execute_sql(f"CREATE FUNCTION refuse_attempts() RETURNS trigger AS $$ BEGIN IF {full} "
+                       "THEN RAISE EXCEPTION 'attempts refused'; END IF; RETURN NEW; END $$ "
+                       "LANGUAGE plpgsql")
+        db.execute_sql(f"CREATE TRIGGER refuse_attempts BEFORE INSERT ON {table} "
+                       "FOR EACH ROW EXECUTE FUNCTION refuse_attempts()")
+
+        def lift() -> None:
+            db.execute_sql(f"DROP TRIGGER IF EXISTS refuse_attempts ON {table}")
+            db.execute_sql("DROP FUNCTION IF EXISTS refuse_attempts()")
+    yield lift
+    lift()
+
+
+def test_a_fan_out_stops_sending_when_its_checkpoint_fails_and_resumes_after_it(
+        smtp_settings, smtp, refused_after_a_checkpoint):
+    recipients = [f"reader{i}@example.net" for i in range(300)]
+    n = factories.notification(factories.workspace(), factories.email_payload(
+        emailType="Marketing", to=recipients))
+    with pytest.raises(DatabaseError):  # as a crash: the worker logs it, the row waits
+        deliver_notification(str(n.id))
+    assert Notification.get_by_id(n.id).status == "sending"
+    assert DeliveryAttempt.select().count() == CHECKPOINT_ROWS
+    sent_before = len(smtp.received)
+    # Nothing more could be recorded, so nothing more was sent: the second checkpoint's
+    # messages and those in flight, not the 300.
+    assert sent_before <= 2 * CHECKPOINT_ROWS + 20
+    refused_after_a_checkpoint()  # the database is back
+    Notification.update(updated_at=utcnow() - dt.timedelta(hours=1)).where(
+        Notification.id == n.id).execute()  # stale: the reconciler would hand it out again
+    assert deliver_notification(str(n.id)) == "delivered"
+    reached = [a.rcpt_tos[0] for a in smtp.received]
+    assert sorted(set(reached)) == sorted(recipients)
+    # The checkpointed recipients were not sent again; the others sent before may have been.
+    again = reached[sent_before:]
+    recorded = {a.recipient for a in DeliveryAttempt.select().where(DeliveryAttempt.number == 1)}
+    assert len(recorded) == CHECKPOINT_ROWS and not recorded & set(again)
