@@ -10,6 +10,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
+from cli import server_errors
 from config.settings import DEV_SECRET_KEY, Settings
 
 
@@ -50,6 +51,12 @@ def _quit_once(worker: Any) -> None:
     signal.signal(signal.SIGINT, handle_quit)
 
 
+def _worker_ready(worker: Any) -> None:
+    """gunicorn's post_worker_init: quit once; answer gunicorn's own errors as problems."""
+    _quit_once(worker)
+    server_errors.install()
+
+
 def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True) -> dict:
     return {
         "bind": f"{host}:{port}",
@@ -61,7 +68,7 @@ def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True
         "keepalive": 5,
         "accesslog": "-" if access_log else None,
         "loglevel": "info",
-        "post_worker_init": _quit_once,
+        "post_worker_init": _worker_ready,
     }
 
 

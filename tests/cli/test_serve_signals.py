@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from cli.serve import _quit_once, gunicorn_options
+from cli.serve import _quit_once, _worker_ready, gunicorn_options
 
 
 class _Worker:
@@ -36,4 +36,4 @@ def test_ctrl_c_then_the_masters_sigquit_quit_the_worker_once(handlers):
 
 
 def test_the_server_configuration_installs_the_hook():
-    assert gunicorn_options("127.0.0.1", 8000, 2)["post_worker_init"] is _quit_once
+    assert gunicorn_options("127.0.0.1", 8000, 2)["post_worker_init"] is _worker_ready

@@ -1,0 +1,43 @@
+"""The errors gunicorn answers itself, before the app sees a request, as problem details.
+
+A request gunicorn cannot parse (a header line over 8,190 bytes, such as an oversized
+X-Api-Key; more than 100 headers; a request line over 4,094 bytes; a transfer coding it
+does not support) gets its answer from gunicorn, as an HTML page by default. The spec
+makes every error ``application/problem+json``, so each API worker writes these as
+problem details with gunicorn's status and reason: no errorCode (the spec names none),
+``instance`` null (the path may never have been read).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import uuid
+
+from gunicorn import util
+
+# What gunicorn says of the error can quote the request: enough to tell which rule, no more.
+_DETAIL_LIMIT = 200
+
+
+def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
+    """``gunicorn.util.write_error``'s signature and contract, with a problem details body."""
+    correlation = uuid.uuid4().hex
+    detail = f"{reason}: {mesg}" if mesg else reason
+    if len(detail) > _DETAIL_LIMIT:
+        detail = detail[:_DETAIL_LIMIT - 1] + "…"
+    body = json.dumps({
+        "type": "about:blank", "title": reason, "status": status_int, "detail": detail,
+        "instance": None, "errorCode": None, "correlationId": correlation,
+        "traceId": secrets.token_hex(16),
+    }).encode()
+    head = (f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\n"
+            f"Content-Type: application/problem+json\r\nContent-Length: {len(body)}\r\n"
+            f"X-Correlation-Id: {correlation}\r\n\r\n")
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
+def install() -> None:
+    """Make this process's gunicorn write its own error answers as problem details."""
+    util.write_error = write_problem

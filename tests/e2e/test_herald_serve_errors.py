@@ -1,0 +1,86 @@
+"""`herald serve`: what gunicorn refuses before the app sees it is problem details too."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from engine.embedded_redis import free_port
+from tests.conftest import TEST_SECRET_KEY
+
+
+@pytest.fixture
+def server(settings):
+    port = free_port()
+    env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
+           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY}
+    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1",
+                             "--port", str(port), "--workers", "1"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while _answer(port, b"GET /api/v1/api-keys/validate HTTP/1.1\r\nHost: x\r\n"
+                            b"X-Api-Key: hk_nothing\r\n\r\n") is None:
+            assert proc.poll() is None and time.monotonic() < deadline, "serve never answered"
+            time.sleep(0.1)
+        yield port
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def _answer(port: int, request: bytes) -> http.client.HTTPResponse | None:
+    """The response to ``request`` sent as raw bytes, or None when nothing listens yet."""
+    try:
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    except OSError:
+        return None
+    sock.sendall(request)
+    response = http.client.HTTPResponse(sock)
+    response.begin()
+    response.body = response.read()  # type: ignore[attr-defined]
+    sock.close()
+    return response
+
+
+def _problem(response: http.client.HTTPResponse, status: int) -> dict:
+    assert response.status == status
+    assert response.getheader("Content-Type") == "application/problem+json"
+    problem = json.loads(response.body)  # type: ignore[attr-defined]
+    assert problem["status"] == status and problem["errorCode"] is None
+    assert problem["title"] == response.reason and problem["detail"]
+    assert problem["correlationId"] == response.getheader("X-Correlation-Id")
+    assert len(problem["traceId"]) == 32
+    return problem
+
+
+@pytest.mark.slow
+def test_an_api_key_over_gunicorns_header_limit_is_a_431_problem(server):
+    key = "hk_" + "a" * 9000
+    response = _answer(server, b"GET /api/v1/api-keys/validate HTTP/1.1\r\nHost: x\r\n"
+                               b"X-Api-Key: " + key.encode() + b"\r\n\r\n")
+    problem = _problem(response, 431)
+    assert len(problem["detail"]) <= 200
+
+
+@pytest.mark.slow
+def test_a_request_line_too_long_and_one_that_is_not_http_are_problems(server):
+    _problem(_answer(server, b"GET /" + b"x" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"), 414)
+    _problem(_answer(server, b"NOT HTTP AT ALL\r\n\r\n"), 400)
+
+
+@pytest.mark.slow
+def test_the_app_still_answers_after_gunicorn_refused_a_request(server):
+    _answer(server, b"NOT HTTP AT ALL\r\n\r\n")
+    response = _answer(server, b"GET /api/v1/api-keys/validate HTTP/1.1\r\nHost: x\r\n"
+                               b"X-Api-Key: hk_nothing\r\n\r\n")
+    assert response.status == 200 and json.loads(response.body)["isValid"] is False
