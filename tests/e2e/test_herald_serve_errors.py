@@ -73,9 +73,11 @@ def test_an_api_key_over_gunicorns_header_limit_is_a_431_problem(server):
 
 
 @pytest.mark.slow
-def test_a_request_line_too_long_and_one_that_is_not_http_are_problems(server):
+def test_a_long_request_line_not_http_and_an_unknown_expectation_are_problems(server):
     _problem(_answer(server, b"GET /" + b"x" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"), 414)
     _problem(_answer(server, b"NOT HTTP AT ALL\r\n\r\n"), 400)
+    _problem(_answer(server, b"GET /api/v1/api-keys/validate HTTP/1.1\r\nHost: x\r\n"
+                             b"Expect: a-pony\r\n\r\n"), 417)
 
 
 @pytest.mark.slow
