@@ -10,7 +10,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
-from cli import server_errors
+from cli import http_gateway
 from config.settings import DEV_SECRET_KEY, Settings
 
 
@@ -54,7 +54,7 @@ def _quit_once(worker: Any) -> None:
 def _worker_ready(worker: Any) -> None:
     """gunicorn's post_worker_init: quit once; answer gunicorn's own errors as problems."""
     _quit_once(worker)
-    server_errors.install()
+    http_gateway.install()
 
 
 def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True) -> dict:
@@ -69,6 +69,7 @@ def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True
         "accesslog": "-" if access_log else None,
         "loglevel": "info",
         "post_worker_init": _worker_ready,
+        "pre_request": http_gateway.refuse_before_continue,
     }
 
 

@@ -86,3 +86,43 @@ def test_the_app_still_answers_after_gunicorn_refused_a_request(server):
     response = _answer(server, b"GET /api/v1/api-keys/validate HTTP/1.1\r\nHost: x\r\n"
                                b"X-Api-Key: hk_nothing\r\n\r\n")
     assert response.status == 200 and json.loads(response.body)["isValid"] is False
+
+
+def _raw_until_closed(port: int, request: bytes) -> bytes:
+    """Everything the server sends for ``request`` until it closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        received = b""
+        try:
+            while chunk := sock.recv(65536):
+                received += chunk
+        except TimeoutError:
+            raise AssertionError(f"the connection stayed open after {received!r}") from None
+    return received
+
+
+@pytest.mark.slow
+def test_a_body_announced_over_the_limit_gets_413_without_100_continue(server):
+    # The client waits for 100 Continue before it sends 20 MB: it gets the 413 instead,
+    # and the connection closes, since the body announced never came.
+    answer = _raw_until_closed(server, b"POST /api/v1/notifications/send HTTP/1.1\r\n"
+                                       b"Host: x\r\nX-Api-Key: hk_nothing\r\n"
+                                       b"Content-Type: application/json\r\n"
+                                       b"Content-Length: 20000000\r\n"
+                                       b"Expect: 100-continue\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:40]
+    assert b"100 Continue" not in answer
+
+
+@pytest.mark.slow
+def test_a_body_within_the_limit_still_gets_100_continue(server):
+    body = b"{}"
+    with socket.create_connection(("127.0.0.1", server), timeout=10) as sock:
+        sock.sendall(b"POST /api/v1/notifications/send HTTP/1.1\r\nHost: x\r\n"
+                     b"X-Api-Key: hk_nothing\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 2\r\nExpect: 100-continue\r\n\r\n")
+        assert sock.recv(64) == b"HTTP/1.1 100 Continue\r\n\r\n"
+        sock.sendall(body)
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        assert response.status == 401  # the app read the body and answered

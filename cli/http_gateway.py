@@ -1,11 +1,16 @@
-"""The errors gunicorn answers itself, before the app sees a request, as problem details.
+"""What gunicorn answers before the app sees a request, kept to the API's contract.
 
-A request gunicorn cannot parse (a header line over 8,190 bytes, such as an oversized
-X-Api-Key; more than 100 headers; a request line over 4,094 bytes; a transfer coding it
-does not support) gets its answer from gunicorn, as an HTML page by default. The spec
-makes every error ``application/problem+json``, so each API worker writes these as
+Its own errors: a request gunicorn cannot parse (a header line over 8,190 bytes, such as
+an oversized X-Api-Key; more than 100 headers; a request line over 4,094 bytes; a transfer
+coding it does not support) gets its answer from gunicorn, as an HTML page by default. The
+spec makes every error ``application/problem+json``, so each API worker writes these as
 problem details with gunicorn's status and reason: no errorCode (the spec names none),
 ``instance`` null (the path may never have been read).
+
+``Expect: 100-continue``: gunicorn sends ``100 Continue`` before the app runs, so a client
+announcing a body over the limit would upload all of it only to be refused. For such a
+request it sends none: the app answers its bare 413 at once, and the connection closes,
+since the body it announced was never sent (RFC 9110 10.1.1).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import json
 import secrets
 import socket
 import uuid
+from typing import Any
 
 from gunicorn import util
 
@@ -41,3 +47,15 @@ def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) 
 def install() -> None:
     """Make this process's gunicorn write its own error answers as problem details."""
     util.write_error = write_problem
+
+
+def refuse_before_continue(worker: Any, req: Any) -> None:
+    """gunicorn's pre_request: no ``100 Continue`` for a body the app will refuse."""
+    if not req._expected_100_continue:
+        return
+    from api.app import MAX_BODY_BYTES  # loaded in the worker already; not in the master
+
+    length = next((value for name, value in req.headers if name == "CONTENT-LENGTH"), "")
+    if length.isdigit() and int(length) > MAX_BODY_BYTES:
+        req._expected_100_continue = False
+        req.must_close = True
