@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -292,6 +294,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings()
         args.func(args, settings)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`herald export | head`): end quietly, with the status a
+        # shell gives a process the closed pipe stopped. Python would otherwise hit the
+        # pipe again flushing stdout at exit, and print that too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except ConfigError as err:
         print(f"herald: configuration error: {err}", file=sys.stderr)
         return 2

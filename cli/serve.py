@@ -70,6 +70,9 @@ def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True
         "loglevel": "info",
         "post_worker_init": _worker_ready,
         "pre_request": http_gateway.refuse_before_continue,
+        # gunicorn's control socket (gunicornc, since 25.1) defaults to one path per user:
+        # every `herald serve` on a host would share it and unlink each other's.
+        "control_socket_disable": True,
     }
 
 

@@ -36,6 +36,7 @@ def herald(settings, tmp_path):
             return json.loads(proc.stdout)
         return proc
 
+    run.env = env  # type: ignore[attr-defined]
     return run
 
 
@@ -91,6 +92,21 @@ def test_export_round_trips_through_apply(herald, tmp_path):
     assert only == exported
     proc = herald("export", "--workspace", "2b1c6a8e-0000-4c53-9d7e-2f5b0c8a9e11", ok=False)
     assert proc.returncode == 1 and "no workspace" in proc.stderr
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_output_into_a_closed_pipe_ends_quietly(herald, tmp_path, output):
+    path = tmp_path / "herald.yaml"
+    path.write_text(yaml.safe_dump(sample()))
+    herald("apply", str(path))
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # as `herald export | head` once head has exited
+    proc = subprocess.run([sys.executable, "-m", "cli", "export", "--format", output],
+                          env=herald.env,
+                          cwd=tmp_path, stdout=write_end, stderr=subprocess.PIPE, text=True,
+                          timeout=60)
+    os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (141, "")
 
 
 def test_keys_create_and_revoke(herald, tmp_path):

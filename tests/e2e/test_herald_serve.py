@@ -1,4 +1,5 @@
-"""`herald serve`: what gunicorn refuses before the app sees it is problem details too."""
+"""`herald serve` as run: what gunicorn refuses before the app sees it is problem details
+too, and nothing is left outside the server's own process."""
 
 from __future__ import annotations
 
@@ -18,10 +19,18 @@ from tests.conftest import TEST_SECRET_KEY
 
 
 @pytest.fixture
-def server(settings):
+def home(tmp_path):
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def server(settings, home):
     port = free_port()
+    home.mkdir()
     env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
-           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY}
+           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
+           "HOME": str(home)}
+    env.pop("XDG_RUNTIME_DIR", None)
     proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1",
                              "--port", str(port), "--workers", "1"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -126,3 +135,9 @@ def test_a_body_within_the_limit_still_gets_100_continue(server):
         response = http.client.HTTPResponse(sock)
         response.begin()
         assert response.status == 401  # the app read the body and answered
+
+
+@pytest.mark.slow
+def test_serve_opens_no_control_socket_another_instance_would_share(server, home):
+    # gunicorn's default would be $HOME/.gunicorn/gunicorn.ctl, one path for every server.
+    assert list(home.iterdir()) == []
