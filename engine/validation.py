@@ -109,9 +109,13 @@ def _tags(errors: FieldErrors, body: dict[str, Any]) -> None:
                        f"at most {MAX_TAG_VALUE} characters")
 
 
-def _bool(errors: FieldErrors, options: dict[str, Any], key: str, path: str) -> None:
-    if options.get(key) is not None and not isinstance(options[key], bool):
-        errors.add(f"{path}.{key}", f"{N}.validation_type", "must be true, false or null")
+def _bool(errors: FieldErrors, options: dict[str, Any], key: str, path: str,
+          nullable: bool = True) -> None:
+    """A boolean option; spec 2.5 types some as "boolean or null", others as "boolean"."""
+    value = options.get(key, False)
+    if (value is not None or not nullable) and not isinstance(value, bool):
+        errors.add(f"{path}.{key}", f"{N}.validation_type",
+                   "must be true, false or null" if nullable else "must be true or false")
 
 
 def _custom_headers(errors: FieldErrors, headers: object) -> None:
@@ -235,8 +239,10 @@ def _email_options(errors: FieldErrors, options: object) -> None:
             errors.add(f"{path}.{key}", f"{e}.{code}", "is not a valid address")
     _attachments(errors, options.get("attachments"))
     _custom_headers(errors, options.get("customHeaders"))
-    for key in ("trackOpens", "trackClicks", "requestDeliveryReceipt", "requestReadReceipt"):
+    for key in ("trackOpens", "trackClicks"):
         _bool(errors, options, key, path)
+    for key in ("requestDeliveryReceipt", "requestReadReceipt"):  # absent: false
+        _bool(errors, options, key, path, nullable=False)
     if options.get("priority") is not None and options["priority"] not in PRIORITIES:
         errors.add(f"{path}.priority", f"{e}.priority_invalid", "Normal, High or Low")
     if options.get("sensitivity") is not None and options["sensitivity"] not in SENSITIVITIES:

@@ -17,9 +17,19 @@ VALUE = re.compile(r"[\t\x20-\x7e]*")
 REFUSED = {"host", "authorization", "cookie", "set-cookie", "proxy-authorization",
            "content-length", "content-type", "transfer-encoding", "connection", "upgrade",
            "te", "trailer", "expect", "keep-alive", "idempotency-key", "user-agent"}
-# Anything that looks like it carries a credential, token or secret.
-CREDENTIAL = re.compile(r"auth|token|secret|passw|credential|api[-_]?key|session|cookie|"
-                        r"signature|bearer|private", re.IGNORECASE)
+# Anything that looks like it carries a credential, token or secret (spec 6.2): these
+# anywhere in the name...
+CREDENTIAL = re.compile(r"auth|token|secret|passw|passphrase|credential|api[-_]?key|session|"
+                        r"cookie|signature|bearer|private|jwt|hmac|csrf|xsrf|"
+                        r"(access|client)[-_]?key", re.IGNORECASE)
+# ...these as whole words of it (split at - _ .), being short enough to sit inside others
+# (X-Footprint holds "otp")...
+CREDENTIAL_WORDS = {"pass", "pwd", "passwd", "otp", "totp", "pin", "sig", "sid"}
+# ...and a "key" (X-Functions-Key, Ocp-Apim-Subscription-Key, X-Key), unless the word
+# before it says the key labels data rather than grants access (Idempotency-Key, and
+# Bitbucket's X-Event-Key).
+DATA_KEYS = {"idempotency", "event", "cache", "routing", "partition", "dedup",
+             "deduplication", "sort", "message", "correlation"}
 PREFIX = "notifications.webhook.custom_headers"
 
 
@@ -37,6 +47,16 @@ def unsendable_headers(headers: Mapping[str, object]) -> list[str]:
     that rule may still hold one, and posting it would raise on every attempt."""
     return [name for name, value in headers.items()
             if not (name_sendable(name) and value_sendable(value))]
+
+
+def looks_like_credential(lowered: str) -> bool:
+    """``lowered``, a header name in lower case, looks like it carries a credential."""
+    if CREDENTIAL.search(lowered):
+        return True
+    words = re.split(r"[-_.]+", lowered)
+    return any(word in CREDENTIAL_WORDS or (word in ("key", "keys") and (
+        index == 0 or words[index - 1] not in DATA_KEYS))
+        for index, word in enumerate(words))
 
 
 def validate_webhook_headers(headers: object) -> list[tuple[str, str, str]]:
@@ -60,7 +80,7 @@ def validate_webhook_headers(headers: object) -> list[tuple[str, str, str]]:
             problems.append((path, f"{PREFIX}.name_too_long", f"at most {MAX_NAME} characters"))
         lowered = name.lower()
         if (lowered in REFUSED or lowered.startswith(("x-service-", "x-herald-"))
-                or CREDENTIAL.search(lowered)):
+                or looks_like_credential(lowered)):
             problems.append((path, f"{PREFIX}.name_not_permitted",
                              "this header is set by Herald or may carry a credential"))
         if lowered in seen:

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from redis import Redis
 from rq import Queue
 
 from engine import catalog, keycache
 from engine.keys import revoke_key
 from engine.models import ApiKey, Notification
+from engine.webhook_headers import validate_webhook_headers
 from tests import factories
 
 SEND = "/api/v1/notifications/send"
@@ -138,6 +140,27 @@ def test_tags_required_and_too_many(client, tenant):
     assert "notifications.tags_required" in post(client, body, tenant["key"]).json["errorCodes"]
     body["tags"] = [{"key": f"k{i}", "value": "v"} for i in range(101)]
     assert "notifications.too_many_tags" in post(client, body, tenant["key"]).json["errorCodes"]
+
+
+def test_a_thousand_recipients_are_within_the_limit_whatever_the_defaults(client, tenant):
+    # The template's default To (team@example.com) comes on top of the request's 1,000.
+    many = [f"u{i}@example.com" for i in range(1000)]
+    response = post(client, {**tenant["body"], "emailOptions": {"to": many}}, tenant["key"])
+    assert response.status_code == 202, response.json
+    payload = Notification.get().payload
+    assert len(payload["to"]) == 1001 and payload["to"][0] == "team@example.com"
+
+
+@pytest.mark.parametrize("option", ["requestDeliveryReceipt", "requestReadReceipt"])
+def test_receipt_flags_are_booleans_not_null(client, tenant, option):
+    # Spec 2.5 types these "boolean" (default false), unlike trackOpens' "boolean or null".
+    body = {**tenant["body"], "emailOptions": {option: None}}
+    response = post(client, body, tenant["key"])
+    assert response.status_code == 400
+    assert response.json["errors"] == {f"emailOptions.{option}": ["must be true or false"]}
+    assert response.json["errorCodes"] == ["notifications.validation_type"]
+    body = {**tenant["body"], "emailOptions": {"trackOpens": None, option: True}}
+    assert post(client, body, tenant["key"]).status_code == 202
 
 
 def test_recipient_and_header_limits(client, tenant):
@@ -338,6 +361,22 @@ def test_webhook_channel_rules(client, settings):
                               "headers": {"Authorization": "x", "X-Api-Token": "y"}}
     codes = post(client, body, key).json["errorCodes"]
     assert "notifications.webhook.custom_headers.name_not_permitted" in codes
+
+
+@pytest.mark.parametrize("name", [
+    "X-Access-Key", "X-Client-Key", "X-Jwt", "X-Passphrase", "X-Pwd", "X-Pass", "X-Otp",
+    "X-Hmac", "X-Functions-Key", "Ocp-Apim-Subscription-Key", "X-Key", "X-Sig", "X-XSRF",
+    "X-Session-Id", "Proxy-Authorization", "X-Amz-Security-Token", "x_api_key"])
+def test_webhook_header_names_that_look_like_credentials_are_refused(name):
+    codes = [code for _, code, _ in validate_webhook_headers({name: "v"})]
+    assert codes == ["notifications.webhook.custom_headers.name_not_permitted"]
+
+
+@pytest.mark.parametrize("name", [
+    "X-Event-Key", "X-Idempotency-Key", "X-Footprint", "X-Passenger-Count", "X-Compass",
+    "X-Request-Id", "X-Keystone", "X-Topic", "X-Pinned-Version"])
+def test_webhook_header_names_that_label_data_are_allowed(name):
+    assert validate_webhook_headers({name: "v"}) == []
 
 
 def test_webhook_header_names_and_values_that_cannot_be_sent_are_refused(client, settings):
