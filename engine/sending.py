@@ -272,6 +272,9 @@ def _payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[str, A
         except ValueError:
             raise _render_failed([{"templatePart": "body",
                                    "message": "the rendered body is not valid JSON"}]) from None
+        except RecursionError:
+            raise _render_failed([{"templatePart": "body", "message":
+                                   "the rendered body nests JSON too deeply"}]) from None
     return {"channel": "webhook", "url": options["urlOverride"], "body": body,
             "contentType": content_type, "headers": dict(options.get("headers") or {})}
 

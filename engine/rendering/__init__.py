@@ -79,6 +79,8 @@ def _renderer(stored: str | None, part: str, text: str,
             fn = load(compile_template(text or ""), language=language)
         except TemplateSyntaxError as exc:
             raise RenderError(str(exc)) from exc
+        except (ValueError, RecursionError) as exc:  # a program the loader refuses
+            raise RenderError(f"the template cannot be loaded ({exc})") from exc
     return fn
 
 

@@ -16,6 +16,12 @@ from .nodes import JS_WHITESPACE, Block, Comment, Content, Mustache
 MAX_TEMPLATE_CHARS = 1_048_576
 MAX_BLOCK_DEPTH = 50
 MAX_SUBEXPR_DEPTH = 8
+# `../` steps in one path: the loader refuses more (runtime._MAX_LOAD_DEPTH), so a template
+# the check accepted must never hold more.
+MAX_PARENT_STEPS = 64
+# Digits of a number literal: a longer one means nothing as a JavaScript number, and
+# past 4,300 digits Python's int() itself refuses it.
+MAX_NUMBER_CHARS = 100
 DEFAULT_DEADLINE_SECONDS = 5.0
 
 _WS = frozenset(JS_WHITESPACE)
@@ -337,6 +343,8 @@ class _Parser:
         if end >= n or text[end] not in _LITERAL_LOOKAHEAD:
             return None
         raw = text[p:end]
+        if len(raw) > MAX_NUMBER_CHARS:
+            raise self.fail(p, f"number literal longer than {MAX_NUMBER_CHARS} characters")
         return ["lit", float(raw) if "." in raw else int(raw)], end
 
     def _segments(self, p: int) -> tuple[list[str], int]:
@@ -378,6 +386,8 @@ class _Parser:
                     raise self.fail(p, f"invalid path '{'.'.join(segs)}'")
                 if seg == "..":
                     depth += 1
+                    if depth > MAX_PARENT_STEPS:
+                        raise self.fail(p, f"more than {MAX_PARENT_STEPS} '../' in one path")
             else:
                 if seg.startswith("_"):
                     raise self.fail(p, f"names starting with '_' are not allowed ('{seg}')")

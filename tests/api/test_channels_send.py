@@ -8,9 +8,9 @@ import json
 import time
 
 from api.app import create_app
-from engine import keycache
+from engine import catalog, keycache
 from engine.keys import revoke_key
-from engine.models import ApiKey, Notification
+from engine.models import ApiKey, Notification, TemplateVersion
 from tests import factories
 
 SEND = "/api/v1/notifications/send"
@@ -210,3 +210,48 @@ def test_concurrent_sends_are_each_committed_once(app, settings):
     rows = list(Notification.select())
     assert len(rows) == 40 and len({row.id for row in rows}) == 40
     assert len({row.delivery_id for row in rows}) == 40
+
+
+def test_a_webhook_body_nested_too_deep_to_parse_is_a_rendering_error_not_a_500(client,
+                                                                                 settings):
+    ws = factories.workspace(factories.account(webhook_delivery=True))
+    key = factories.api_key(ws)
+    hook = factories.template(ws, channel="webhook", content={"body": '{"a": {{{x}}} }'})
+    # 4,000 levels: within a tag value's 8,192 characters, past the JSON parser's stack.
+    for value, message in (("[" * 4000 + "]" * 4000, "the rendered body nests JSON too deeply"),
+                           ("[" * 4000, "the rendered body nests JSON too deeply"),
+                           ("[1,", "the rendered body is not valid JSON")):
+        body = {"tenantId": str(ws.id), "templateId": str(hook.id),
+                "tags": [{"key": "x", "value": value}],
+                "webhookOptions": {"urlOverride": "https://127.0.0.1/x"}}
+        response = post(client, body, key)
+        assert response.status_code == 400, response.json
+        assert response.json["errorCodes"] == ["notifications.rendering_failed"]
+        assert response.json["errors"] == {"template.body": [message]}
+    assert Notification.select().count() == 0
+
+
+def test_a_stored_template_the_loader_refuses_is_a_rendering_error_not_a_500(client,
+                                                                              settings):
+    # Published before the scanner counted `../`: the text holds 65, and so does its stored
+    # program, which the loader refuses (at most 64).
+    ws = factories.workspace()
+    key = factories.api_key(ws)
+    deep = factories.template(ws, content={"body": "<p>{{" + "../" * 64 + "name}}</p>"},
+                              defaults={"to": ["a@example.com"]})
+    version = TemplateVersion.get(TemplateVersion.template == deep)
+    assert '["path",64' in version.compiled
+    TemplateVersion.update(
+        content={**version.content, "body": "<p>{{" + "../" * 65 + "name}}</p>"},
+        compiled=version.compiled.replace('["path",64', '["path",65')).where(
+        TemplateVersion.id == version.id).execute()
+    catalog.clear()
+    body = {"tenantId": str(ws.id), "templateId": str(deep.id),
+            "tags": [{"key": "name", "value": "Ada"}]}
+    response = post(client, body, key)
+    assert response.status_code == 400, response.json
+    assert response.json["errorCodes"] == ["notifications.rendering_failed"]
+    preview = client.post("/api/v1/notifications/preview", json=body,
+                          headers={"X-Api-Key": key})
+    assert preview.status_code == 200
+    assert preview.json["email"]["renderingErrors"][0]["templatePart"] == "body"

@@ -243,3 +243,23 @@ def test_large_linear_templates_are_not_refused_by_the_time_bound(text: str) -> 
     stored = compile_parts({"body": text})
     assert render_part(stored, "body", text, {"a": "x"}) == render_part(
         None, "body", text, {"a": "x"})
+
+
+def test_more_parent_steps_than_the_loader_takes_are_refused_when_checked() -> None:
+    # The loader refuses a path over 64 `../`: the check must refuse it first, or a
+    # published template would fail at every send.
+    at_the_limit = "{{#with a}}{{" + "../" * 64 + "name}}{{/with}}"
+    check_template(at_the_limit)
+    assert isinstance(render_part(None, "body", at_the_limit, {"name": "Bob"}), str)
+    with pytest.raises(TemplateSyntaxError, match=r"more than 64 '\.\./'") as caught:
+        check_template("x\n{{" + "../" * 65 + "name}}")
+    assert caught.value.line == 2
+
+
+def test_a_number_literal_too_long_to_mean_anything_is_a_syntax_error() -> None:
+    for digits in (101, 5000):  # 5,000: past Python's own int() limit
+        with pytest.raises(TemplateSyntaxError, match="number literal longer than 100"):
+            check_template("{{uppercase " + "9" * digits + "}}")
+    with pytest.raises(RenderError, match="number literal"):
+        render_part(None, "body", "{{uppercase " + "9" * 5000 + "}}", {})
+    assert render_part(None, "body", "{{lookup this " + "9" * 100 + "}}", {}) == ""
