@@ -17,9 +17,8 @@ from email.policy import compat32
 from email.utils import formataddr, formatdate, make_msgid, parseaddr, quote
 from typing import Any
 
-import idna
-
 from channels.plaintext import html_to_text
+from engine.addresses import ascii_form
 from engine.contracts import Attachment, OutboundEmail
 from engine.header_text import CONTROLS, MEDIA_TYPE
 from engine.hookspecs import hookimpl
@@ -89,11 +88,8 @@ def ascii_domain(value: str) -> str:
         return value
     address = parseaddr(value)[1]
     domain = address.rpartition("@")[2]
-    if not domain or domain.isascii():
-        return value
-    try:
-        encoded = idna.encode(domain, uts46=True).decode("ascii")
-    except idna.IDNAError:
+    encoded = ascii_form(domain)
+    if encoded == domain:
         return value
     head, _, tail = value.rpartition(f"@{domain}")  # the address's, after any name
     return f"{head}@{encoded}{tail}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from email.utils import parseaddr
 
+import idna
 import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 
@@ -23,9 +24,29 @@ def bare_address(value: str) -> str:
     return parseaddr(value)[1] if "<" in value else value.strip()
 
 
+def ascii_form(domain: str) -> str:
+    """An internationalised domain in the ASCII form mail is sent to (IDNA 2008 with UTS 46
+    mapping, as the API's validator reads it: fullwidth letters and an ideographic full
+    stop name the same domain); an ASCII domain, or one that has no such form, as it is."""
+    if domain.isascii():
+        return domain
+    try:
+        return idna.encode(domain, uts46=True).decode("ascii")
+    except idna.IDNAError:
+        return domain
+
+
 def suppression_key(value: str) -> str:
-    """How an address or number is kept on a suppression list: bare and lower-cased."""
-    return value.rpartition("<")[2].rstrip(">").strip().lower()
+    """How an address or number is kept on a suppression list: bare, lower-cased, its
+    domain in the ASCII form mail goes to, so that every spelling of one mailbox's domain
+    (fullwidth letters, an ideographic full stop, a bounce reported as ``xn--...``)
+    is one key."""
+    bare = value.rpartition("<")[2].rstrip(">").strip()
+    if not bare.isascii():
+        local, at, domain = bare.rpartition("@")
+        if at:
+            bare = f"{local}@{ascii_form(domain)}"
+    return bare.lower()
 
 
 def valid_email(value: object) -> bool:
@@ -58,7 +79,7 @@ def _one_named_mailbox(text: str) -> str | None:
     if named is None:
         return None
     addr = named[1]
-    if parseaddr(text)[1] != addr or suppression_key(text) != addr.lower():
+    if parseaddr(text)[1] != addr or suppression_key(text) != suppression_key(addr):
         return None
     return addr
 

@@ -101,10 +101,12 @@ def claim(notification_id: str) -> Notification | None:
 
 
 def _suppressed(notification: Notification, keys: list[str]) -> set[str]:
-    """The suppressed keys among ``keys``: read by the claim when the payload lists them."""
+    """The suppressed keys among ``keys``: read by the claim when the payload lists exactly
+    these keys (a row queued before the keys were spelt as now lists others: asked again)."""
     known = getattr(notification, "suppressed_keys", None)
-    if known is not None:
-        return known & set(keys)
+    wanted = set(keys)
+    if known is not None and wanted.issubset(notification.payload["suppressionKeys"]):
+        return known & wanted
     return notification_store.suppressed(notification.workspace_id, keys)
 
 

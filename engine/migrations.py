@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from peewee import Database, SqliteDatabase
 
-from engine.models import ALL_MODELS, Notification, SchemaVersion
+from engine.models import ALL_MODELS, Notification, SchemaVersion, Suppression
 
 
 def _initial(db: Database) -> None:
@@ -22,8 +22,26 @@ def _leaner_notification_indexes(db: Database) -> None:
     Notification._schema.create_indexes(safe=True)
 
 
+def _suppressions_by_ascii_domain(db: Database) -> None:
+    """Suppression keys now carry an internationalised domain in its ASCII form (the one
+    mail is sent to): rows written with the Unicode form take that key, and where the
+    workspace already has it (a bounce recorded as ``xn--...``) the older row goes."""
+    from engine.addresses import suppression_key
+
+    rows = Suppression.select(Suppression.id, Suppression.workspace, Suppression.address)
+    changed = [(id_, workspace, key) for id_, workspace, address in rows.tuples().iterator()
+               if (key := suppression_key(address)) != address]
+    for id_, workspace, key in changed:
+        if Suppression.select().where(Suppression.workspace == workspace,
+                                      Suppression.address == key).exists():
+            Suppression.delete().where(Suppression.id == id_).execute()
+        else:
+            Suppression.update(address=key).where(Suppression.id == id_).execute()
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
-MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes]
+MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
+                                                _suppressions_by_ascii_domain]
 
 
 def current_version(db: Database) -> int:

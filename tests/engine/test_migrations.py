@@ -40,3 +40,22 @@ def test_a_database_made_by_the_first_step_gets_the_lean_notification_indexes(tm
         old.close()
     assert names == {"notification_workspace_id", "notification_template_id",
                      "notification_account_id_created_at", "notification_unfinished"}
+
+
+def test_suppressions_written_with_a_unicode_domain_take_its_ascii_key(db):
+    """Step 3: rows keyed before keys carried the ASCII domain; a workspace that already
+    has the ASCII key (a bounce) keeps that row alone."""
+    from engine.migrations import MIGRATIONS
+    from engine.models import Suppression
+    from tests import factories
+
+    one, two = factories.workspace(), factories.workspace()
+    for ws, address in ((one, "ann@b\u00fccher.example"), (one, "bob@xn--bcher-kva.example"),
+                        (one, "bob@b\u00fccher.example"), (two, "bob@b\u00fccher.example"),
+                        (two, "+14155550100"), (two, "j\u00f6rg@example.net")):
+        Suppression.create(workspace=ws, address=address)
+    MIGRATIONS[2](db)
+    rows = sorted((str(r.workspace_id) == str(one.id), r.address) for r in Suppression.select())
+    assert rows == [(False, "+14155550100"), (False, "bob@xn--bcher-kva.example"),
+                    (False, "j\u00f6rg@example.net"), (True, "ann@xn--bcher-kva.example"),
+                    (True, "bob@xn--bcher-kva.example")]
