@@ -9,7 +9,7 @@ from flask import Blueprint, Response, abort, redirect, render_template_string, 
 
 from engine import suppressions
 from engine.models import Notification, TrackingEvent
-from engine.tracking import read_token
+from engine.tracking import link_target, read_token
 
 blueprint = Blueprint("tracking", __name__)
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
@@ -52,6 +52,8 @@ def opened(token: str):
 def clicked(token: str):
     data = read_token("click", token)
     url = data.get("u") if data else None
+    if isinstance(url, str):
+        url = link_target(url)  # a link signed before links were read as browsers do
     if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
         abort(404)
     # Only the worker signs a click with a real notification id, over that notification's own

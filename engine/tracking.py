@@ -102,6 +102,21 @@ def open_url(notification_id: str, recipient: str | None) -> str:
     return f"{_base()}/t/o/{make_token('open', {'n': notification_id, 'r': recipient})}"
 
 
+# What a browser does to an href before it follows it (WHATWG URL parsing): C0 controls and
+# spaces trimmed at both ends, every tab and newline removed. Any other control left is
+# percent-encoded, as a browser does in a path, so the Location header can carry it.
+_ENDS = "".join(map(chr, range(0x21)))
+_TAB_OR_NEWLINE = str.maketrans("", "", "\t\n\r")
+_CONTROL_LEFT = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def link_target(url: str) -> str:
+    """The URL a browser would go to for ``href="url"`` (after character references), so a
+    tracked link leads where the untracked one would, and always fits a Location header."""
+    url = url.strip(_ENDS).translate(_TAB_OR_NEWLINE)
+    return _CONTROL_LEFT.sub(lambda m: f"%{ord(m.group()):02X}", url)
+
+
 def click_url(notification_id: str, recipient: str | None, url: str) -> str:
     token = make_token("click", {"n": notification_id, "r": recipient, "u": url})
     return f"{_base()}/t/c/{token}"
@@ -123,7 +138,8 @@ def apply_tracking(html_body: str, *, notification_id: str | None, track_opens: 
             opening, attribute, quote, url = match.groups()
             if url is None:
                 return match.group(0)
-            signed = html.escape(click_url(ident, recipient, html.unescape(url)), quote=True)
+            target = link_target(html.unescape(url))
+            signed = html.escape(click_url(ident, recipient, target), quote=True)
             return f"{opening}{attribute}{quote}{signed}{quote}"
 
         html_body = _HREF.sub(rewrite, html_body)
