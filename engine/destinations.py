@@ -40,6 +40,11 @@ class DestinationError(ValueError):
     """The destination breaks spec 6.1; the message says which rule."""
 
 
+class DestinationUnavailable(DestinationError):
+    """The name could not be resolved now (no answer in time, a failing DNS server): not a
+    rule the destination breaks but a network failure, which an attempt retries (6.5)."""
+
+
 @dataclass(frozen=True)
 class CheckedDestination:
     url: str
@@ -140,8 +145,8 @@ def _resolve(host: str, resolver: dns.resolver.Resolver | None, timeout: float) 
         except (dns.resolver.NoAnswer, dns.resolver.NXDOMAIN):
             continue
         except (dns.exception.DNSException, OSError) as err:
-            raise DestinationError(f"the host could not be resolved ({err.__class__.__name__})") \
-                from None
+            raise DestinationUnavailable(
+                f"the host could not be resolved ({err.__class__.__name__})") from None
         answers.extend(r.address for r in answer)
     if not answers:
         raise DestinationError("the host does not resolve")

@@ -12,7 +12,7 @@ import dns.resolver
 from channels.webhook import USER_AGENT, post_pinned
 from engine import notification_store, outcome_events, runtime
 from engine.contracts import parse_retry_after
-from engine.destinations import DestinationError, check_destination
+from engine.destinations import DestinationError, DestinationUnavailable, check_destination
 from engine.models import Notification, utcnow
 from engine.retry import classify_status, retry_delay
 from engine.signatures import sign
@@ -49,6 +49,9 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
                              f"custom headers cannot be sent: {names}", None)
     try:
         checked = check_destination(url, allow_private=allow_private, resolver=resolver)
+    except DestinationUnavailable as err:  # DNS down or slow: retried like a network failure
+        return AttemptResult("transient", None, elapsed(), "", f"{FAILURES['network']}: {err}",
+                             None)
     except DestinationError as err:
         return AttemptResult("permanent", None, elapsed(), "", f"destination refused: {err}",
                              None)

@@ -32,6 +32,8 @@ def receiver(ca):
 def dns_server():
     server = LoopbackDns({
         "hook.test": {"A": ["127.0.0.1"]},
+        "down.test": {"fail": True},
+        "slow.test": {"silent": True},
         "other.test": {"A": ["127.0.0.1"]},
         "public.test": {"A": [PUBLIC]},
         "v6only.test": {"AAAA": ["2606:2800:220:1:248:1893:25c8:1946"]},

@@ -128,6 +128,20 @@ def test_a_destination_that_now_resolves_privately_is_refused_at_attempt(receive
     assert result.outcome == "permanent" and "destination refused" in result.error
 
 
+@pytest.mark.parametrize(("host", "cause"), [("down.test", "NoNameservers"),
+                                             ("slow.test", "LifetimeTimeout")])
+def test_a_name_that_cannot_be_resolved_now_is_a_network_failure_retried(
+        receiver, dns_server, ca_file, host, cause):
+    # Spec 6.5: a network failure is retried. A failing or silent DNS server says nothing
+    # about the destination; a name that does not exist does (below).
+    result = attempt(receiver, dns_server, ca_file, host=host)
+    assert (result.outcome, result.error) == (
+        "transient", f"network failure: the host could not be resolved ({cause})")
+    assert receiver.received == []
+    missing = attempt(receiver, dns_server, ca_file, host="nowhere.test")
+    assert missing.outcome == "permanent" and "does not resolve" in missing.error
+
+
 def test_attempts_to_one_destination_share_a_kept_alive_connection(receiver, dns_server,
                                                                    ca_file):
     for _ in range(3):

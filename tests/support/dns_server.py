@@ -12,7 +12,8 @@ import dns.rrset
 
 
 class LoopbackDns:
-    """records: name -> {"A": [...], "AAAA": [...], "CNAME": "target."}; others NXDOMAIN."""
+    """records: name -> {"A": [...], "AAAA": [...], "CNAME": "target."}, or {"fail": True}
+    (answered SERVFAIL) or {"silent": True} (never answered); other names NXDOMAIN."""
 
     def __init__(self, records: dict[str, dict]) -> None:
         self.records = {k.rstrip(".").lower(): v for k, v in records.items()}
@@ -56,7 +57,12 @@ class LoopbackDns:
             response = dns.message.make_response(query)
             question = query.question[0]
             rdtype = dns.rdatatype.to_text(question.rdtype)
-            if not self._answer(response, question.name.to_text(), rdtype):
+            entry = self.records.get(question.name.to_text().rstrip(".").lower(), {})
+            if entry.get("silent"):
+                continue
+            if entry.get("fail"):
+                response.set_rcode(dns.rcode.SERVFAIL)
+            elif not self._answer(response, question.name.to_text(), rdtype):
                 response.set_rcode(dns.rcode.NXDOMAIN)
             self.sock.sendto(response.to_wire(), peer)
 
