@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 
-from .cache import LRU
+from .cache import CACHED_TEXT_CHARS, LRU
 from .errors import RenderError, TemplateSyntaxError
 from .runtime import MAX_PART_CHARS, load
 from .values import Tags, make_tags
@@ -22,7 +22,9 @@ __all__ = [
     "check_template", "compile_parts", "make_tags", "render_part", "variable_metadata",
 ]
 
-_loaded = LRU(maxsize=512)
+# Loaded render functions keep their template's static text alive: at most 512 of them,
+# and at most CACHED_TEXT_CHARS of template text in all.
+_loaded = LRU(maxsize=512, max_weight=CACHED_TEXT_CHARS)
 
 
 def check_template(text: str) -> None:
@@ -100,6 +102,6 @@ def render_part(stored: str | None, part: str, text: str, tags: Mapping[str, str
         fn = _loaded.get(key)  # type: ignore[assignment]
         if fn is None:
             fn = _renderer(stored, part, text, language)
-            _loaded.put(key, fn)
+            _loaded.put(key, fn, weight=len(text))
     context = tags if tags.__class__ is Tags else make_tags(tags)
     return fn(context)  # type: ignore[arg-type]

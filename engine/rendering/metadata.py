@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 
+from .cache import CACHED_TEXT_CHARS, LRU
 from .errors import TemplateSyntaxError
 from .nodes import Block, Mustache
 from .scanner import parse
@@ -63,15 +63,22 @@ def _body(body: list, level: int, refs: _Refs) -> None:
                 _body(node.inverse, level, refs)
 
 
-@lru_cache(maxsize=512)
+# Keyed by the text itself, so bounded by the characters it keeps alive too (cache.py).
+_parsed = LRU(maxsize=512, max_weight=CACHED_TEXT_CHARS)
+
+
 def _references(text: str) -> tuple[tuple[tuple[str, str], ...], bool]:
     """A template's own references, parsed once per text per process (preview's hot path)."""
-    refs = _Refs()
-    try:
-        _body(parse(text), 0, refs)
-    except TemplateSyntaxError:
-        return (), False
-    return tuple(refs.names.items()), refs.everything
+    found = _parsed.get(text)
+    if found is None:
+        refs = _Refs()
+        try:
+            _body(parse(text), 0, refs)
+            found = tuple(refs.names.items()), refs.everything
+        except TemplateSyntaxError:
+            found = (), False
+        _parsed.put(text, found, weight=len(text))
+    return found  # type: ignore[return-value]
 
 
 def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str, list[str]]:

@@ -15,8 +15,9 @@ from engine.rendering import (
     RenderError,
     compile_parts,
     render_part,
+    variable_metadata,
 )
-from engine.rendering.cache import LRU
+from engine.rendering.cache import CACHED_TEXT_CHARS, LRU
 from engine.rendering.version import PYBARS3_VERSION, VERSION_KEY
 
 
@@ -150,6 +151,33 @@ def test_module_cache_is_bounded() -> None:
     for i in range(cache.maxsize + 50):
         render_part(None, "body", "x", {}, cache_key=f"bounded-{i}")
     assert len(cache) <= cache.maxsize
+
+
+def test_an_lru_is_bounded_by_weight_as_well_as_entries() -> None:
+    lru = LRU(maxsize=10, max_weight=100)
+    for i in range(4):
+        lru.put(i, f"v{i}", weight=30)
+    assert (len(lru), lru.weight) == (3, 90) and lru.get(0) is None  # the oldest went
+    lru.put(1, "again", weight=5)  # replaced: its weight counted once
+    assert (len(lru), lru.weight, lru.get(1)) == (3, 65, "again")
+    lru.put("huge", "x", weight=101)  # heavier than the whole budget: not kept
+    assert lru.get("huge") is None and lru.weight == 65
+    lru.clear()
+    assert (len(lru), lru.weight) == (0, 0)
+
+
+def test_the_module_caches_keep_at_most_their_budget_of_template_text() -> None:
+    # Near-limit parts, one version each (the audit: ~31 MB of RSS per version previewed).
+    from engine.rendering import metadata
+
+    part = "\U0001f600" * 1_000_000 + "{{a}}"
+    for number in range(20):
+        text = f"{part}{number}"
+        render_part(None, "body", text, {"a": "x"}, cache_key=f"big-{number}")
+        variable_metadata([text], {"a": "x"})
+    for cache in (rendering._loaded, metadata._parsed):
+        assert 0 < cache.weight <= CACHED_TEXT_CHARS
+        assert len(cache) >= CACHED_TEXT_CHARS // len(part) - 1  # the newest still kept
 
 
 def test_compile_is_thread_safe() -> None:
