@@ -126,6 +126,12 @@ def unsubscribe_url(notification_id: str, recipient: str) -> str:
     return f"{_base()}/t/u/{make_token('unsubscribe', {'n': notification_id, 'r': recipient})}"
 
 
+# Links a message's click tracking rewrites; later ones are left as written. Each signed
+# link adds ~200 bytes and ~5 us a recipient: a 1 MiB body of 36,000 links became 7.4 MB
+# and 0.19 s of CPU for every recipient of a fan-out.
+MAX_TRACKED_LINKS = 1000
+
+
 def apply_tracking(html_body: str, *, notification_id: str | None, track_opens: bool,
                    track_clicks: bool, recipient: str | None = None) -> str:
     """Rewrite http(s) links to signed click URLs and add an open pixel before </body>.
@@ -134,10 +140,14 @@ def apply_tracking(html_body: str, *, notification_id: str | None, track_opens: 
     """
     ident = notification_id or "preview"
     if track_clicks:
+        tracked = 0
+
         def rewrite(match: re.Match[str]) -> str:
+            nonlocal tracked
             opening, attribute, quote, url = match.groups()
-            if url is None:
+            if url is None or tracked >= MAX_TRACKED_LINKS:
                 return match.group(0)
+            tracked += 1
             target = link_target(html.unescape(url))
             signed = html.escape(click_url(ident, recipient, target), quote=True)
             return f"{opening}{attribute}{quote}{signed}{quote}"

@@ -6,7 +6,7 @@ import html
 
 import pytest
 
-from engine.tracking import apply_tracking, click_url, open_url
+from engine.tracking import MAX_TRACKED_LINKS, apply_tracking, click_url, open_url
 
 NID = "c6ce4503-3479-45c1-8904-923a76027755"
 
@@ -38,3 +38,15 @@ def test_a_flood_of_unclosed_links_is_scanned_once_and_changes_nothing(settings,
     pixel = (f'<img src="{html.escape(open_url(NID, None))}" width="1" height="1" alt="" '
              'style="display:none">')
     assert tracked == f'{flood}><a href="{_signed("https://example.org/after")}">after</a>{pixel}'
+
+
+def test_click_tracking_rewrites_at_most_a_thousand_links_a_message(settings):
+    # Past the thousandth the links stay as written: the message and the signing work of
+    # each recipient stay bounded, whatever the body holds.
+    body = "".join(f'<a href="https://shop.example/{i}">{i}</a>' for i in range(1500))
+    tracked = apply_tracking(body, notification_id=NID, track_opens=False,
+                             track_clicks=True, recipient="ada@example.net")
+    assert tracked.count("/t/c/") == MAX_TRACKED_LINKS == 1000
+    assert 'href="https://shop.example/999"' not in tracked
+    assert 'href="https://shop.example/1000"' in tracked
+    assert tracked.count('href="https://shop.example/') == 500
