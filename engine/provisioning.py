@@ -277,13 +277,33 @@ class _Writer:
     def __init__(self, outcome: Outcome) -> None:
         self.out = outcome
 
+    def find(self, model: type, node: dict[str, Any], match: Any, path: str,
+             kind: str) -> Any:
+        """The row the node names: by its id, else by its match (name in its parent).
+
+        Ids are kept, so a name that exists under another id is refused: taking that row
+        would silently drop the file's id, and creating a second one would break the name.
+        """
+        wanted = uuid.UUID(str(node["id"])) if node.get("id") is not None else None
+        if wanted is not None:
+            row = model.get_or_none(model.id == wanted)
+            if row is not None:
+                return row
+        row = model.get_or_none(match) if match is not None else None
+        if row is not None and wanted is not None:
+            raise ApplyError([f"{path}.id: the {kind} {row.name!r} exists with id {row.id}, "
+                              f"the file gives id {wanted} (an id never changes: use "
+                              f"{row.id}, or another name for a new {kind})"])
+        return row
+
     def upsert(self, model: type, node: dict[str, Any], match: Any, values: dict[str, Any],
-               kind: str) -> Any:
-        row = None
-        if node.get("id") is not None:
-            row = model.get_or_none(model.id == uuid.UUID(str(node["id"])))
-        if row is None and match is not None:
-            row = model.get_or_none(match)
+               kind: str, path: str) -> Any:
+        row = self.find(model, node, match, path, kind.rstrip("s"))
+        return self.save(model, row, node, values, kind)
+
+    def save(self, model: type, row: Any, node: dict[str, Any], values: dict[str, Any],
+             kind: str) -> Any:
+        """Create the row (with the file's id, if any) or bring it in line with ``values``."""
         if row is None:
             extra = {"id": uuid.UUID(str(node["id"]))} if node.get("id") else {}
             row = model.create(**extra, **values)
@@ -292,14 +312,15 @@ class _Writer:
             self.out.count(self.out.updated, kind)
         return row
 
-    def account(self, node: dict[str, Any]) -> None:
+    def account(self, node: dict[str, Any], path: str) -> None:
         values = {
             "name": node["name"],
             "plan": node.get("plan", "basic"),
             "monthly_limit": node.get("monthlyLimit"),
             "webhook_delivery": bool(node.get("webhookDelivery", False)),
         }
-        account = self.upsert(Account, node, Account.name == node["name"], values, "accounts")
+        account = self.upsert(Account, node, Account.name == node["name"], values, "accounts",
+                              path)
         senders = node.get("senders") or {}
         for kind, key in (("domain", "domains"), ("address", "addresses")):
             for value in senders.get(key) or []:
@@ -314,10 +335,10 @@ class _Writer:
             if have > allowed:
                 raise ApplyError([f"account {account.name!r}: plan {account.plan} allows "
                                   f"{allowed} verified {kind}s, the file gives {have}"])
-        for ws in node.get("workspaces") or []:
-            self.workspace(account, ws)
+        for i, ws in enumerate(node.get("workspaces") or []):
+            self.workspace(account, ws, f"{path}.workspaces[{i}]")
 
-    def workspace(self, account: Account, node: dict[str, Any]) -> None:
+    def workspace(self, account: Account, node: dict[str, Any], path: str) -> None:
         provider = node.get("emailProvider")
         values = {
             "account": account,
@@ -325,10 +346,7 @@ class _Writer:
             "email_provider": json.dumps(provider, sort_keys=True) if provider else None,
         }
         match = (Workspace.account == account) & (Workspace.name == node["name"])
-        row = Workspace.get_or_none(Workspace.id == uuid.UUID(str(node["id"]))) if node.get(
-            "id") else None
-        if row is None:
-            row = Workspace.get_or_none(match)
+        row = self.find(Workspace, node, match, path, "workspace")
         if row is None:
             secret = secrets.new_signing_secret()
             extra = {"id": uuid.UUID(str(node["id"]))} if node.get("id") else {}
@@ -342,12 +360,12 @@ class _Writer:
         added = suppressions.add(row.id, node.get("suppressions") or [], "manual")
         if added:
             self.out.count(self.out.created, "suppressions", added)
-        for key in node.get("apiKeys") or []:
-            self.api_key(row, key)
-        for project in node.get("projects") or []:
-            self.project(row, project)
+        for i, key in enumerate(node.get("apiKeys") or []):
+            self.api_key(row, key, f"{path}.apiKeys[{i}]")
+        for i, project in enumerate(node.get("projects") or []):
+            self.project(row, project, f"{path}.projects[{i}]")
 
-    def api_key(self, workspace: Workspace, node: dict[str, Any]) -> None:
+    def api_key(self, workspace: Workspace, node: dict[str, Any], path: str) -> None:
         expires = parse_time(str(node["expiresAt"])) if node.get("expiresAt") else None
         revoked = node.get("status") == "revoked"
         existing = ApiKey.get_or_none(ApiKey.workspace == workspace, ApiKey.name == node["name"])
@@ -366,40 +384,44 @@ class _Writer:
         if _sync(existing, values):
             self.out.count(self.out.updated, "apiKeys")
 
-    def project(self, workspace: Workspace, node: dict[str, Any]) -> None:
+    def project(self, workspace: Workspace, node: dict[str, Any], path: str) -> None:
         values = {"workspace": workspace, "name": node["name"], "defaults": _recipients(node)}
         match = (Project.workspace == workspace) & (Project.name == node["name"])
-        project = self.upsert(Project, {}, match, values, "projects")
-        self.children(workspace, project, None, node)
+        project = self.upsert(Project, {}, match, values, "projects", path)
+        self.children(workspace, project, None, node, path)
 
     def children(self, workspace: Workspace, project: Project, parent: Container | None,
-                 node: dict[str, Any]) -> None:
-        for child in node.get("containers") or []:
+                 node: dict[str, Any], path: str) -> None:
+        for i, child in enumerate(node.get("containers") or []):
             parent_match = (Container.parent.is_null() if parent is None
                             else Container.parent == parent)
             match = (Container.project == project) & parent_match & (
                 Container.name == child["name"])
             values = {"project": project, "parent": parent, "name": child["name"],
                       "defaults": _recipients(child)}
-            container = self.upsert(Container, {}, match, values, "containers")
-            self.children(workspace, project, container, child)
-        for template in node.get("templates") or []:
-            self.template(workspace, project, parent, template)
+            child_path = f"{path}.containers[{i}]"
+            container = self.upsert(Container, {}, match, values, "containers", child_path)
+            self.children(workspace, project, container, child, child_path)
+        for i, template in enumerate(node.get("templates") or []):
+            self.template(workspace, project, parent, template, f"{path}.templates[{i}]")
 
     def template(self, workspace: Workspace, project: Project, container: Container | None,
-                 node: dict[str, Any]) -> None:
+                 node: dict[str, Any], path: str) -> None:
         values = {"workspace": workspace, "project": project, "container": container,
                   "name": node["name"], "channel": node["channel"],
                   "defaults": _recipients(node)}
         in_folder = (Template.container.is_null() if container is None
                      else Template.container == container)
         match = (Template.project == project) & in_folder & (Template.name == node["name"])
-        existing = None
-        if node.get("id"):
-            existing = Template.get_or_none(Template.id == uuid.UUID(str(node["id"])))
-            if existing is not None and existing.workspace_id != workspace.id:
-                raise ApplyError([f"template {node['id']} belongs to another workspace"])
-        template = self.upsert(Template, node, match, values, "templates")
+        existing = self.find(Template, node, match, path, "template")
+        if existing is not None and existing.workspace_id != workspace.id:
+            raise ApplyError([f"{path}.id: template {node['id']} belongs to another workspace"])
+        if existing is not None and existing.channel != node["channel"] and \
+                existing.versions.exists():
+            # Its versions were written (and checked) for the old channel.
+            raise ApplyError([f"{path}.channel: channel cannot change ({existing.channel} to "
+                              f"{node['channel']}): create a new template"])
+        template = self.save(Template, existing, node, values, "templates")
         self.versions(template, node.get("versions") or [])
 
     def versions(self, template: Template, nodes: list[dict[str, Any]]) -> None:
@@ -456,8 +478,8 @@ def apply_document(doc: Any) -> Outcome:
     outcome = Outcome()
     writer = _Writer(outcome)
     with database.atomic():
-        for account in doc.get("accounts") or []:
-            writer.account(account)
+        for i, account in enumerate(doc.get("accounts") or []):
+            writer.account(account, f"accounts[{i}]")
     return outcome
 
 

@@ -200,3 +200,61 @@ def test_a_webhook_content_type_must_be_a_media_type(db, content_type):
     doc["accounts"][0]["workspaces"][0]["projects"][0]["templates"][0]["versions"][0][
         "contentType"] = "application/cloudevents+json; charset=utf-8"
     apply_document(doc)
+
+
+WELCOME = "accounts[0].workspaces[0].projects[0].containers[0].templates[0]"
+
+
+def welcome(doc: dict) -> dict:
+    return doc["accounts"][0]["workspaces"][0]["projects"][0]["containers"][0]["templates"][0]
+
+
+def statuses(template_id: str = TPL_ID) -> dict[int, str]:
+    return {v.number: v.status for v in Template.get_by_id(template_id).versions}
+
+
+def test_a_channel_cannot_change_once_a_template_has_versions(db):
+    apply_document(sample())
+    doc = sample()
+    code = doc["accounts"][0]["workspaces"][0]["projects"][0]["templates"][0]
+    code["channel"] = "email"
+    del code["versions"]  # the versions it has are sms ones all the same
+    with pytest.raises(ApplyError) as err:
+        apply_document(doc)
+    assert ("accounts[0].workspaces[0].projects[0].templates[0].channel: channel cannot change "
+            "(sms to email): create a new template") in str(err.value)
+    assert Template.get(Template.name == "Code").channel == "sms"
+
+
+def test_a_template_without_versions_may_change_channel(db):
+    doc = sample()
+    code = doc["accounts"][0]["workspaces"][0]["projects"][0]["templates"][0]
+    code["versions"] = []
+    apply_document(doc)
+    code["channel"] = "webhook"
+    apply_document(doc)
+    assert Template.get(Template.name == "Code").channel == "webhook"
+
+
+OTHER_ID = "0f0e0d0c-0b0a-4908-8706-050403020100"
+
+
+@pytest.mark.parametrize("where", ["account", "workspace", "template"])
+def test_an_id_that_contradicts_an_existing_name_is_refused(db, where):
+    """Ids are kept: a file naming an existing object with another id is refused, not merged."""
+    apply_document(sample())
+    doc = sample()
+    node, path = {
+        "account": (doc["accounts"][0], "accounts[0]"),
+        "workspace": (doc["accounts"][0]["workspaces"][0], "accounts[0].workspaces[0]"),
+        "template": (welcome(doc), WELCOME),
+    }[where]
+    existing = {"account": lambda: str(Workspace.get_by_id(WS_ID).account_id),
+                "workspace": lambda: WS_ID, "template": lambda: TPL_ID}[where]()
+    node["id"] = OTHER_ID
+    welcome(doc)["defaults"] = {"to": ["changed@acme.example"]}
+    with pytest.raises(ApplyError) as err:
+        apply_document(doc)
+    message = str(err.value)
+    assert f"{path}.id:" in message and OTHER_ID in message and existing in message
+    assert Template.get_by_id(TPL_ID).defaults["to"] == ["team@acme.example"]
