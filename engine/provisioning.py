@@ -375,12 +375,16 @@ class _Writer:
             self.out.api_keys.append({"id": str(key.id), "workspaceId": str(workspace.id),
                                       "name": key.name, "key": value})
             return
-        # An existing key is never re-issued; only its expiry and revocation follow the file.
+        # An existing key is never re-issued; its expiry follows the file, and `status:
+        # revoked` revokes it. A revocation (by the file or `herald keys revoke`) is never
+        # undone: a file without a status leaves it alone, `status: active` is refused.
         values: dict[str, Any] = {"expires_at": expires}
+        if existing.revoked_at is not None and node.get("status") == "active":
+            raise ApplyError([f"{path}.status: key {existing.name!r} is revoked, and a "
+                              "revocation is never undone (drop the status, or create a key "
+                              "under another name)"])
         if revoked and existing.revoked_at is None:
             values["revoked_at"] = utcnow()
-        elif not revoked:
-            values["revoked_at"] = None
         if _sync(existing, values):
             self.out.count(self.out.updated, "apiKeys")
 

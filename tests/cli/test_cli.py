@@ -191,3 +191,14 @@ def test_serve_allows_loopback_production_and_a_real_staging_setup():
     assert exposure(staging, "0.0.0.0") is None
     production = load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": TEST_SECRET_KEY})
     assert exposure(production, "0.0.0.0") is None
+
+
+def test_reapply_after_keys_revoke_keeps_the_key_revoked(herald, tmp_path):
+    """An emergency `herald keys revoke` must survive the next apply of the same file."""
+    path = write(tmp_path, sample())
+    herald("apply", path)
+    backend = ApiKey.get(ApiKey.name == "backend")
+    herald("keys", "revoke", str(backend.id))
+    again = herald("apply", path)
+    assert again["changed"] is False
+    assert ApiKey.get_by_id(backend.id).status_at() == "revoked"

@@ -213,6 +213,30 @@ def statuses(template_id: str = TPL_ID) -> dict[int, str]:
     return {v.number: v.status for v in Template.get_by_id(template_id).versions}
 
 
+def test_reapplying_leaves_a_revoked_key_revoked(db):
+    """A key revoked outside the file (herald keys revoke) must stay revoked: the file that
+    names no status says nothing about revocation, and re-applying it changes nothing."""
+    from engine.keys import revoke_key
+
+    apply_document(sample())
+    key = revoke_key(ApiKey.get(ApiKey.name == "backend"))
+    again = apply_document(sample()).as_json()
+    assert again["changed"] is False
+    assert ApiKey.get_by_id(key.id).revoked_at == key.revoked_at
+
+
+def test_a_file_cannot_undo_a_revocation(db):
+    """`status: active` on a revoked key contradicts the database: refused, with its path."""
+    apply_document(sample())
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["apiKeys"][1]["status"] = "active"
+    with pytest.raises(ApplyError) as err:
+        apply_document(doc)
+    assert "accounts[0].workspaces[0].apiKeys[1].status" in str(err.value)
+    assert "never undone" in str(err.value)
+    assert ApiKey.get(ApiKey.name == "old").status_at() == "revoked"
+
+
 def test_a_channel_cannot_change_once_a_template_has_versions(db):
     apply_document(sample())
     doc = sample()
