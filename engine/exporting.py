@@ -25,8 +25,10 @@ def _defaults(row: Any) -> dict[str, list[str]]:
     return {k: list(defaults.get(k) or []) for k in ("to", "cc", "bcc")}
 
 
-def _version(channel: str, row: TemplateVersion) -> dict[str, Any]:
+def _version(channel: str, row: TemplateVersion, marked: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"status": "draft" if row.status == "draft" else "published"}
+    if marked:
+        out["live"] = True
     if row.locked:
         out["locked"] = True
     for key in CHANNEL_FIELDS[channel]:
@@ -36,13 +38,18 @@ def _version(channel: str, row: TemplateVersion) -> dict[str, Any]:
 
 
 def _template(row: Template) -> dict[str, Any]:
-    versions = row.versions.order_by(TemplateVersion.number)
+    versions = list(row.versions.order_by(TemplateVersion.number))
+    published = [v.number for v in versions if v.status != "draft"]
+    live = next((v.number for v in versions if v.status == "live"), None)
+    # apply makes the last published version live unless one is marked `live: true`: mark
+    # the live one only when it is not the last published (an older draft was published).
+    marked = live if published and live != published[-1] else None
     return {
         "id": str(row.id),
         "name": row.name,
         "channel": row.channel,
         "defaults": _defaults(row),
-        "versions": [_version(row.channel, v) for v in versions],
+        "versions": [_version(row.channel, v, v.number == marked) for v in versions],
     }
 
 

@@ -211,19 +211,33 @@ class _Checker:
         if channel not in CHANNEL_FIELDS:
             self.fail(f"{path}.channel", "must be email, sms or webhook")
             return
+        first_live: int | None = None
         for i, version in enumerate(self.items(node, "versions", path)):
-            self.version(channel, self.mapping(version, f"{path}.versions[{i}]"),
-                         f"{path}.versions[{i}]")
+            version = self.mapping(version, f"{path}.versions[{i}]")
+            self.version(channel, version, f"{path}.versions[{i}]")
+            if version.get("live") is True:
+                if first_live is None:
+                    first_live = i
+                else:
+                    self.fail(f"{path}.versions[{i}].live", "a template has one live version "
+                              f"(versions[{first_live}] is marked live already)")
 
     def version(self, channel: str, node: dict[str, Any], path: str) -> None:
         from engine.rendering import TemplateSyntaxError
 
-        allowed = {*CHANNEL_FIELDS[channel], "status", "locked"}
+        allowed = {*CHANNEL_FIELDS[channel], "status", "locked", "live"}
         for key in node:
             if key not in allowed:
                 self.fail(f"{path}.{key}", f"not a field of a {channel} version")
         if node.get("status", "draft") not in ("published", "draft"):
             self.fail(f"{path}.status", "must be published or draft")
+        if "live" in node:
+            # Only the one live version is marked; `live: false` would read as a promise
+            # that the last published version is not live, which apply cannot keep.
+            if node["live"] is not True:
+                self.fail(f"{path}.live", "must be true (leave it out on the other versions)")
+            elif node.get("status") != "published":
+                self.fail(f"{path}.live", "only a published version can be live")
         if not isinstance(node.get("body"), str):
             self.fail(f"{path}.body", "is required")
         if channel == "email":
@@ -429,16 +443,19 @@ class _Writer:
         self.versions(template, node.get("versions") or [])
 
     def versions(self, template: Template, nodes: list[dict[str, Any]]) -> None:
+        """Versions by position; the one marked `live: true`, else the last published, is
+        live, and after this it is the template's only live version (versions the file does
+        not list are kept, a live one among them becomes previous)."""
         channel = template.channel
-        last_published = max(
-            (i for i, v in enumerate(nodes) if v.get("status") == "published"), default=None
-        )
+        marked = [i for i, v in enumerate(nodes) if v.get("live") is True]
+        published = [i for i, v in enumerate(nodes) if v.get("status") == "published"]
+        live_index = marked[0] if marked else (published[-1] if published else None)
         existing = {v.number: v for v in template.versions}
         for index, node in enumerate(nodes):
             number = index + 1
             content = _content(channel, node)
             if node.get("status") == "published":
-                status = "live" if index == last_published else "previous"
+                status = "live" if index == live_index else "previous"
             else:
                 status = "draft"
             locked = bool(node.get("locked", False))
@@ -465,6 +482,15 @@ class _Writer:
                 values["published_at"] = utcnow()
             if _sync(row, values):
                 self.out.count(self.out.updated, "versions")
+        if live_index is not None:
+            # A file that lists no published version says nothing about which one is live.
+            demoted = (TemplateVersion.update(status="previous")
+                       .where(TemplateVersion.template == template,
+                              TemplateVersion.status == "live",
+                              TemplateVersion.number != live_index + 1)
+                       .execute())
+            if demoted:
+                self.out.count(self.out.updated, "versions", demoted)
 
 
 def _content(channel: str, node: dict[str, Any]) -> dict[str, Any]:

@@ -202,3 +202,25 @@ def test_reapply_after_keys_revoke_keeps_the_key_revoked(herald, tmp_path):
     again = herald("apply", path)
     assert again["changed"] is False
     assert ApiKey.get_by_id(backend.id).status_at() == "revoked"
+
+
+def test_export_after_publishing_an_older_draft_reapplies_unchanged(herald, db, tmp_path):
+    """`templates publish` can make v1 live over v2; the export must carry that through apply,
+    into this database and into an empty one."""
+    from tests.conftest import _empty_tables
+
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["projects"][0]["containers"][0]["templates"][0][
+        "versions"] = [{"status": "draft", "subject": "One", "body": "<p>1</p>"},
+                       {"status": "published", "subject": "Two", "body": "<p>2</p>"}]
+    herald("apply", write(tmp_path, doc))
+    herald("templates", "publish", TPL_ID)
+    exported = herald("export")
+    again = herald("apply", write(tmp_path, exported, "exported.yaml"))
+    assert again["changed"] is False
+    live = {v.number: v.status for v in Template.get_by_id(TPL_ID).versions}
+    assert live == {1: "live", 2: "previous"}
+    _empty_tables(db)
+    herald("apply", str(tmp_path / "exported.yaml"))
+    assert {v.number: v.status for v in Template.get_by_id(TPL_ID).versions} == live
+    assert herald("export") == exported
