@@ -30,7 +30,11 @@ class TemplateSnapshot:
     _versions: dict[int, TemplateVersion | None] = field(default_factory=dict)
 
     def version(self, number: int) -> TemplateVersion | None:
+        """A pinned version, kept with the snapshot: the last few only, since each may hold
+        parts of a mebibyte and a caller can pin every version in turn."""
         if number not in self._versions:
+            if len(self._versions) >= PINNED_VERSIONS_KEPT:
+                self._versions.pop(next(iter(self._versions)))
             self._versions[number] = TemplateVersion.get_or_none(
                 TemplateVersion.template == self.template, TemplateVersion.number == number)
         return self._versions[number]
@@ -38,6 +42,10 @@ class TemplateSnapshot:
     def sender_verified(self, bare: str) -> bool:
         return bare in self.addresses or bare.rpartition("@")[2] in self.domains
 
+
+PINNED_VERSIONS_KEPT = 8
+# Past this many snapshots the expired ones are dropped; past twice as many, all of them.
+SNAPSHOTS_KEPT = 1000
 
 _cache: dict[tuple[str, str], tuple[float, TemplateSnapshot | None]] = {}
 _lock = threading.Lock()
@@ -52,8 +60,11 @@ def _load(workspace_id: str, template_id: uuid.UUID) -> TemplateSnapshot | None:
     account = workspace.account
     senders = list(Sender.select(Sender.kind, Sender.value).where(
         Sender.account == account, Sender.verified == True))  # noqa: E712
-    live = TemplateVersion.get_or_none(TemplateVersion.template == template,
-                                       TemplateVersion.status == "live")
+    # One live version per template; should a database hold two, the newest is the live one
+    # (the file format's rule), never whichever the database returns first.
+    live = TemplateVersion.select().where(
+        TemplateVersion.template == template, TemplateVersion.status == "live").order_by(
+        TemplateVersion.number.desc()).first()
     return TemplateSnapshot(
         template, workspace, account, inherited_defaults(template),
         frozenset(s.value for s in senders if s.kind == "domain"),
@@ -73,8 +84,11 @@ def snapshot(workspace_id: str, template_id: str) -> TemplateSnapshot | None:
         return hit[1]
     snap = _load(workspace_id, parsed)
     with _lock:
-        if len(_cache) > 5000:
-            _cache.clear()
+        if len(_cache) >= SNAPSHOTS_KEPT:  # an expired snapshot would otherwise stay for good
+            for stale in [k for k, (until, _) in _cache.items() if until <= now]:
+                del _cache[stale]
+            if len(_cache) >= 2 * SNAPSHOTS_KEPT:
+                _cache.clear()
         _cache[key] = (now + runtime.settings().key_cache_seconds, snap)
     return snap
 

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from peewee import Database, SqliteDatabase
+from peewee import Database, SqliteDatabase, fn
 
-from engine.models import ALL_MODELS, Notification, SchemaVersion, Suppression
+from engine.models import (
+    ALL_MODELS,
+    Notification,
+    SchemaVersion,
+    Suppression,
+    TemplateVersion,
+)
 
 
 def _initial(db: Database) -> None:
@@ -39,9 +45,25 @@ def _suppressions_by_ascii_domain(db: Database) -> None:
             Suppression.update(address=key).where(Suppression.id == id_).execute()
 
 
+def _one_live_version(db: Database) -> None:
+    """An apply could leave a template two live versions (fixed since): the newest stays
+    live, as the file format reads it ("the last published is live"), the others previous."""
+    doubled = (TemplateVersion.select(TemplateVersion.template)
+               .where(TemplateVersion.status == "live").group_by(TemplateVersion.template)
+               .having(fn.COUNT(TemplateVersion.id) > 1))
+    for (template_id,) in list(doubled.tuples()):
+        newest = (TemplateVersion.select(fn.MAX(TemplateVersion.number))
+                  .where(TemplateVersion.template == template_id,
+                         TemplateVersion.status == "live").scalar())
+        TemplateVersion.update(status="previous").where(
+            TemplateVersion.template == template_id, TemplateVersion.status == "live",
+            TemplateVersion.number != newest).execute()
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
-                                                _suppressions_by_ascii_domain]
+                                                _suppressions_by_ascii_domain,
+                                                _one_live_version]
 
 
 def current_version(db: Database) -> int:

@@ -59,3 +59,21 @@ def test_suppressions_written_with_a_unicode_domain_take_its_ascii_key(db):
     assert rows == [(False, "+14155550100"), (False, "bob@xn--bcher-kva.example"),
                     (False, "j\u00f6rg@example.net"), (True, "ann@xn--bcher-kva.example"),
                     (True, "bob@xn--bcher-kva.example")]
+
+
+def test_a_template_left_with_two_live_versions_keeps_the_newest(db):
+    """Step 4: an older apply could leave two live versions; the newest stays live."""
+    from engine.migrations import MIGRATIONS
+    from engine.models import TemplateVersion
+    from tests import factories
+
+    ws = factories.workspace()
+    doubled, _untouched = factories.template(ws), factories.template(ws)
+    content = TemplateVersion.get(TemplateVersion.template == doubled).content
+    for number, status in ((2, "live"), (3, "live"), (4, "draft")):
+        TemplateVersion.create(template=doubled, number=number, status=status, content=content)
+    MIGRATIONS[3](db)
+    states = {(v.template_id == doubled.id, v.number): v.status
+              for v in TemplateVersion.select()}
+    assert states == {(True, 1): "previous", (True, 2): "previous", (True, 3): "live",
+                      (True, 4): "draft", (False, 1): "live"}
