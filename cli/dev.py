@@ -36,13 +36,12 @@ def _demo_key(settings: Settings) -> str:
 
 
 def _prepare(settings: Settings) -> str:
-    from engine import runtime
+    from cli.main import connect
     from engine.demo import demo_document
     from engine.migrations import upgrade
     from engine.provisioning import apply_document
 
-    db = runtime.configure(settings)
-    db.connect(reuse_if_open=True)
+    db = connect(settings)
     upgrade(db)
     apply_document(demo_document())
     key = _demo_key(settings)

@@ -12,20 +12,31 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import peewee
 import yaml
 
 from config.settings import ConfigError, Settings, load_settings
+from engine.secrets import UndecryptableSecret
 
 
 class CommandError(Exception):
     """A failure to report on stderr (exit 1), never a traceback."""
 
 
-def _connect(settings: Settings):
+def _one_line(err: BaseException) -> str:
+    """A driver's message on one line (libpq's spans several, with tabs)."""
+    return " ".join(str(err).split())
+
+
+def connect(settings: Settings) -> peewee.Database:
+    """Bind and open the database; one that cannot be reached is a CommandError, not a trace."""
     from engine import runtime
 
-    db = runtime.configure(settings)
-    db.connect(reuse_if_open=True)
+    try:
+        db = runtime.configure(settings)  # makes a SQLite file's folder
+        db.connect(reuse_if_open=True)
+    except (peewee.DatabaseError, OSError) as err:
+        raise CommandError(f"cannot reach the database: {_one_line(err)}") from None
     return db
 
 
@@ -37,7 +48,7 @@ def _emit(document: Any) -> None:
 def cmd_db_upgrade(args: argparse.Namespace, settings: Settings) -> None:
     from engine.migrations import upgrade
 
-    _emit({"schema": upgrade(_connect(settings))})
+    _emit({"schema": upgrade(connect(settings))})
 
 
 def _load_file(path: str) -> Any:
@@ -56,7 +67,7 @@ def cmd_apply(args: argparse.Namespace, settings: Settings) -> None:
     from engine.provisioning import ApplyError, apply_document
 
     doc = _load_file(args.file)
-    _connect(settings)
+    connect(settings)
     try:
         _emit(apply_document(doc).as_json())
     except ApplyError as err:
@@ -67,7 +78,7 @@ def cmd_apply(args: argparse.Namespace, settings: Settings) -> None:
 def cmd_export(args: argparse.Namespace, settings: Settings) -> None:
     from engine.exporting import export_document
 
-    _connect(settings)
+    connect(settings)
     if args.workspace:
         _uuid(args.workspace, "workspace")
     doc = export_document(args.workspace)
@@ -108,7 +119,7 @@ def _template(template_id: str):
 def cmd_keys_create(args: argparse.Namespace, settings: Settings) -> None:
     from engine.keys import KeyLifecycleError, create_key, describe, parse_time
 
-    _connect(settings)
+    connect(settings)
     try:
         expires = parse_time(args.expires_at) if args.expires_at else None
     except ValueError:
@@ -124,7 +135,7 @@ def cmd_keys_revoke(args: argparse.Namespace, settings: Settings) -> None:
     from engine.keys import describe, revoke_key
     from engine.models import ApiKey
 
-    _connect(settings)
+    connect(settings)
     key = ApiKey.get_or_none(ApiKey.id == _uuid(args.id, "API key"))
     if key is None:
         raise CommandError(f"no API key {args.id}")
@@ -134,7 +145,7 @@ def cmd_keys_revoke(args: argparse.Namespace, settings: Settings) -> None:
 def cmd_secret_rotate(args: argparse.Namespace, settings: Settings) -> None:
     from engine import secrets
 
-    _connect(settings)
+    connect(settings)
     workspace = _workspace(args.workspace)
     # Takes effect at once: every attempt, pending retries included, reads the current secret.
     workspace.signing_secret = secrets.new_signing_secret()
@@ -166,7 +177,7 @@ def _lifecycle(action: Callable[[], Any]) -> Any:
 def cmd_templates_publish(args: argparse.Namespace, settings: Settings) -> None:
     from engine.versions import VersionError, current_draft, get_version, publish
 
-    _connect(settings)
+    connect(settings)
     template = _template(args.id)
 
     def act():
@@ -184,7 +195,7 @@ def cmd_templates_publish(args: argparse.Namespace, settings: Settings) -> None:
 def cmd_templates_restore(args: argparse.Namespace, settings: Settings) -> None:
     from engine.versions import restore
 
-    _connect(settings)
+    connect(settings)
     template = _template(args.id)
     version = _lifecycle(lambda: restore(template, args.version))
     _emit({**_version_json(version), "restoredFrom": args.version})
@@ -193,7 +204,7 @@ def cmd_templates_restore(args: argparse.Namespace, settings: Settings) -> None:
 def cmd_templates_lock(args: argparse.Namespace, settings: Settings) -> None:
     from engine.versions import lock
 
-    _connect(settings)
+    connect(settings)
     template = _template(args.id)
     _emit(_version_json(_lifecycle(lambda: lock(template, args.version))))
 
@@ -212,6 +223,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> None:
 
     if not settings.redis_url:
         raise CommandError("HERALD_REDIS_URL is not set (herald dev starts one for you)")
+    # Checked here so an unreachable database stops the command with one clear line.
+    connect(settings).close()
     raise SystemExit(run_worker(settings, processes=args.processes, burst=args.burst,
                                 fork=args.fork))
 
@@ -306,5 +319,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except CommandError as err:
         print(f"herald: {err}", file=sys.stderr)
+        return 1
+    except UndecryptableSecret:
+        # The database was sealed with another key: the setting is at fault, not the data.
+        print("herald: configuration error: HERALD_SECRET_KEY: a stored secret cannot be "
+              "decrypted with it (is it the key the database's secrets were sealed with?)",
+              file=sys.stderr)
+        return 2
+    except peewee.DatabaseError as err:
+        # Lost mid-command, or a schema `herald db upgrade` has not made yet.
+        print(f"herald: database error: {_one_line(err)}", file=sys.stderr)
         return 1
     return 0

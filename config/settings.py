@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -10,6 +11,10 @@ from urllib.parse import urlsplit
 ENVIRONMENTS = ("development", "test", "production")
 DEV_SECRET_KEY = "herald-development-secret-key-not-for-production"
 DEFAULT_DATABASE_URL = "sqlite:///var/herald.sqlite3"
+# Whole-number settings reach SQL parameters and Redis scripts: a 32-bit integer fits all.
+MAX_WHOLE = 2**31 - 1
+# A longer grace would put the reconciler's cut-off before year 1 (OverflowError).
+MAX_RECONCILE_AFTER_SECONDS = 86400.0
 
 
 class ConfigError(ValueError):
@@ -60,23 +65,30 @@ def _bool(name: str, raw: str) -> bool:
     raise ConfigError(name, f"expected a boolean (true/false), got {raw!r}")
 
 
-def _int(name: str, raw: str, minimum: int = 0) -> int:
+def _int(name: str, raw: str, minimum: int = 0, maximum: int = MAX_WHOLE) -> int:
     try:
         value = int(raw.strip())
     except ValueError:
         raise ConfigError(name, f"expected a whole number, got {raw!r}") from None
     if value < minimum:
         raise ConfigError(name, f"must be at least {minimum}, got {value}")
+    if value > maximum:
+        raise ConfigError(name, f"must be at most {maximum}, got {value}")
     return value
 
 
-def _float(name: str, raw: str) -> float:
+def _float(name: str, raw: str, maximum: float = math.inf) -> float:
+    """A finite number of seconds: nan or inf would fail later, far from the setting."""
     try:
         value = float(raw.strip())
     except ValueError:
         raise ConfigError(name, f"expected a number, got {raw!r}") from None
+    if not math.isfinite(value):
+        raise ConfigError(name, f"expected a finite number, got {raw.strip()!r}")
     if value < 0:
         raise ConfigError(name, f"must not be negative, got {value}")
+    if value > maximum:
+        raise ConfigError(name, f"must be at most {maximum:g}, got {value:g}")
     return value
 
 
@@ -92,6 +104,10 @@ def _url(name: str, raw: str, schemes: tuple[str, ...]) -> str:
     parts = urlsplit(raw)
     if parts.scheme not in schemes:
         raise ConfigError(name, f"scheme must be one of {', '.join(schemes)}; got {raw!r}")
+    try:
+        parts.port  # noqa: B018 -- parsing it is the check: a bad port raises ValueError
+    except ValueError as err:
+        raise ConfigError(name, f"{err}; got {raw!r}") from None
     return raw
 
 
@@ -164,7 +180,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if raw := get("HERALD_KEY_CACHE_SECONDS"):
         values["key_cache_seconds"] = min(_float("HERALD_KEY_CACHE_SECONDS", raw), 5.0)
     if raw := get("HERALD_RECONCILE_AFTER_SECONDS"):
-        values["reconcile_after_seconds"] = _float("HERALD_RECONCILE_AFTER_SECONDS", raw)
+        values["reconcile_after_seconds"] = _float(
+            "HERALD_RECONCILE_AFTER_SECONDS", raw, maximum=MAX_RECONCILE_AFTER_SECONDS)
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()

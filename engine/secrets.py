@@ -19,6 +19,13 @@ _opened: dict[str, str] = {}
 _OPENED_MAX = 1024
 
 
+class UndecryptableSecret(ValueError):
+    """A stored secret the configured HERALD_SECRET_KEY cannot open (not the key that sealed it).
+
+    Its own type so that `herald` can report it as the configuration error it is.
+    """
+
+
 def configure(secret_key: str) -> None:
     """Derive the at-rest key from HERALD_SECRET_KEY (HKDF, so the raw setting is never the key)."""
     global _cipher
@@ -48,7 +55,8 @@ def decrypt(token: str) -> str:
     try:
         plaintext = _require().decrypt(token[len(_PREFIX) :].encode("ascii")).decode("utf-8")
     except InvalidToken:
-        raise ValueError("secret cannot be decrypted: HERALD_SECRET_KEY changed?") from None
+        raise UndecryptableSecret(
+            "secret cannot be decrypted: HERALD_SECRET_KEY changed?") from None
     if len(_opened) >= _OPENED_MAX:
         _opened.clear()
     _opened[token] = plaintext

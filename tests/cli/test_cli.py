@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from engine.embedded_redis import free_port
 from engine.models import ApiKey, Template, TemplateVersion, Workspace
 from tests.conftest import TEST_SECRET_KEY
 from tests.engine.test_provisioning import TPL_ID, WS_ID, sample
@@ -224,3 +225,66 @@ def test_export_after_publishing_an_older_draft_reapplies_unchanged(herald, db, 
     herald("apply", str(tmp_path / "exported.yaml"))
     assert {v.number: v.status for v in Template.get_by_id(TPL_ID).versions} == live
     assert herald("export") == exported
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql://postgres@127.0.0.1:{port}/herald",  # nothing listens there
+    "sqlite:////dev/null/herald/h.sqlite3",  # a folder that cannot be made
+])
+@pytest.mark.parametrize("command", [
+    ("db", "upgrade"), ("export",), ("keys", "revoke", "2b1c6a8e-0000-4c53-9d7e-2f5b0c8a9e11"),
+    ("worker", "--burst"),
+])
+def test_an_unreachable_database_is_one_line_not_a_traceback(herald, tmp_path, url, command):
+    env = {**herald.env, "HERALD_DATABASE_URL": url.format(port=free_port())}
+    proc = subprocess.run([sys.executable, "-m", "cli", *command], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == ""
+    assert proc.stderr.startswith("herald: cannot reach the database: "), proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_herald_dev_with_an_unreachable_database_stops_with_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")}
+    env["HERALD_DATABASE_URL"] = f"postgresql://postgres@127.0.0.1:{free_port()}/herald"
+    proc = subprocess.run([sys.executable, "-m", "cli", "dev", "--port", str(free_port())],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("herald: cannot reach the database: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_schema_not_yet_made_is_a_database_error_not_a_traceback(herald, tmp_path):
+    env = {**herald.env, "HERALD_DATABASE_URL": f"sqlite:///{tmp_path / 'empty.sqlite3'}"}
+    proc = subprocess.run([sys.executable, "-m", "cli", "export"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr.startswith("herald: database error: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_secrets_sealed_with_another_key_are_a_configuration_error(herald, tmp_path):
+    herald("apply", write(tmp_path, sample()))
+    env = {**herald.env, "HERALD_SECRET_KEY": TEST_SECRET_KEY + "-not-the-same"}
+    for command in (("export",), ("secret", "rotate", "--workspace", WS_ID)):
+        proc = subprocess.run([sys.executable, "-m", "cli", *command], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+        assert proc.stderr.startswith("herald: configuration error: HERALD_SECRET_KEY: "), \
+            proc.stderr
+        assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.parametrize("name", [
+    "HERALD_RECONCILE_AFTER_SECONDS", "HERALD_KEY_CACHE_SECONDS", "HERALD_WEBHOOK_BACKOFF",
+])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999", "-1"])
+def test_a_number_that_is_not_finite_or_negative_is_a_configuration_error(herald, tmp_path,
+                                                                         name, value):
+    proc = subprocess.run([sys.executable, "-m", "cli", "worker", "--burst"],
+                          env={**herald.env, name: value}, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"herald: configuration error: {name}: "), proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr

@@ -51,6 +51,17 @@ def test_production_refuses_the_dev_inbox():
         ("HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS", "maybe"),
         ("HERALD_TRUSTED_PROXIES", "-1"),
         ("HERALD_PUBLIC_URL", "ftp://x"),
+        ("HERALD_DATABASE_URL", "postgresql://db:99999/herald"),
+        ("HERALD_REDIS_URL", "redis://cache:port/0"),
+        ("HERALD_RECONCILE_AFTER_SECONDS", "nan"),
+        ("HERALD_RECONCILE_AFTER_SECONDS", "inf"),
+        ("HERALD_RECONCILE_AFTER_SECONDS", "1e300"),  # the reconciler's cut-off: year < 1
+        ("HERALD_KEY_CACHE_SECONDS", "nan"),
+        ("HERALD_KEY_CACHE_SECONDS", "-inf"),
+        ("HERALD_WEBHOOK_BACKOFF", "1,nan"),
+        ("HERALD_WEBHOOK_MAX_ATTEMPTS", "9" * 20),  # an SQL parameter
+        ("HERALD_RATE_LIMIT_SEND_PER_KEY", "9" * 20),
+        ("HERALD_TRUSTED_PROXIES", "9" * 20),
     ],
 )
 def test_bad_setting_is_named_in_the_error(name, value):
