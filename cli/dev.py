@@ -50,7 +50,8 @@ def _prepare(settings: Settings) -> str:
 
 
 def run_dev(settings: Settings, port: int | None = None) -> int:
-    """Run until Ctrl-C; every process started here is stopped on the way out."""
+    """Run until Ctrl-C (exit 0) or until a child exits (its status, else 1); every process
+    started here is stopped on the way out."""
     from engine.demo import DEMO_EMAIL_TEMPLATE_ID, DEMO_WORKSPACE_ID
     from engine.embedded_redis import start_redis
 
@@ -67,8 +68,9 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
     env.setdefault("HERALD_PUBLIC_URL", f"http://127.0.0.1:{port}")
     env["HERALD_ENV"] = settings.env
     settings = settings.with_changes(redis_url=env["HERALD_REDIS_URL"])
-    children: list[subprocess.Popen] = []
+    children: list[tuple[str, subprocess.Popen]] = []
     stopping = False
+    status = 0
 
     def stop(*_: object) -> None:
         nonlocal stopping
@@ -79,10 +81,11 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
     try:
         key = _prepare(settings)
         python = sys.executable
-        children.append(subprocess.Popen(
+        children.append(("the API server", subprocess.Popen(
             [python, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-             "--workers", "2"], env=env))
-        children.append(subprocess.Popen([python, "-m", "cli", "worker"], env=env))
+             "--workers", "2"], env=env)))
+        children.append(("the worker", subprocess.Popen([python, "-m", "cli", "worker"],
+                                                        env=env)))
         base = f"http://127.0.0.1:{port}"
         body = json.dumps({"tenantId": DEMO_WORKSPACE_ID, "templateId": DEMO_EMAIL_TEMPLATE_ID,
                            "tags": [{"key": "name", "value": "Ada"}]})
@@ -104,17 +107,19 @@ Send the demo email:
 Press Ctrl-C to stop.
 """, flush=True)
         while not stopping:
-            for child in children:
-                if child.poll() is not None:
-                    print(f"herald dev: a child process exited ({child.returncode}); stopping",
-                          file=sys.stderr)
+            for name, child in children:
+                if child.poll() is not None and not stopping:
+                    # Nothing works without either: stop, and say so in the exit status.
+                    status = child.returncode if child.returncode > 0 else 1
+                    print(f"herald dev: {name} exited ({child.returncode}); stopping "
+                          f"everything (exit {status})", file=sys.stderr)
                     stopping = True
             time.sleep(0.2)
     finally:
-        for child in children:
+        for _, child in children:
             if child.poll() is None:
                 child.terminate()
-        for child in children:
+        for _, child in children:
             try:
                 child.wait(timeout=20)
             except subprocess.TimeoutExpired:
@@ -122,4 +127,4 @@ Press Ctrl-C to stop.
                 child.wait()
         if redis is not None:
             redis.stop()
-    return 0
+    return status

@@ -94,3 +94,29 @@ def test_herald_dev_serves_sends_to_the_inbox_and_stops_everything(tmp_path):
     # Nothing of the process group is left.
     with pytest.raises(ProcessLookupError):
         os.killpg(proc.pid, 0)
+
+
+@pytest.mark.slow
+def test_herald_dev_fails_when_its_api_server_cannot_start(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cli", "dev", "--port", str(port)], cwd=tmp_path, env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )
+        try:
+            stdout, stderr = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+    assert proc.returncode != 0, stderr
+    assert f"herald dev: the API server exited (1); stopping everything (exit " \
+           f"{proc.returncode})" in stderr, stderr
+    redis_ports = [int(p) for p in re.findall(r"redis://127\.0\.0\.1:(\d+)", stdout)]
+    assert redis_ports, stdout
+    assert not any(_port_open(p) for p in redis_ports), "the embedded Redis was left running"
+    with pytest.raises(ProcessLookupError):  # nothing of the process group is left
+        os.killpg(proc.pid, 0)
