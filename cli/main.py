@@ -118,7 +118,13 @@ def _template(template_id: str):
 
 def cmd_keys_create(args: argparse.Namespace, settings: Settings) -> None:
     from engine.keys import KeyLifecycleError, create_key, describe, parse_time
+    from engine.provisioning import _Checker
 
+    # apply's own rule, so that what `herald export` prints of this key applies again.
+    checker = _Checker()
+    checker.name({"name": args.name}, "key")
+    if checker.problems:
+        raise CommandError("--name: " + checker.problems[0].partition(": ")[2])
     connect(settings)
     try:
         expires = parse_time(args.expires_at) if args.expires_at else None

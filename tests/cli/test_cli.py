@@ -288,3 +288,17 @@ def test_a_number_that_is_not_finite_or_negative_is_a_configuration_error(herald
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith(f"herald: configuration error: {name}: "), proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_keys_create_refuses_a_name_apply_would_refuse(herald, tmp_path):
+    herald("apply", write(tmp_path, sample()))
+    before = ApiKey.select().count()
+    for name in ("", "   ", "k" * 201):
+        proc = herald("keys", "create", "--workspace", WS_ID, "--name", name, ok=False)
+        assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr
+        assert proc.stderr == ("herald: --name: a non-empty name of at most 200 characters "
+                               "is required\n")
+    assert ApiKey.select().count() == before
+    # The longest name allowed is created, and the export holding it applies again.
+    assert herald("keys", "create", "--workspace", WS_ID, "--name", "k" * 200)["name"] == "k" * 200
+    assert herald("apply", write(tmp_path, herald("export"), "exported.yaml"))["changed"] is False
