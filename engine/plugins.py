@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 import pluggy
 
 from engine import hookspecs
-from engine.contracts import ProviderFactory
+from engine.contracts import Provider, ProviderContext, ProviderFactory
 
 ENTRY_POINT_GROUP = "herald"
 
@@ -66,3 +67,37 @@ def build_registry(manager: pluggy.PluginManager) -> Registry:
 def default_registry() -> Registry:
     """The process-wide registry, loaded once."""
     return build_registry(make_plugin_manager())
+
+
+def provider_scheme(url: str, plugin: str | None = None) -> str:
+    """What picks a provider's factory: a workspace's own ``plugin``, else the URL's scheme."""
+    return plugin or urlsplit(url).scheme
+
+
+def open_provider(url: str, context: ProviderContext, plugin: str | None = None) -> Provider:
+    """Build the provider for ``url``; the one resolution sends and start-up checks share.
+
+    Raises LookupError when no plugin takes the scheme, ValueError for a URL its plugin
+    refuses (a factory parses its URL; it connects on the first send, never here).
+    """
+    return default_registry().provider_factory(provider_scheme(url, plugin))(url, context)
+
+
+def _no_inbox(data: dict[str, Any]) -> None:
+    raise RuntimeError("a provider built to check its URL sends nothing")
+
+
+def provider_problem(url: str, plugin: str | None = None, settings: Any = None) -> str | None:
+    """Why ``url`` (with a workspace's ``plugin``) cannot send, or None if it can.
+
+    Checked where it is set (start-up, `herald apply`), so that a URL no plugin takes, or
+    one its plugin refuses, is not accepted only for every send to fail on it.
+    """
+    try:
+        provider = open_provider(url, ProviderContext(_no_inbox, settings), plugin)
+    except (LookupError, ValueError) as err:
+        return str(err)
+    close = getattr(provider, "close", None)
+    if callable(close):
+        close()
+    return None

@@ -7,12 +7,11 @@ import json
 import threading
 import time
 from typing import Any
-from urllib.parse import urlsplit
 
 from engine import runtime
 from engine.contracts import PermanentError, Provider, ProviderContext
 from engine.models import InboxMessage, Workspace
-from engine.plugins import default_registry
+from engine.plugins import open_provider, provider_scheme
 
 # The notification being delivered, so the dev inbox can file what it stores under it.
 current_notification: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
@@ -65,14 +64,12 @@ def provider_for(channel: str, workspace_id: Any) -> Provider:
     if not url:
         raise PermanentError(f"no {channel} provider is configured (HERALD_"
                              f"{channel.upper()}_PROVIDER)")
-    scheme = plugin or urlsplit(url).scheme
-    key = (scheme, url)
+    key = (provider_scheme(url, plugin), url)
     with _lock:
         provider = _cache.get(key)
         if provider is None:
             try:
-                factory = default_registry().provider_factory(scheme)
-                provider = factory(url, _context())
+                provider = open_provider(url, _context(), plugin)
             except (LookupError, ValueError) as err:
                 raise PermanentError(str(err)) from None
             _cache[key] = provider

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import smtplib
 import ssl
@@ -50,8 +51,14 @@ class SmtpProvider:
         self.port = parts.port or (465 if self.tls == "ssl" else 25)
         self.user = unquote(parts.username) if parts.username else None
         self.password = unquote(parts.password) if parts.password else None
-        self.timeout = float(query.get("timeout", 30))
-        self.max_concurrency = max(1, int(query.get("connections", 4)))
+        try:
+            self.timeout = float(query.get("timeout", 30))
+            self.max_concurrency = max(1, int(query.get("connections", 4)))
+        except ValueError:
+            self.timeout = math.nan
+        if not 0 < self.timeout < math.inf:  # nan too: a socket refuses it at the first send
+            raise ValueError("smtp provider: timeout must be a positive number of seconds "
+                             "and connections a whole number")
         # Kept connections not in use, the most recent last: a message or a fan-out's lane
         # takes one for as long as it sends, then gives it back while it is in step. At most
         # ``connections`` are kept (a fan-out's lanes come and go; their connections stay).

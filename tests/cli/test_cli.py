@@ -302,3 +302,20 @@ def test_keys_create_refuses_a_name_apply_would_refuse(herald, tmp_path):
     # The longest name allowed is created, and the export holding it applies again.
     assert herald("keys", "create", "--workspace", WS_ID, "--name", "k" * 200)["name"] == "k" * 200
     assert herald("apply", write(tmp_path, herald("export"), "exported.yaml"))["changed"] is False
+
+
+@pytest.mark.parametrize(("name", "value", "problem"), [
+    ("HERALD_SMS_PROVIDER", "smtp://host:25?tls=bogus", "tls must be one of"),
+    ("HERALD_EMAIL_PROVIDER", "nosuch://x", "no provider plugin handles nosuch:// URLs"),
+])
+def test_a_bad_provider_url_stops_every_command_at_start_up(tmp_path, name, value, problem):
+    """Even a command that never sends, and without Redis: settings are checked first."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")}
+    env.update({"HERALD_DATABASE_URL": f"sqlite:///{tmp_path / 'h.sqlite3'}", name: value})
+    for command in (("db", "upgrade"), ("dev", "--port", str(free_port()))):
+        proc = subprocess.run([sys.executable, "-m", "cli", *command], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+        assert proc.stderr.startswith(f"herald: configuration error: {name}: "), proc.stderr
+        assert problem in proc.stderr
+        assert not (tmp_path / "h.sqlite3").exists()  # stopped before anything started

@@ -78,3 +78,25 @@ def test_values_are_parsed():
     assert settings.port == 8123
     assert settings.webhook_backoff == (1.0, 5.0, 30.0)
     assert settings.trusted_proxies == 2
+
+
+@pytest.mark.parametrize("name", ["HERALD_EMAIL_PROVIDER", "HERALD_SMS_PROVIDER"])
+@pytest.mark.parametrize(("value", "problem"), [
+    ("nosuch://x", "no provider plugin handles nosuch:// URLs"),
+    ("smtp://host:25?tls=bogus", "tls must be one of none, starttls, ssl"),
+    ("smtp://host:25?timeout=soon", "timeout must be a positive number"),
+    ("smtp://host:port", "Port could not be cast"),
+    ("twilio://", "twilio provider: use twilio://ACCOUNT_SID:AUTH_TOKEN@"),
+])
+def test_a_provider_url_no_plugin_can_send_with_is_refused_at_start_up(name, value, problem):
+    with pytest.raises(ConfigError) as err:
+        load_settings({name: value})
+    assert err.value.setting == name
+    assert problem in str(err.value)
+
+
+def test_provider_urls_the_plugins_take_are_accepted():
+    settings = load_settings({"HERALD_EMAIL_PROVIDER": "smtp://u:p@mail:587?tls=starttls&timeout=5",
+                              "HERALD_SMS_PROVIDER": "twilio://sid:token@?from=%2B15005550006"})
+    assert settings.email_provider.startswith("smtp://")
+    assert load_settings({"HERALD_EMAIL_PROVIDER": "postmark://token@"}).sms_provider == "inbox://"

@@ -51,3 +51,14 @@ def test_a_workspace_delivers_through_the_installed_provider(installed_example, 
     (line,) = [json.loads(x) for x in log.read_text().splitlines()]
     assert line["subject"] == "Via the plugin" and line["to"] == ["ada@example.net"]
     assert Notification.get_by_id(n.id).status == "delivered"
+
+
+def test_a_scheme_an_installed_plugin_declares_is_a_valid_provider_setting(installed_example,
+                                                                           tmp_path):
+    from config.settings import ConfigError, load_settings
+
+    url = f"example-log://{tmp_path / 'mail.jsonl'}"
+    assert load_settings({"HERALD_EMAIL_PROVIDER": url}).email_provider == url
+    # The plugin's own URL check runs at start-up too.
+    with pytest.raises(ConfigError, match="HERALD_SMS_PROVIDER: example-log provider: use"):
+        load_settings({"HERALD_SMS_PROVIDER": "example-log://"})
