@@ -173,6 +173,12 @@ class _Checker:
                 provider.get("url"), str
             ):
                 self.fail(f"{path}.emailProvider", "needs string members plugin and url")
+            else:
+                # The check HERALD_EMAIL_PROVIDER gets at start-up: else every send fails on it.
+                from engine.plugins import provider_problem
+
+                if problem := provider_problem(provider["url"], provider["plugin"]):
+                    self.fail(f"{path}.emailProvider", problem)
         for i, addr in enumerate(self.items(node, "suppressions", path)):
             self.address(addr, f"{path}.suppressions[{i}]")
         names: set[str] = set()

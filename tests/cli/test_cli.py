@@ -319,3 +319,21 @@ def test_a_bad_provider_url_stops_every_command_at_start_up(tmp_path, name, valu
         assert proc.stderr.startswith(f"herald: configuration error: {name}: "), proc.stderr
         assert problem in proc.stderr
         assert not (tmp_path / "h.sqlite3").exists()  # stopped before anything started
+
+
+@pytest.mark.parametrize(("provider", "problem"), [
+    ({"plugin": "nosuch", "url": "x://y"}, "no provider plugin handles nosuch:// URLs"),
+    ({"plugin": "smtp", "url": "smtp://host?tls=bogus"}, "smtp provider: tls must be one of"),
+])
+def test_apply_refuses_a_workspace_provider_no_plugin_can_send_with(herald, tmp_path, provider,
+                                                                    problem):
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["emailProvider"] = provider
+    proc = herald("apply", write(tmp_path, doc), ok=False)
+    assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr
+    assert f"accounts[0].workspaces[0].emailProvider: {problem}" in proc.stderr
+    assert Workspace.select().count() == 0
+    doc["accounts"][0]["workspaces"][0]["emailProvider"] = {
+        "plugin": "smtp", "url": "smtp://mailer:pw@mail.acme.example:587?tls=starttls"}
+    herald("apply", write(tmp_path, doc))
+    assert json.loads(Workspace.get_by_id(WS_ID).email_provider)["plugin"] == "smtp"
