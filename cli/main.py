@@ -118,13 +118,10 @@ def _template(template_id: str):
 
 def cmd_keys_create(args: argparse.Namespace, settings: Settings) -> None:
     from engine.keys import KeyLifecycleError, create_key, describe, parse_time
-    from engine.provisioning import _Checker
+    from engine.provisioning import NAME_RULE, valid_name
 
-    # apply's own rule, so that what `herald export` prints of this key applies again.
-    checker = _Checker()
-    checker.name({"name": args.name}, "key")
-    if checker.problems:
-        raise CommandError("--name: " + checker.problems[0].partition(": ")[2])
+    if not valid_name(args.name):  # apply's rule: what export prints of the key applies again
+        raise CommandError(f"--name: {NAME_RULE}")
     connect(settings)
     try:
         expires = parse_time(args.expires_at) if args.expires_at else None

@@ -75,6 +75,15 @@ class Outcome:
 # ---------------------------------------------------------------- checking
 
 
+NAME_RULE = "a non-empty name of at most 200 characters is required"
+
+
+def valid_name(value: object) -> bool:
+    """The rule for every name a file gives (and `herald keys create`, so that what export
+    prints of a key applies again)."""
+    return isinstance(value, str) and bool(value.strip()) and len(value) <= 200
+
+
 class _Checker:
     """Walks the document once and collects every problem with its path."""
 
@@ -100,9 +109,8 @@ class _Checker:
         return value
 
     def name(self, node: dict[str, Any], path: str) -> None:
-        value = node.get("name")
-        if not isinstance(value, str) or not value.strip() or len(value) > 200:
-            self.fail(f"{path}.name", "a non-empty name of at most 200 characters is required")
+        if not valid_name(node.get("name")):
+            self.fail(f"{path}.name", NAME_RULE)
 
     def ident(self, node: dict[str, Any], path: str) -> None:
         if node.get("id") is None:
