@@ -6,7 +6,7 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 ENVIRONMENTS = ("development", "test", "production")
 DEV_SECRET_KEY = "herald-development-secret-key-not-for-production"
@@ -134,6 +134,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values["database_url"] = _url(
             "HERALD_DATABASE_URL", raw, ("sqlite", "postgres", "postgresql")
         )
+        pool = parse_qs(urlsplit(raw).query).get("max_connections")
+        if pool:  # the pool's size (engine/db.py): read here, not at the first connection
+            _int("HERALD_DATABASE_URL", pool[-1], minimum=1)
     if raw := get("HERALD_REDIS_URL"):
         values["redis_url"] = _url("HERALD_REDIS_URL", raw, ("redis", "rediss", "unix"))
 

@@ -53,6 +53,8 @@ def test_production_refuses_the_dev_inbox():
         ("HERALD_PUBLIC_URL", "ftp://x"),
         ("HERALD_DATABASE_URL", "postgresql://db:99999/herald"),
         ("HERALD_REDIS_URL", "redis://cache:port/0"),
+        ("HERALD_DATABASE_URL", "postgresql://h/db?max_connections=many"),
+        ("HERALD_DATABASE_URL", "postgresql://h/db?max_connections=0"),
         ("HERALD_RECONCILE_AFTER_SECONDS", "nan"),
         ("HERALD_RECONCILE_AFTER_SECONDS", "inf"),
         ("HERALD_RECONCILE_AFTER_SECONDS", "1e300"),  # the reconciler's cut-off: year < 1
@@ -69,6 +71,11 @@ def test_bad_setting_is_named_in_the_error(name, value):
         load_settings({name: value})
     assert err.value.setting == name
     assert name in str(err.value)
+
+
+def test_a_pool_size_in_the_database_url_is_accepted():
+    url = "postgresql://postgres@127.0.0.1:5432/test?max_connections=5&sslmode=disable"
+    assert load_settings({"HERALD_DATABASE_URL": url}).database_url == url
 
 
 def test_values_are_parsed():
