@@ -16,7 +16,7 @@ import peewee
 import yaml
 
 from config.settings import ConfigError, Settings, load_settings
-from engine.secrets import UndecryptableSecret
+from engine.errors import UndecryptableSecret
 
 
 class CommandError(Exception):

@@ -42,3 +42,10 @@ class FieldErrors:
         if self.errors:
             raise ApiError(400, VALIDATION_FAILED, "One or more fields are invalid.",
                            errors=self.errors, error_codes=self.codes)
+
+
+class UndecryptableSecret(ValueError):
+    """A stored secret the configured HERALD_SECRET_KEY cannot open (not the key that sealed it).
+
+    Its own type so that `herald` can report it as the configuration error it is.
+    """

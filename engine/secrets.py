@@ -10,6 +10,8 @@ from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from engine.errors import UndecryptableSecret
+
 _PREFIX = "enc:v1:"
 _cipher: Fernet | None = None
 # Plaintexts by sealed value: each webhook attempt reads its workspace's secret sealed, and
@@ -17,13 +19,6 @@ _cipher: Fernet | None = None
 # unique per encryption (random IV), so a rotated secret is a new key here, never stale.
 _opened: dict[str, str] = {}
 _OPENED_MAX = 1024
-
-
-class UndecryptableSecret(ValueError):
-    """A stored secret the configured HERALD_SECRET_KEY cannot open (not the key that sealed it).
-
-    Its own type so that `herald` can report it as the configuration error it is.
-    """
 
 
 def configure(secret_key: str) -> None:

@@ -51,14 +51,15 @@ class SmtpProvider:
         self.port = parts.port or (465 if self.tls == "ssl" else 25)
         self.user = unquote(parts.username) if parts.username else None
         self.password = unquote(parts.password) if parts.password else None
+        refused = ValueError("smtp provider: timeout must be a positive number of seconds "
+                             "and connections a whole number")
         try:
             self.timeout = float(query.get("timeout", 30))
             self.max_concurrency = max(1, int(query.get("connections", 4)))
         except ValueError:
-            self.timeout = math.nan
+            raise refused from None
         if not 0 < self.timeout < math.inf:  # nan too: a socket refuses it at the first send
-            raise ValueError("smtp provider: timeout must be a positive number of seconds "
-                             "and connections a whole number")
+            raise refused
         # Kept connections not in use, the most recent last: a message or a fan-out's lane
         # takes one for as long as it sends, then gives it back while it is in step. At most
         # ``connections`` are kept (a fan-out's lanes come and go; their connections stay).
