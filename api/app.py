@@ -13,8 +13,8 @@ from api import problems
 from api.schemas import NotificationRequest, ProblemDetails
 from config.settings import Settings, load_settings
 from engine import runtime
-from engine.db import database
 from engine.errors import ApiError
+from engine.store.db import database
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 log = logging.getLogger("herald.api")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, render_template_string
 
-from engine.keys import iso
-from engine.models import InboxMessage
+from engine.catalog.keys import iso
+from engine.store.models import InboxMessage
 
 blueprint = Blueprint("dev_inbox", __name__)
 

@@ -1,6 +1,6 @@
 """Marshmallow schemas under the spec's names; they document the API (/openapi/v1.json).
 
-Request rules are checked by engine.validation so that every broken rule gets its errorCode.
+Request rules are checked by engine.sending.validation so that every broken rule gets its errorCode.
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ import uuid
 
 from flask import Blueprint, Response, abort, redirect, render_template_string, request
 
-from engine import suppressions
-from engine.models import Notification, TrackingEvent
-from engine.tracking import link_target, read_token
+from engine.catalog import suppressions
+from engine.delivery.tracking import link_target, read_token
+from engine.store.models import Notification, TrackingEvent
 
 blueprint = Blueprint("tracking", __name__)
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")

@@ -26,7 +26,7 @@ from bench.common import (
     paired,
     redis_server,
 )
-from engine.embedded_redis import free_port
+from engine.store.embedded_redis import free_port
 
 EMAILS = 400
 WEBHOOKS = 250
@@ -80,9 +80,9 @@ def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
     """Rows and jobs for the worker, written through the engine in this process."""
     from config.settings import load_settings
     from engine import runtime
-    from engine.db import database
-    from engine.models import Notification
-    from engine.queueing import enqueue_notification
+    from engine.store.db import database
+    from engine.store.models import Notification
+    from engine.store.queueing import enqueue_notification
     from tests import factories
 
     runtime.configure(load_settings(env))
@@ -104,7 +104,8 @@ def _worker_runs(env: dict[str, str], payloads: list[dict],
                  fork: bool = False) -> tuple[float, float, float]:
     """(seconds of an empty burst run, seconds of the burst run that delivers ``payloads``,
     its peak RSS in MiB)."""
-    args = [sys.executable, "-m", "engine.worker", "--burst"] + (["--fork"] if fork else [])
+    args = [sys.executable, "-m", "engine.delivery.worker", "--burst"]
+    args += ["--fork"] if fork else []
     idle, _ = _timed(args, env)
     _prepare(env, payloads)
     busy, rss = _timed(args, env)

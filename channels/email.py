@@ -18,10 +18,10 @@ from email.utils import formataddr, formatdate, make_msgid, parseaddr, quote
 from typing import Any
 
 from channels.plaintext import html_to_text
-from engine.addresses import ascii_form
-from engine.contracts import Attachment, OutboundEmail
-from engine.header_text import CONTROLS, MEDIA_TYPE
-from engine.hookspecs import hookimpl
+from engine.formats.addresses import ascii_form
+from engine.formats.header_text import CONTROLS, MEDIA_TYPE
+from engine.plugins.contracts import Attachment, OutboundEmail
+from engine.plugins.hookspecs import hookimpl
 
 PRIORITY_HEADERS = {
     "High": ("1 (Highest)", "high"),

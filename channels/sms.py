@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.contracts import OutboundSms
-from engine.hookspecs import hookimpl
+from engine.plugins.contracts import OutboundSms
+from engine.plugins.hookspecs import hookimpl
 
 
 class SmsChannel:

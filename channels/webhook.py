@@ -25,7 +25,7 @@ from urllib3.exceptions import HTTPError, NewConnectionError, SSLError
 from urllib3.exceptions import TimeoutError as HttpTimeout
 from urllib3.util.ssl_ import create_urllib3_context
 
-from engine.hookspecs import hookimpl
+from engine.plugins.hookspecs import hookimpl
 
 EXCERPT_BYTES = 4096
 ANSWER_BYTES = 64 * 1024  # status line, headers and excerpt: all of an answer ever read

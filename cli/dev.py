@@ -17,10 +17,10 @@ STATE_DIR = Path("var")
 
 def _demo_key(settings: Settings) -> str:
     """Reuse the demo key across restarts (kept in var/, development only) or make one."""
-    from engine import secrets
-    from engine.demo import DEMO_WORKSPACE_ID
-    from engine.keys import create_key
-    from engine.models import ApiKey, Workspace
+    from engine.catalog.keys import create_key
+    from engine.provisioning.demo import DEMO_WORKSPACE_ID
+    from engine.store import secrets
+    from engine.store.models import ApiKey, Workspace
 
     path = STATE_DIR / "dev-api-key.json"
     if path.exists():
@@ -37,9 +37,9 @@ def _demo_key(settings: Settings) -> str:
 
 def _prepare(settings: Settings) -> str:
     from cli.main import connect
-    from engine.demo import demo_document
-    from engine.migrations import upgrade
     from engine.provisioning import apply_document
+    from engine.provisioning.demo import demo_document
+    from engine.store.migrations import upgrade
 
     db = connect(settings)
     upgrade(db)
@@ -52,8 +52,8 @@ def _prepare(settings: Settings) -> str:
 def run_dev(settings: Settings, port: int | None = None) -> int:
     """Run until Ctrl-C (exit 0) or until a child exits (its status, else 1); every process
     started here is stopped on the way out."""
-    from engine.demo import DEMO_EMAIL_TEMPLATE_ID, DEMO_WORKSPACE_ID
-    from engine.embedded_redis import start_redis
+    from engine.provisioning.demo import DEMO_EMAIL_TEMPLATE_ID, DEMO_WORKSPACE_ID
+    from engine.store.embedded_redis import start_redis
 
     if settings.production:
         print("herald dev refuses HERALD_ENV=production", file=sys.stderr)

@@ -46,7 +46,7 @@ def _emit(document: Any) -> None:
 
 
 def cmd_db_upgrade(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.migrations import upgrade
+    from engine.store.migrations import upgrade
 
     _emit({"schema": upgrade(connect(settings))})
 
@@ -76,7 +76,7 @@ def cmd_apply(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.exporting import export_document
+    from engine.provisioning.exporting import export_document
 
     connect(settings)
     if args.workspace:
@@ -99,7 +99,7 @@ def _uuid(value: str, what: str) -> uuid.UUID:
 
 
 def _workspace(workspace_id: str):
-    from engine.models import Workspace
+    from engine.store.models import Workspace
 
     found = Workspace.get_or_none(Workspace.id == _uuid(workspace_id, "workspace"))
     if found is None:
@@ -108,7 +108,7 @@ def _workspace(workspace_id: str):
 
 
 def _template(template_id: str):
-    from engine.models import Template
+    from engine.store.models import Template
 
     found = Template.get_or_none(Template.id == _uuid(template_id, "template"))
     if found is None:
@@ -117,7 +117,7 @@ def _template(template_id: str):
 
 
 def cmd_keys_create(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.keys import KeyLifecycleError, create_key, describe, parse_time
+    from engine.catalog.keys import KeyLifecycleError, create_key, describe, parse_time
     from engine.provisioning import NAME_RULE, valid_name
 
     if not valid_name(args.name):  # apply's rule: what export prints of the key applies again
@@ -135,8 +135,8 @@ def cmd_keys_create(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_keys_revoke(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.keys import describe, revoke_key
-    from engine.models import ApiKey
+    from engine.catalog.keys import describe, revoke_key
+    from engine.store.models import ApiKey
 
     connect(settings)
     key = ApiKey.get_or_none(ApiKey.id == _uuid(args.id, "API key"))
@@ -146,7 +146,7 @@ def cmd_keys_revoke(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_secret_rotate(args: argparse.Namespace, settings: Settings) -> None:
-    from engine import secrets
+    from engine.store import secrets
 
     connect(settings)
     workspace = _workspace(args.workspace)
@@ -166,9 +166,9 @@ def _version_json(version) -> dict[str, Any]:
 
 
 def _lifecycle(action: Callable[[], Any]) -> Any:
-    from engine.db import database
+    from engine.catalog.versions import VersionError
     from engine.rendering import TemplateSyntaxError
-    from engine.versions import VersionError
+    from engine.store.db import database
 
     try:
         with database.atomic():
@@ -178,7 +178,7 @@ def _lifecycle(action: Callable[[], Any]) -> Any:
 
 
 def cmd_templates_publish(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.versions import VersionError, current_draft, get_version, publish
+    from engine.catalog.versions import VersionError, current_draft, get_version, publish
 
     connect(settings)
     template = _template(args.id)
@@ -196,7 +196,7 @@ def cmd_templates_publish(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_templates_restore(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.versions import restore
+    from engine.catalog.versions import restore
 
     connect(settings)
     template = _template(args.id)
@@ -205,7 +205,7 @@ def cmd_templates_restore(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_templates_lock(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.versions import lock
+    from engine.catalog.versions import lock
 
     connect(settings)
     template = _template(args.id)
@@ -222,7 +222,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.worker import run_worker
+    from engine.delivery.worker import run_worker
 
     if not settings.redis_url:
         raise CommandError("HERALD_REDIS_URL is not set (herald dev starts one for you)")

@@ -201,7 +201,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 def _check_providers(settings: Settings) -> None:
     """Resolve each provider URL as a send would (engine/plugins.py), for every command:
     an unknown scheme, or a URL its plugin refuses, would otherwise fail every send."""
-    from engine.plugins import provider_problem
+    from engine.plugins.manager import provider_problem
 
     for setting, url in (("HERALD_EMAIL_PROVIDER", settings.email_provider),
                          ("HERALD_SMS_PROVIDER", settings.sms_provider)):

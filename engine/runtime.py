@@ -10,8 +10,8 @@ from peewee import Database
 from redis import Redis
 
 from config.settings import Settings
-from engine import secrets
-from engine.db import bind_database
+from engine.store import secrets
+from engine.store.db import bind_database
 
 _settings: Settings | None = None
 _redis: Redis | None = None

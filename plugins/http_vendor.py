@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 import requests
 
-from engine.contracts import PermanentError, TransientError, parse_retry_after
+from engine.plugins.contracts import PermanentError, TransientError, parse_retry_after
 
 
 def session() -> requests.Session:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from engine.contracts import OutboundEmail, OutboundSms, ProviderContext, SendResult
-from engine.hookspecs import hookimpl
+from engine.plugins.contracts import OutboundEmail, OutboundSms, ProviderContext, SendResult
+from engine.plugins.hookspecs import hookimpl
 
 
 class InboxProvider:

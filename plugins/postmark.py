@@ -9,14 +9,14 @@ import base64
 from email.utils import formataddr
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from engine.contracts import (
+from engine.plugins.contracts import (
     OutboundEmail,
     PermanentError,
     ProviderContext,
     SendResult,
     SuppressedError,
 )
-from engine.hookspecs import hookimpl
+from engine.plugins.hookspecs import hookimpl
 from plugins.http_vendor import post, raise_for_status, session
 
 # Postmark ErrorCode values: 406 inactive recipient (bounced, complained, unsubscribed).

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from channels.email import message_bytes
-from engine.contracts import (
+from engine.plugins.contracts import (
     DeliveryError,
     OutboundEmail,
     PermanentError,
@@ -20,7 +20,7 @@ from engine.contracts import (
     SendResult,
     TransientError,
 )
-from engine.hookspecs import hookimpl
+from engine.plugins.hookspecs import hookimpl
 from plugins.smtp_exchange import (
     Envelope,
     accepted,

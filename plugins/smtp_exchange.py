@@ -7,7 +7,7 @@ import smtplib
 from collections.abc import Callable
 
 from channels.email import PLAIN_ADDRESS, message_bytes
-from engine.contracts import (
+from engine.plugins.contracts import (
     DeliveryError,
     OutboundEmail,
     PermanentError,

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from engine.contracts import (
+from engine.plugins.contracts import (
     OutboundSms,
     PermanentError,
     ProviderContext,
     SendResult,
     SuppressedError,
 )
-from engine.hookspecs import hookimpl
+from engine.plugins.hookspecs import hookimpl
 from plugins.http_vendor import post, raise_for_status, session
 
 # Twilio error codes: 21610 the recipient replied STOP; 21614 not a mobile number.

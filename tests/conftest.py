@@ -13,9 +13,9 @@ from redis import Redis
 
 from config.settings import Settings
 from engine import runtime
-from engine.embedded_redis import EmbeddedRedis, start_redis
-from engine.migrations import upgrade
-from engine.models import ALL_MODELS
+from engine.store.embedded_redis import EmbeddedRedis, start_redis
+from engine.store.migrations import upgrade
+from engine.store.models import ALL_MODELS
 
 TEST_SECRET_KEY = "test-secret-key-0123456789-abcdefghijklmnop"
 
@@ -63,12 +63,12 @@ def _schema(base_settings: Settings) -> Iterator[None]:
 @pytest.fixture
 def settings(base_settings: Settings, _schema: None) -> Iterator[Settings]:
     """Settings bound into the engine, with an empty database and an empty Redis."""
-    from engine import catalog, keycache, suppression_cache
+    from engine.catalog import keycache, snapshots, suppression_cache
 
     db = runtime.configure(base_settings)
     db.connect(reuse_if_open=True)
     _empty_tables(db)
-    catalog.clear()
+    snapshots.clear()
     keycache.clear()
     suppression_cache.clear()
     Redis.from_url(base_settings.redis_url).flushall()
@@ -79,13 +79,13 @@ def settings(base_settings: Settings, _schema: None) -> Iterator[Settings]:
 
 @pytest.fixture
 def db(settings: Settings):
-    from engine.db import database
+    from engine.store.db import database
 
     return database.obj
 
 
 def _empty_tables(db) -> None:
-    from engine.models import SchemaVersion
+    from engine.store.models import SchemaVersion
 
     tables = [m for m in reversed(ALL_MODELS) if m is not SchemaVersion]
     if db.__class__.__name__ == "SqliteDatabase":

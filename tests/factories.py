@@ -5,10 +5,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from engine import secrets
-from engine.addresses import suppression_key
-from engine.keys import create_key
-from engine.models import (
+from engine.catalog.keys import create_key
+from engine.catalog.versions import publish
+from engine.formats.addresses import suppression_key
+from engine.store import secrets
+from engine.store.models import (
     Account,
     Notification,
     Project,
@@ -17,7 +18,6 @@ from engine.models import (
     TemplateVersion,
     Workspace,
 )
-from engine.versions import publish
 
 
 def account(name: str | None = None, **fields: Any) -> Account:

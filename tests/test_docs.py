@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import hookspecs
+from engine.plugins import hookspecs
 
 DOCS = (Path(__file__).resolve().parents[1] / "docs" / "plugins.md").read_text()
 HOOKS = [name for name, obj in inspect.getmembers(hookspecs, inspect.isfunction)

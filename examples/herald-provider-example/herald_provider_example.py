@@ -9,8 +9,8 @@ import json
 import threading
 from urllib.parse import unquote, urlsplit
 
-from engine.contracts import OutboundEmail, OutboundSms, PermanentError, SendResult
-from engine.hookspecs import hookimpl
+from engine.plugins.contracts import OutboundEmail, OutboundSms, PermanentError, SendResult
+from engine.plugins.hookspecs import hookimpl
 
 
 class LogProvider:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from api.app import create_app
-from engine import keycache
+from engine.catalog import keycache
 from tests import factories
 
 

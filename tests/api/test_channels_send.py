@@ -8,9 +8,9 @@ import json
 import time
 
 from api.app import create_app
-from engine import catalog, keycache
-from engine.keys import revoke_key
-from engine.models import ApiKey, Notification, TemplateVersion
+from engine.catalog import keycache, snapshots
+from engine.catalog.keys import revoke_key
+from engine.store.models import ApiKey, Notification, TemplateVersion
 from tests import factories
 
 SEND = "/api/v1/notifications/send"
@@ -245,7 +245,7 @@ def test_a_stored_template_the_loader_refuses_is_a_rendering_error_not_a_500(cli
         content={**version.content, "body": "<p>{{" + "../" * 65 + "name}}</p>"},
         compiled=version.compiled.replace('["path",64', '["path",65')).where(
         TemplateVersion.id == version.id).execute()
-    catalog.clear()
+    snapshots.clear()
     body = {"tenantId": str(ws.id), "templateId": str(deep.id),
             "tags": [{"key": "name", "value": "Ada"}]}
     response = post(client, body, key)

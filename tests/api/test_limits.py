@@ -8,8 +8,8 @@ import threading
 from redis import Redis
 
 from api.app import create_app
-from engine import keycache
-from engine.models import Account, Notification
+from engine.catalog import keycache
+from engine.store.models import Account, Notification
 
 SEND = "/api/v1/notifications/send"
 

@@ -6,10 +6,10 @@ import pytest
 from redis import Redis
 from rq import Queue
 
-from engine import catalog, keycache
-from engine.keys import revoke_key
-from engine.models import ApiKey, Notification
-from engine.webhook_headers import validate_webhook_headers
+from engine.catalog import keycache, snapshots
+from engine.catalog.keys import revoke_key
+from engine.store.models import ApiKey, Notification
+from engine.webhooks.headers import validate_webhook_headers
 from tests import factories
 
 SEND = "/api/v1/notifications/send"
@@ -277,7 +277,7 @@ def test_decoded_size_limits_hold_even_below_the_gateway_limit():
     import pytest
 
     from engine.errors import ApiError
-    from engine.validation import validate_request
+    from engine.sending.validation import validate_request
 
     big = base64.b64encode(b"\0" * (10 * 1024 * 1024 + 1)).decode()
     nine = base64.b64encode(b"\0" * (9 * 1024 * 1024)).decode()
@@ -301,7 +301,7 @@ def test_body_over_10_mb_is_a_bare_413(client, tenant):
 
 
 def test_version_resolution_errors(client, tenant):
-    from engine.models import TemplateVersion
+    from engine.store.models import TemplateVersion
 
     key = tenant["key"]
     assert post(client, {**tenant["body"], "versionNumber": 7}, key).json[
@@ -350,7 +350,7 @@ def test_webhook_channel_rules(client, settings):
     assert response.json["errorCode"] == "notifications.webhook_delivery_not_available"
     acct.webhook_delivery = True
     acct.save()
-    catalog.clear()  # another process would see the change within HERALD_KEY_CACHE_SECONDS
+    snapshots.clear()  # another process would see the change within HERALD_KEY_CACHE_SECONDS
     for url in ("http://hooks.example.com/x", "https://10.0.0.1/x", "https://user:pw@h.example/",
                 "https://hooks.example.com:8443/x"):
         body["webhookOptions"] = {"urlOverride": url}

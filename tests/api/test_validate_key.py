@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from engine.keys import create_key
-from engine.models import utcnow
+from engine.catalog.keys import create_key
+from engine.store.models import utcnow
 from tests import factories
 
 FIELDS = {"isValid", "tenantId", "apiKeyId", "name", "status", "createdAt", "lastUsedAt",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.destinations import DestinationError, check_destination, is_forbidden_address
+from engine.webhooks.destinations import DestinationError, check_destination, is_forbidden_address
 from tests.channels.conftest import PUBLIC
 
 HOSTILE = [

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.signatures import sign
+from engine.webhooks.signatures import sign
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SECRET = "whsec_docs-example"

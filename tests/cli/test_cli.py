@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.embedded_redis import free_port
-from engine.models import ApiKey, Template, TemplateVersion, Workspace
+from engine.store.embedded_redis import free_port
+from engine.store.models import ApiKey, Template, TemplateVersion, Workspace
 from tests.conftest import TEST_SECRET_KEY
 from tests.engine.test_provisioning import TPL_ID, WS_ID, sample
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from engine.embedded_redis import free_port
+from engine.store.embedded_redis import free_port
 from tests.conftest import TEST_SECRET_KEY
 
 

@@ -14,10 +14,10 @@ import pytest
 from peewee import DatabaseError
 
 from engine import runtime
-from engine.jobs import MAX_EMAIL_ATTEMPTS, deliver_notification
-from engine.models import DeliveryAttempt, InboxMessage, Notification, utcnow
-from engine.queueing import queue
-from engine.reconciler import reconcile
+from engine.delivery.jobs import MAX_EMAIL_ATTEMPTS, deliver_notification
+from engine.delivery.reconciler import reconcile
+from engine.store.models import DeliveryAttempt, InboxMessage, Notification, utcnow
+from engine.store.queueing import queue
 from tests import factories
 
 

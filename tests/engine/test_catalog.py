@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from engine import catalog
-from engine.models import TemplateVersion
-from engine.versions import publish
+from engine.catalog import snapshots
+from engine.catalog.versions import publish
+from engine.store.models import TemplateVersion
 from tests import factories
 
 
@@ -17,7 +17,7 @@ def _versions(count: int):
         publish(TemplateVersion.create(template=tpl, number=number, status="draft",
                                        content={**TemplateVersion.get().content,
                                                 "subject": f"v{number}"}))
-    catalog.clear()
+    snapshots.clear()
     return ws, tpl
 
 
@@ -27,26 +27,26 @@ def test_two_live_versions_read_as_the_newest(settings):
     ws, tpl = _versions(3)
     TemplateVersion.update(status="live").where(TemplateVersion.number == 1).execute()
     TemplateVersion.update(status="live").where(TemplateVersion.number == 2).execute()
-    assert catalog.snapshot(str(ws.id), str(tpl.id)).live.number == 3
+    assert snapshots.snapshot(str(ws.id), str(tpl.id)).live.number == 3
 
 
 def test_a_snapshot_keeps_only_the_last_few_pinned_versions(settings):
-    ws, tpl = _versions(catalog.PINNED_VERSIONS_KEPT + 4)
-    snap = catalog.snapshot(str(ws.id), str(tpl.id))
-    for number in range(1, catalog.PINNED_VERSIONS_KEPT + 5):
+    ws, tpl = _versions(snapshots.PINNED_VERSIONS_KEPT + 4)
+    snap = snapshots.snapshot(str(ws.id), str(tpl.id))
+    for number in range(1, snapshots.PINNED_VERSIONS_KEPT + 5):
         assert snap.version(number).number == number
-    assert sorted(snap._versions) == list(range(5, catalog.PINNED_VERSIONS_KEPT + 5))
+    assert sorted(snap._versions) == list(range(5, snapshots.PINNED_VERSIONS_KEPT + 5))
 
 
 def test_expired_snapshots_are_dropped_once_many_are_kept(settings, monkeypatch):
-    monkeypatch.setattr(catalog, "SNAPSHOTS_KEPT", 3)
+    monkeypatch.setattr(snapshots, "SNAPSHOTS_KEPT", 3)
     ws, tpl = _versions(1)
     others = [factories.template(ws) for _ in range(3)]
-    catalog.snapshot(str(ws.id), str(tpl.id))
+    snapshots.snapshot(str(ws.id), str(tpl.id))
     now = time.monotonic()
-    for key, (_, snap) in list(catalog._cache.items()):
-        catalog._cache[key] = (now - 1, snap)  # expired
+    for key, (_, snap) in list(snapshots._cache.items()):
+        snapshots._cache[key] = (now - 1, snap)  # expired
     for other in others:
-        catalog.snapshot(str(ws.id), str(other.id))
-    assert len(catalog._cache) == 3
-    assert (str(ws.id).lower(), str(tpl.id)) not in catalog._cache
+        snapshots.snapshot(str(ws.id), str(other.id))
+    assert len(snapshots._cache) == 3
+    assert (str(ws.id).lower(), str(tpl.id)) not in snapshots._cache

@@ -8,17 +8,17 @@ import threading
 
 import pytest
 
-from engine import delivery_thread
-from engine.jobs import deliver_notification, hand_over
-from engine.models import DeliveryAttempt, Notification
+from engine.delivery import handoff
+from engine.delivery.jobs import deliver_notification, hand_over
+from engine.store.models import DeliveryAttempt, Notification
 from tests import factories
 
 
 @pytest.fixture
 def thread(settings):
-    delivery_thread.start()
+    handoff.start()
     yield
-    delivery_thread.close()
+    handoff.close()
 
 
 def _blocked(log: list[str], name: str) -> tuple[threading.Event, object]:
@@ -35,23 +35,23 @@ def _blocked(log: list[str], name: str) -> tuple[threading.Event, object]:
 def test_a_job_returns_without_waiting_for_its_own_delivery(thread):
     log: list[str] = []
     release, work = _blocked(log, "first")
-    delivery_thread.hand("job-1", work)
-    assert delivery_thread.taken("job-1") is True  # returns while the delivery is blocked
+    handoff.hand("job-1", work)
+    assert handoff.taken("job-1") is True  # returns while the delivery is blocked
     assert "first done" not in log
     release.set()
-    delivery_thread.close()
+    handoff.close()
     assert log == ["first started", "first done"]
 
 
 def test_the_next_job_waits_for_the_delivery_before_it(thread):
     log: list[str] = []
     release, work = _blocked(log, "first")
-    delivery_thread.hand("job-1", work)
-    assert delivery_thread.taken("job-1")
-    delivery_thread.hand("job-2", lambda: log.append("second"))
+    handoff.hand("job-1", work)
+    assert handoff.taken("job-1")
+    handoff.hand("job-2", lambda: log.append("second"))
     seen: list[list[str]] = []
     job = threading.Thread(target=lambda: seen.append(
-        log.copy() if delivery_thread.taken("job-2") else ["not taken"]))
+        log.copy() if handoff.taken("job-2") else ["not taken"]))
     job.start()
     job.join(timeout=0.5)  # a job that did not wait would have returned by now
     assert job.is_alive() and seen == []
@@ -60,7 +60,7 @@ def test_the_next_job_waits_for_the_delivery_before_it(thread):
     # Job 2 returned only once delivery 1 had finished; delivery 2 never overlapped it.
     assert seen == [["first started", "first done"]] or seen == [
         ["first started", "first done", "second"]]
-    delivery_thread.close()
+    handoff.close()
     assert log == ["first started", "first done", "second"]
 
 
@@ -70,11 +70,11 @@ def test_a_failed_delivery_is_logged_with_its_key_and_the_next_one_runs(thread, 
 
     done: list[str] = []
     with caplog.at_level(logging.ERROR, logger="herald.delivery"):
-        delivery_thread.hand("job-1", broken)
-        assert delivery_thread.taken("job-1")
-        delivery_thread.hand("job-2", lambda: done.append("next"))
-        assert delivery_thread.taken("job-2")  # the failure does not reach the next job
-        delivery_thread.close()
+        handoff.hand("job-1", broken)
+        assert handoff.taken("job-1")
+        handoff.hand("job-2", lambda: done.append("next"))
+        assert handoff.taken("job-2")  # the failure does not reach the next job
+        handoff.close()
     assert "job-1" in caplog.text and "database gone" in caplog.text
     assert done == ["next"]
 
@@ -82,10 +82,10 @@ def test_a_failed_delivery_is_logged_with_its_key_and_the_next_one_runs(thread, 
 def test_a_job_with_nothing_handed_over_delivers_itself_once_the_thread_is_idle(thread):
     log: list[str] = []
     release, work = _blocked(log, "first")
-    delivery_thread.hand("job-1", work)
-    assert delivery_thread.taken("job-1")
+    handoff.hand("job-1", work)
+    assert handoff.taken("job-1")
     result: list[bool] = []
-    job = threading.Thread(target=lambda: result.append(delivery_thread.taken("job-2")))
+    job = threading.Thread(target=lambda: result.append(handoff.taken("job-2")))
     job.start()
     job.join(timeout=0.5)
     assert job.is_alive()  # it may not deliver beside the thread's delivery
@@ -97,17 +97,17 @@ def test_a_job_with_nothing_handed_over_delivers_itself_once_the_thread_is_idle(
 def test_a_delivery_handed_over_for_another_job_runs_and_is_waited_for(thread, caplog):
     log: list[str] = []
     release, work = _blocked(log, "first")
-    delivery_thread.hand("job-1", work)
+    handoff.hand("job-1", work)
     release.set()
     with caplog.at_level(logging.WARNING, logger="herald.delivery"):
-        assert delivery_thread.taken("job-2") is False
+        assert handoff.taken("job-2") is False
     assert log == ["first started", "first done"] and "job-1" in caplog.text
 
 
 def test_without_the_thread_nothing_is_handed_over(settings):
     ran: list[str] = []
-    delivery_thread.hand("job-1", lambda: ran.append("claim"))
-    assert delivery_thread.taken("job-1") is False and ran == []
+    handoff.hand("job-1", lambda: ran.append("claim"))
+    assert handoff.taken("job-1") is False and ran == []
 
 
 def test_handed_over_jobs_record_every_outcome_in_order(settings, thread, monkeypatch):
@@ -120,7 +120,7 @@ def test_handed_over_jobs_record_every_outcome_in_order(settings, thread, monkey
         assert deliver_notification(nid) == "handed over"
         # When a job returns, every delivery before it is recorded.
     assert Notification.get_by_id(first).status == "delivered"
-    delivery_thread.close()  # a worker's shutdown: the delivery in hand is finished
+    handoff.close()  # a worker's shutdown: the delivery in hand is finished
     assert Notification.get_by_id(second).status == "delivered"
     assert DeliveryAttempt.select().where(DeliveryAttempt.outcome == "delivered").count() == 2
 

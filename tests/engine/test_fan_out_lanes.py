@@ -10,8 +10,8 @@ from collections.abc import Iterable, Iterator
 import pytest
 
 from channels.email import EmailChannel
-from engine.contracts import DeliveryError, OutboundEmail, PermanentError, SendResult
-from engine.message_lanes import Planned, _Lanes, send_all
+from engine.delivery.message_lanes import Planned, _Lanes, send_all
+from engine.plugins.contracts import DeliveryError, OutboundEmail, PermanentError, SendResult
 from tests import factories
 
 

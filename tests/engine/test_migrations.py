@@ -1,5 +1,5 @@
-from engine.migrations import MIGRATIONS, current_version, upgrade
-from engine.models import ALL_MODELS
+from engine.store.migrations import MIGRATIONS, current_version, upgrade
+from engine.store.models import ALL_MODELS
 
 
 def test_upgrade_creates_every_table_and_is_idempotent(db):
@@ -15,9 +15,9 @@ def test_a_database_made_by_the_first_step_gets_the_lean_notification_indexes(tm
     """Step 2 on a database of step 1: the indexes every status update paid for are gone."""
     from peewee import SqliteDatabase
 
-    from engine.db import database
-    from engine.migrations import MIGRATIONS
-    from engine.models import Notification
+    from engine.store.db import database
+    from engine.store.migrations import MIGRATIONS
+    from engine.store.models import Notification
 
     old = SqliteDatabase(str(tmp_path / "old.sqlite3"))
     previous = database.obj
@@ -45,8 +45,8 @@ def test_a_database_made_by_the_first_step_gets_the_lean_notification_indexes(tm
 def test_suppressions_written_with_a_unicode_domain_take_its_ascii_key(db):
     """Step 3: rows keyed before keys carried the ASCII domain; a workspace that already
     has the ASCII key (a bounce) keeps that row alone."""
-    from engine.migrations import MIGRATIONS
-    from engine.models import Suppression
+    from engine.store.migrations import MIGRATIONS
+    from engine.store.models import Suppression
     from tests import factories
 
     one, two = factories.workspace(), factories.workspace()
@@ -63,8 +63,8 @@ def test_suppressions_written_with_a_unicode_domain_take_its_ascii_key(db):
 
 def test_a_template_left_with_two_live_versions_keeps_the_newest(db):
     """Step 4: an older apply could leave two live versions; the newest stays live."""
-    from engine.migrations import MIGRATIONS
-    from engine.models import TemplateVersion
+    from engine.store.migrations import MIGRATIONS
+    from engine.store.models import TemplateVersion
     from tests import factories
 
     ws = factories.workspace()

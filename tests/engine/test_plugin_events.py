@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from engine import providers
-from engine.embedded_redis import free_port
-from engine.hookspecs import hookimpl
-from engine.jobs import deliver_notification
-from engine.models import Notification, Suppression
-from engine.plugins import default_registry
+from engine.delivery import providers
+from engine.delivery.jobs import deliver_notification
+from engine.plugins.hookspecs import hookimpl
+from engine.plugins.manager import default_registry
+from engine.store.embedded_redis import free_port
+from engine.store.models import Notification, Suppression
 from tests import factories
 from tests.support.https_receiver import Scripted
 from tests.support.smtp_server import start_smtp

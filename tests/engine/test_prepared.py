@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 import uuid
 
-from engine import notification_store, prepared
-from engine.db import database, make_database
-from engine.models import Notification, Suppression
+from engine.store import notification_store, prepared
+from engine.store.db import database, make_database
+from engine.store.models import Notification, Suppression
 from tests import factories
 
 # A claim's stale-after seconds and the maximum attempts of webhooks and of other channels.

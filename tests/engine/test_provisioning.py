@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
-from engine.exporting import export_document
-from engine.models import ApiKey, Template, TemplateVersion, Workspace
 from engine.provisioning import ApplyError, apply_document
+from engine.provisioning.exporting import export_document
+from engine.store.models import ApiKey, Template, TemplateVersion, Workspace
 
 WS_ID = "2b1c6a8e-4d0f-4c53-9d7e-2f5b0c8a9e11"
 TPL_ID = "7d3e1f20-1c2b-4a5d-8e9f-0a1b2c3d4e5f"
@@ -216,7 +216,7 @@ def statuses(template_id: str = TPL_ID) -> dict[int, str]:
 def test_reapplying_leaves_a_revoked_key_revoked(db):
     """A key revoked outside the file (herald keys revoke) must stay revoked: the file that
     names no status says nothing about revocation, and re-applying it changes nothing."""
-    from engine.keys import revoke_key
+    from engine.catalog.keys import revoke_key
 
     apply_document(sample())
     key = revoke_key(ApiKey.get(ApiKey.name == "backend"))
@@ -239,7 +239,7 @@ def test_a_file_cannot_undo_a_revocation(db):
 
 def test_a_file_with_fewer_versions_leaves_exactly_one_live(db):
     """Versions the file does not list are kept, but the file's live one is the only live."""
-    from engine import catalog
+    from engine.catalog import snapshots
 
     apply_document(sample())
     doc = sample()
@@ -248,7 +248,7 @@ def test_a_file_with_fewer_versions_leaves_exactly_one_live(db):
     assert out["updated"] == {"versions": 2}
     assert statuses() == {1: "live", 2: "previous", 3: "draft"}
     assert apply_document(doc).as_json()["changed"] is False
-    assert catalog.snapshot(WS_ID, TPL_ID).live.number == 1
+    assert snapshots.snapshot(WS_ID, TPL_ID).live.number == 1
 
 
 def test_a_file_without_published_versions_keeps_the_live_one(db):
@@ -272,7 +272,7 @@ def two_versions() -> dict:
 def test_export_says_which_version_is_live_and_apply_keeps_it(db):
     """Publishing v1 after v2 makes the live one not the last published: the export must say
     so, re-applying it must change nothing, and a fresh database must get the same live one."""
-    from engine.versions import get_version, publish
+    from engine.catalog.versions import get_version, publish
     from tests.conftest import _empty_tables
 
     apply_document(two_versions())

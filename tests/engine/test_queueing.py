@@ -10,7 +10,7 @@ from rq import SimpleWorker
 from rq.job import Job, JobStatus
 
 from engine import runtime
-from engine.queueing import (
+from engine.store.queueing import (
     FAILURE_TTL,
     JOB_FUNCTION,
     JOB_TIMEOUT,

@@ -9,7 +9,7 @@ import threading
 from redis import Redis
 
 from engine import runtime
-from engine.redis_scripts import DirectScript, thread_connection
+from engine.store.redis_scripts import DirectScript, thread_connection
 
 COUNT = "return redis.call('INCR', KEYS[1]) + tonumber(ARGV[1])"
 

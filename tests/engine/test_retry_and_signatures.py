@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from engine.contracts import LONGEST_RETRY_AFTER, parse_retry_after
-from engine.retry import MAX_WAIT, classify_status, retry_delay
-from engine.signatures import sign, verify_webhook
+from engine.delivery.retry import MAX_WAIT, classify_status, retry_delay
+from engine.plugins.contracts import LONGEST_RETRY_AFTER, parse_retry_after
+from engine.webhooks.signatures import sign, verify_webhook
 
 
 def test_classification():

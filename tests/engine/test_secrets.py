@@ -3,8 +3,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine import secrets
-from engine.models import Account, Workspace
+from engine.store import secrets
+from engine.store.models import Account, Workspace
 from tests.conftest import TEST_SECRET_KEY
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from engine import limits, runtime
-from engine.bodies import html_document, text_from_html
+from engine import runtime
+from engine.sending import limits
+from engine.sending.bodies import html_document, text_from_html
 from tests import factories
 
 

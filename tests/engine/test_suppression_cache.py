@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine import notification_store, suppression_cache
-from engine.models import Suppression
+from engine.catalog import suppression_cache
+from engine.store import notification_store
+from engine.store.models import Suppression
 from tests import factories
 
 

@@ -6,7 +6,7 @@ import html
 
 import pytest
 
-from engine.tracking import MAX_TRACKED_LINKS, apply_tracking, click_url, open_url
+from engine.delivery.tracking import MAX_TRACKED_LINKS, apply_tracking, click_url, open_url
 
 NID = "c6ce4503-3479-45c1-8904-923a76027755"
 

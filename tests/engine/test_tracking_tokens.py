@@ -8,7 +8,7 @@ import uuid
 import pytest
 from itsdangerous import URLSafeSerializer
 
-from engine.tracking import make_token, read_token
+from engine.delivery.tracking import make_token, read_token
 
 NID = "c6ce4503-3479-45c1-8904-923a76027755"  # ids are random (uuid4)
 PAYLOADS = [

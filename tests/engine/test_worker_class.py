@@ -8,10 +8,12 @@ import threading
 
 import pytest
 
-from engine import delivery_thread, notification_store, runtime
-from engine.models import InboxMessage, Notification
-from engine.queueing import QUEUE_NAME, enqueue_notification, queue
-from engine.worker import HeraldWorker
+from engine import runtime
+from engine.delivery import handoff
+from engine.delivery.worker import HeraldWorker
+from engine.store import notification_store
+from engine.store.models import InboxMessage, Notification
+from engine.store.queueing import QUEUE_NAME, enqueue_notification, queue
 from tests import factories
 
 SEEN: list[str] = []
@@ -35,9 +37,9 @@ def claims(settings, monkeypatch):
         return real(notification_id, *limits)
 
     monkeypatch.setattr(notification_store, "claim", claim)
-    delivery_thread.start()
+    handoff.start()
     yield threads
-    delivery_thread.close()
+    handoff.close()
 
 
 def _work() -> None:
@@ -51,7 +53,7 @@ def test_each_delivery_is_claimed_and_delivered_on_the_delivery_thread(claims):
     for nid in ids:
         enqueue_notification(nid)
     _work()
-    delivery_thread.close()
+    handoff.close()
     assert len(claims) == 3 and all(name.startswith("herald-delivery") for name in claims)
     statuses = {str(n.id): n.status for n in Notification.select()}
     assert statuses == dict.fromkeys(ids, "delivered")
@@ -63,9 +65,9 @@ def test_a_job_claimed_twice_sends_once(claims):
     ws = factories.workspace()
     nid = str(factories.notification(ws, factories.email_payload()).id)
     enqueue_notification(nid)
-    queue().enqueue("engine.jobs.deliver_notification", nid)  # a duplicate job for one id
+    queue().enqueue("engine.delivery.jobs.deliver_notification", nid)  # a duplicate job for one id
     _work()
-    delivery_thread.close()
+    handoff.close()
     assert len(claims) == 2
     assert Notification.get_by_id(nid).status == "delivered"
     assert InboxMessage.select().count() == 1
@@ -81,10 +83,10 @@ def test_other_jobs_run_as_before_with_nothing_claimed(claims):
 def test_a_delivery_job_whose_argument_is_no_id_claims_in_the_job(claims):
     ws = factories.workspace()
     nid = str(factories.notification(ws, factories.email_payload()).id)
-    queue().enqueue("engine.jobs.deliver_notification", 42)  # nothing handed over for it
+    queue().enqueue("engine.delivery.jobs.deliver_notification", 42)  # nothing handed over for it
     enqueue_notification(nid)
     _work()  # the bad job claims in the job (and fails there on PostgreSQL); the next runs
-    delivery_thread.close()
+    handoff.close()
     assert Notification.get_by_id(nid).status == "delivered"
     assert claims == ["MainThread", "herald-delivery_0"]
 
@@ -106,7 +108,7 @@ def test_an_error_in_a_handed_over_delivery_is_logged_and_leaves_the_row(claims,
     enqueue_notification(fine)
     with caplog.at_level(logging.ERROR, logger="herald.delivery"):
         _work()
-        delivery_thread.close()
+        handoff.close()
     assert broken in caplog.text and "database gone" in caplog.text
     assert queue().failed_job_registry.get_job_ids() == []  # RQ counted the job done
     assert Notification.get_by_id(broken).status == "queued"  # the reconciler's to retry

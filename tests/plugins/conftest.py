@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.embedded_redis import free_port
+from engine.store.embedded_redis import free_port
 from plugins.smtp import SmtpProvider
 from tests.support.smtp_server import start_smtp
 

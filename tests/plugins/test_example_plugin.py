@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import plugins, providers
-from engine.jobs import deliver_notification
-from engine.models import Notification
+from engine.delivery import providers
+from engine.delivery.jobs import deliver_notification
+from engine.plugins import manager
+from engine.store.models import Notification
 from tests import factories
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "herald-provider-example"
@@ -26,15 +27,15 @@ def installed_example(tmp_path, monkeypatch):
         capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     monkeypatch.syspath_prepend(str(target))
-    plugins.default_registry.cache_clear()
+    manager.default_registry.cache_clear()
     providers.close_all()
     yield target
-    plugins.default_registry.cache_clear()
+    manager.default_registry.cache_clear()
     providers.close_all()
 
 
 def test_installed_package_registers_its_provider_through_entry_points(installed_example):
-    registry = plugins.build_registry(plugins.make_plugin_manager())
+    registry = manager.build_registry(manager.make_plugin_manager())
     assert "example-log" in registry.providers
     # The built-ins come through the same group.
     assert {"smtp", "inbox", "postmark", "twilio"} <= set(registry.providers)

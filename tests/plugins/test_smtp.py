@@ -11,10 +11,12 @@ from email import policy
 import pytest
 
 from channels.email import message_bytes
-from engine import providers, sending, suppression_cache, suppressions
-from engine.addresses import suppression_key
-from engine.jobs import deliver_notification
-from engine.models import DeliveryAttempt, Notification, Suppression
+from engine import sending
+from engine.catalog import suppression_cache, suppressions
+from engine.delivery import providers
+from engine.delivery.jobs import deliver_notification
+from engine.formats.addresses import suppression_key
+from engine.store.models import DeliveryAttempt, Notification, Suppression
 from plugins.smtp import SmtpProvider
 from tests import factories
 
@@ -243,7 +245,7 @@ def test_a_message_to_several_recipients_arrives_byte_for_byte(smtp, provider, p
 
 
 def test_after_refused_messages_the_same_connection_delivers_the_next(smtp, provider):
-    from engine.contracts import SuppressedError
+    from engine.plugins.contracts import SuppressedError
 
     smtp.refuse["gone@example.net"] = "550 5.1.1 mailbox unavailable"
     with pytest.raises(SuppressedError):  # every recipient refused
@@ -258,7 +260,7 @@ def test_after_refused_messages_the_same_connection_delivers_the_next(smtp, prov
 
 
 def test_a_data_accepted_after_every_recipient_was_refused_is_ended_cleanly(smtp, provider):
-    from engine.contracts import SuppressedError
+    from engine.plugins.contracts import SuppressedError
 
     async def refuse_but_keep(server, session, envelope, address, rcpt_options):
         envelope.rcpt_tos.append(address)  # so DATA still answers 354 (RFC 2920 3.1)
@@ -276,8 +278,8 @@ def test_a_data_accepted_after_every_recipient_was_refused_is_ended_cleanly(smtp
 
 
 def test_unreachable_server_is_transient():
-    from engine.contracts import TransientError
-    from engine.embedded_redis import free_port
+    from engine.plugins.contracts import TransientError
+    from engine.store.embedded_redis import free_port
 
     provider = SmtpProvider(f"smtp://127.0.0.1:{free_port()}?tls=none&timeout=2")
     with pytest.raises(TransientError):
@@ -322,7 +324,7 @@ def tls(tmp_path_factory):
 
 @pytest.mark.parametrize("mode", ["starttls", "ssl"])
 def test_tls_modes_with_authentication(mode, tls, monkeypatch):
-    from engine.embedded_redis import free_port
+    from engine.store.embedded_redis import free_port
     from tests.support.smtp_server import start_smtp
 
     context, ca_file = tls
@@ -335,7 +337,7 @@ def test_tls_modes_with_authentication(mode, tls, monkeypatch):
         good.send(factories_message())
         assert len(handler.received) == 1
         good.close()
-        from engine.contracts import DeliveryError
+        from engine.plugins.contracts import DeliveryError
 
         bad = SmtpProvider(f"smtp://mailer:wrong@localhost:{port}?tls={mode}&timeout=5")
         with pytest.raises(DeliveryError):

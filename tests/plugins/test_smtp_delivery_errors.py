@@ -9,10 +9,11 @@ import logging
 
 import pytest
 
-from engine import providers, runtime
-from engine.jobs import deliver_notification
-from engine.models import DeliveryAttempt, Notification, utcnow
-from engine.reconciler import reconcile
+from engine import runtime
+from engine.delivery import providers
+from engine.delivery.jobs import deliver_notification
+from engine.delivery.reconciler import reconcile
+from engine.store.models import DeliveryAttempt, Notification, utcnow
 from tests import factories
 
 # A quoted local part with a line break: the SMTP provider raises ValueError on its RCPT.

@@ -11,10 +11,10 @@ import pytest
 from peewee import DatabaseError
 
 from channels.email import EmailChannel, message_bytes
-from engine import providers
-from engine.contracts import PermanentError, SendResult, SuppressedError, TransientError
-from engine.jobs import CHECKPOINT_ROWS, deliver_notification
-from engine.models import DeliveryAttempt, Notification, Suppression, utcnow
+from engine.delivery import providers
+from engine.delivery.jobs import CHECKPOINT_ROWS, deliver_notification
+from engine.plugins.contracts import PermanentError, SendResult, SuppressedError, TransientError
+from engine.store.models import DeliveryAttempt, Notification, Suppression, utcnow
 from tests import factories
 
 

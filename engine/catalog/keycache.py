@@ -1,0 +1,71 @@
+"""API-key lookup for the hot path: cached per process for at most a few seconds.
+
+A revocation is seen within HERALD_KEY_CACHE_SECONDS (5 at most) on every process;
+lastUsedAt is written behind, at most once a minute per key and process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import time
+from dataclasses import dataclass
+
+from engine import runtime
+from engine.store import secrets
+from engine.store.models import ApiKey, key_status, utcnow
+
+LAST_USED_EVERY = 60.0
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    id: str
+    workspace_id: str
+    name: str
+    created_at: dt.datetime
+    expires_at: dt.datetime | None
+    revoked_at: dt.datetime | None
+    last_used_at: dt.datetime | None
+
+    def status(self, now: dt.datetime | None = None) -> str:
+        return key_status(self.revoked_at, self.expires_at, now)
+
+
+_cache: dict[str, tuple[float, KeyInfo | None]] = {}
+_last_written: dict[str, float] = {}
+_lock = threading.Lock()
+
+
+def lookup(value: str) -> KeyInfo | None:
+    """The key behind a header value, whatever its status; None when it does not resolve."""
+    digest = secrets.hash_api_key(value)
+    now = time.monotonic()
+    hit = _cache.get(digest)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    row = ApiKey.get_or_none(ApiKey.key_hash == digest)
+    info = None if row is None else KeyInfo(
+        str(row.id), str(row.workspace_id), row.name, row.created_at, row.expires_at,
+        row.revoked_at, row.last_used_at)
+    with _lock:
+        if len(_cache) > 10000:
+            _cache.clear()
+        _cache[digest] = (now + runtime.settings().key_cache_seconds, info)
+    return info
+
+
+def touch(info: KeyInfo) -> None:
+    """Record use, at most once a minute per key from this process."""
+    now = time.monotonic()
+    last = _last_written.get(info.id)
+    if last is not None and now - last < LAST_USED_EVERY:
+        return
+    _last_written[info.id] = now
+    ApiKey.update(last_used_at=utcnow()).where(ApiKey.id == info.id).execute()
+
+
+def clear() -> None:
+    with _lock:
+        _cache.clear()
+        _last_written.clear()

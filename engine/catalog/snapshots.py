@@ -1,0 +1,101 @@
+"""Per-process snapshots of what a send needs about a template, kept a few seconds.
+
+A send then costs one insert instead of a dozen lookups. Published versions never change;
+what can change (the live pointer, defaults, senders, entitlements) is seen within
+HERALD_KEY_CACHE_SECONDS, the same bound as a key revocation.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine import runtime
+from engine.sending.recipients import inherited_defaults
+from engine.store.models import Account, Sender, Template, TemplateVersion, Workspace
+
+
+@dataclass
+class TemplateSnapshot:
+    template: Template
+    workspace: Workspace
+    account: Account
+    defaults: dict[str, list[str]]
+    domains: frozenset[str]
+    addresses: frozenset[str]
+    live: TemplateVersion | None
+    _versions: dict[int, TemplateVersion | None] = field(default_factory=dict)
+
+    def version(self, number: int) -> TemplateVersion | None:
+        """A pinned version, kept with the snapshot: the last few only, since each may hold
+        parts of a mebibyte and a caller can pin every version in turn."""
+        if number not in self._versions:
+            if len(self._versions) >= PINNED_VERSIONS_KEPT:
+                self._versions.pop(next(iter(self._versions)))
+            self._versions[number] = TemplateVersion.get_or_none(
+                TemplateVersion.template == self.template, TemplateVersion.number == number)
+        return self._versions[number]
+
+    def sender_verified(self, bare: str) -> bool:
+        return bare in self.addresses or bare.rpartition("@")[2] in self.domains
+
+
+PINNED_VERSIONS_KEPT = 8
+# Past this many snapshots the expired ones are dropped; past twice as many, all of them.
+SNAPSHOTS_KEPT = 1000
+
+_cache: dict[tuple[str, str], tuple[float, TemplateSnapshot | None]] = {}
+_lock = threading.Lock()
+
+
+def _load(workspace_id: str, template_id: uuid.UUID) -> TemplateSnapshot | None:
+    template = Template.get_or_none(Template.id == template_id,
+                                    Template.workspace == workspace_id)
+    if template is None:
+        return None
+    workspace = Workspace.get_by_id(workspace_id)
+    account = workspace.account
+    senders = list(Sender.select(Sender.kind, Sender.value).where(
+        Sender.account == account, Sender.verified == True))  # noqa: E712
+    # One live version per template; should a database hold two, the newest is the live one
+    # (the file format's rule), never whichever the database returns first.
+    live = TemplateVersion.select().where(
+        TemplateVersion.template == template, TemplateVersion.status == "live").order_by(
+        TemplateVersion.number.desc()).first()
+    return TemplateSnapshot(
+        template, workspace, account, inherited_defaults(template),
+        frozenset(s.value for s in senders if s.kind == "domain"),
+        frozenset(s.value for s in senders if s.kind == "address"), live)
+
+
+def snapshot(workspace_id: str, template_id: str) -> TemplateSnapshot | None:
+    """The template of this workspace (None when there is none: another tenant's is none)."""
+    try:
+        parsed = uuid.UUID(template_id)
+    except ValueError:
+        return None
+    key = (workspace_id.lower(), str(parsed))
+    now = time.monotonic()
+    hit = _cache.get(key)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    snap = _load(workspace_id, parsed)
+    with _lock:
+        if len(_cache) >= SNAPSHOTS_KEPT:  # an expired snapshot would otherwise stay for good
+            for stale in [k for k, (until, _) in _cache.items() if until <= now]:
+                del _cache[stale]
+            if len(_cache) >= 2 * SNAPSHOTS_KEPT:
+                _cache.clear()
+        _cache[key] = (now + runtime.settings().key_cache_seconds, snap)
+    return snap
+
+
+def clear() -> None:
+    with _lock:
+        _cache.clear()
+
+
+__all__: list[Any] = ["TemplateSnapshot", "clear", "snapshot"]

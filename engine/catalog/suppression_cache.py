@@ -1,0 +1,69 @@
+"""The suppression answers a preview reports, cached per process for a few seconds.
+
+Designers preview the same template to the same recipients over and over, and the lookup
+was a preview's only database round trip: about 15% of its cost (docs/performance.md,
+tenth round). Delivery never reads this cache (the worker's claim reads the list itself),
+so a late answer can only make a preview's report late, never let a message through.
+
+A suppression written by this process (an unsubscribe, a bounce in an in-process worker)
+is seen at once; one written by another process (the server's other workers, a bounce in a
+worker, `herald apply`) within HERALD_KEY_CACHE_SECONDS, the bound a key, template or
+sender change already has.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from engine import runtime
+from engine.store import notification_store
+
+# At most this many addresses per workspace and this many workspaces: past either, that
+# map starts over (a preview lists at most 1,000 recipients).
+MAX_ADDRESSES = 5_000
+MAX_WORKSPACES = 1_000
+
+# workspace -> address -> (expires at, suppressed)
+_answers: dict[str, dict[str, tuple[float, bool]]] = {}
+# How many times this process changed a list: an answer read from the database while a
+# list changed is not kept.
+_changes = 0
+_lock = threading.Lock()
+
+
+def suppressed(workspace_id: Any, keys: list[str]) -> set[str]:
+    """Which of the suppression ``keys`` are on the workspace's list (lower-cased)."""
+    workspace = str(workspace_id).lower()
+    wanted = sorted({k.lower() for k in keys})
+    now = time.monotonic()
+    known = _answers.get(workspace, {})
+    answers = [known.get(key) for key in wanted]
+    if all(a is not None and a[0] > now for a in answers):
+        return {key for key, answer in zip(wanted, answers, strict=True) if answer and answer[1]}
+    changes = _changes
+    found = notification_store.suppressed(workspace_id, wanted)
+    expires = now + runtime.settings().key_cache_seconds
+    with _lock:
+        if _changes == changes:
+            if workspace not in _answers and len(_answers) >= MAX_WORKSPACES:
+                _answers.clear()
+            entries = _answers.setdefault(workspace, {})
+            if len(entries) + len(wanted) > MAX_ADDRESSES:
+                entries.clear()
+            entries.update((key, (expires, key in found)) for key in wanted)
+    return found
+
+
+def forget(workspace_id: Any) -> None:
+    """Drop the workspace's answers once this process has changed its list (committed)."""
+    global _changes
+    with _lock:
+        _changes += 1
+        _answers.pop(str(workspace_id).lower(), None)
+
+
+def clear() -> None:
+    with _lock:
+        _answers.clear()

@@ -1,0 +1,138 @@
+"""Template version lifecycle: draft -> live -> previous, restore, lock, retention."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.store.models import Template, TemplateVersion, utcnow
+
+# Retained previous versions per plan; locked versions are always kept (spec 3.1).
+RETENTION = {"basic": 10, "pro": 50, "business": 200}
+
+# The parts of each channel that are template text.
+TEMPLATE_PARTS = {
+    "email": ("subject", "body", "htmlHead"),
+    "sms": ("body",),
+    "webhook": ("body",),
+}
+
+
+class VersionError(ValueError):
+    """A lifecycle step that the version's state does not allow."""
+
+
+def template_parts(channel: str, content: dict[str, Any]) -> dict[str, str]:
+    return {
+        part: content[part]
+        for part in TEMPLATE_PARTS[channel]
+        if isinstance(content.get(part), str)
+    }
+
+
+def check_content(channel: str, content: dict[str, Any]) -> None:
+    """Refuse template text outside our Handlebars subset (raises TemplateSyntaxError)."""
+    from engine.rendering import TemplateSyntaxError, check_template
+
+    for part, text in template_parts(channel, content).items():
+        try:
+            check_template(text)
+        except TemplateSyntaxError as err:
+            raise TemplateSyntaxError(f"{part}: {err}") from None
+
+
+def compile_content(channel: str, content: dict[str, Any]) -> str:
+    """Compile once, at publish; the stored code makes a cold process fast."""
+    from engine.rendering import compile_parts
+
+    return compile_parts(template_parts(channel, content))
+
+
+def publish(version: TemplateVersion) -> TemplateVersion:
+    """Make ``version`` live; the live one before it becomes previous."""
+    template = version.template
+    if version.status != "draft":
+        raise VersionError(f"version {version.number} is {version.status}, not a draft")
+    compiled = compile_content(template.channel, version.content)
+    (
+        TemplateVersion.update(status="previous")
+        .where(TemplateVersion.template == template, TemplateVersion.status == "live")
+        .execute()
+    )
+    version.status = "live"
+    version.compiled = compiled
+    version.published_at = utcnow()
+    version.save()
+    prune(template)
+    return version
+
+
+def prune(template: Template) -> int:
+    """Drop previous versions beyond the plan's retention; locked ones stay."""
+    plan = template.workspace.account.plan
+    keep = RETENTION.get(plan, RETENTION["basic"])
+    previous = list(
+        TemplateVersion.select(TemplateVersion.id)
+        .where(
+            TemplateVersion.template == template,
+            TemplateVersion.status == "previous",
+            TemplateVersion.locked == False,  # noqa: E712 (peewee expression)
+        )
+        .order_by(TemplateVersion.number.desc())
+        .offset(keep)
+    )
+    if not previous:
+        return 0
+    doomed = [v.id for v in previous]
+    return TemplateVersion.delete().where(TemplateVersion.id.in_(doomed)).execute()
+
+
+def current_draft(template: Template) -> TemplateVersion | None:
+    return (
+        TemplateVersion.select()
+        .where(TemplateVersion.template == template, TemplateVersion.status == "draft")
+        .order_by(TemplateVersion.number.desc())
+        .first()
+    )
+
+
+def next_number(template: Template) -> int:
+    last = (
+        TemplateVersion.select(TemplateVersion.number)
+        .where(TemplateVersion.template == template)
+        .order_by(TemplateVersion.number.desc())
+        .first()
+    )
+    return (last.number if last else 0) + 1
+
+
+def restore(template: Template, number: int) -> TemplateVersion:
+    """Start a new draft from a retained published version."""
+    source = get_version(template, number)
+    if source.status == "draft":
+        raise VersionError(f"version {number} is a draft; only published versions are restored")
+    draft = current_draft(template)
+    if draft is not None:
+        raise VersionError(
+            f"template already has a draft (version {draft.number}); publish it first"
+        )
+    return TemplateVersion.create(
+        template=template, number=next_number(template), status="draft",
+        content=dict(source.content),
+    )
+
+
+def lock(template: Template, number: int) -> TemplateVersion:
+    version = get_version(template, number)
+    if not version.locked:
+        version.locked = True
+        version.save()
+    return version
+
+
+def get_version(template: Template, number: int) -> TemplateVersion:
+    version = TemplateVersion.get_or_none(
+        TemplateVersion.template == template, TemplateVersion.number == number
+    )
+    if version is None:
+        raise VersionError(f"template {template.id} has no version {number}")
+    return version

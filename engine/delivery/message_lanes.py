@@ -1,0 +1,148 @@
+"""Send a delivery's planned messages and report each one's outcome the moment it is known.
+
+Reported as they settle, a fan-out's outcomes can be committed while it runs (engine/jobs.py
+checkpoints them), so a worker killed in the middle re-sends only what it had not recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from queue import SimpleQueue
+from typing import Any
+
+from engine.plugins.contracts import DeliveryError
+
+# A message still to send: its recipient (one address of a fan-out, else None) and what
+# makes its payload. A fan-out's per-recipient work (signed tracking and unsubscribe links)
+# runs when the send lanes ask for the message, beside the other lanes' network waits,
+# instead of for every recipient before the first message leaves.
+Planned = tuple[str | None, Callable[[], dict[str, Any]]]
+# A message's outcome: its recipient, when it started (perf_counter; 0 when never sent),
+# the provider's result, and the error instead of a result.
+Sent = tuple[str | None, float, Any, Exception | None]
+
+
+def send_all(channel: Any, provider: Any, messages: list[Planned]) -> Iterator[Sent]:
+    """Send every planned message; yield each one's outcome once, in the order they settle.
+
+    Whatever one message raises (a DeliveryError, or any other exception while it is built or
+    sent) is that message's error: the others go on. A fan-out is latency-bound (SMTP round
+    trips), so a provider that declares ``max_concurrency`` gets that many lanes of messages
+    in flight at once; one that has ``send_many`` is handed each lane's messages as a
+    stream, built as it asks for them. Closing the iterator early stops the lanes from
+    taking more messages and waits for those in flight.
+    """
+    width = min(getattr(provider, "max_concurrency", 1), len(messages))
+    streamed = len(messages) > 1 and hasattr(provider, "send_many")
+    if width <= 1 and not streamed:
+        for recipient, make in messages:
+            yield _one(channel, provider, recipient, make)
+        return
+    yield from _Lanes(channel, provider, messages).run(max(width, 1), streamed)
+
+
+def _one(channel: Any, provider: Any, recipient: str | None,
+         make: Callable[[], dict[str, Any]]) -> Sent:
+    started = time.perf_counter()
+    try:
+        return recipient, started, provider.send(channel.build(make())), None
+    except Exception as err:
+        return recipient, started, None, err
+
+
+class _Lanes:
+    """Lanes taking the next message from one shared queue (a slow lane takes fewer), each
+    reporting its outcomes to the thread that iterates ``run``."""
+
+    def __init__(self, channel: Any, provider: Any, messages: list[Planned]) -> None:
+        self.channel, self.provider, self.messages = channel, provider, messages
+        self.waiting = deque(enumerate(messages))
+        self.lock = threading.Lock()
+        self.closed = threading.Event()  # the reader stopped: take no more messages
+        self.settled: SimpleQueue[tuple[int, Sent] | None] = SimpleQueue()  # None: a lane ended
+        self.refusals: list[Exception] = []  # a send_many that raised before it took any message
+
+    def run(self, width: int, streamed: bool) -> Iterator[Sent]:
+        lane = self._stream_lane if streamed else self._plain_lane
+
+        def run_lane() -> None:
+            try:
+                lane()
+            finally:
+                self.settled.put(None)
+
+        answered = [False] * len(self.messages)
+        pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="herald-send")
+        try:
+            lanes = [pool.submit(run_lane) for _ in range(width)]
+            running = width
+            while running:
+                item = self.settled.get()
+                if item is None:
+                    running -= 1
+                    continue
+                answered[item[0]] = True
+                yield item[1]
+            for done in lanes:
+                done.result()  # a lane's own bug is raised here, not lost
+            for index, done_already in enumerate(answered):
+                if not done_already:  # left by lanes that all stopped, or never answered
+                    yield (self.messages[index][0], 0.0, None, self.refusals[0] if
+                           self.refusals else RuntimeError(
+                               "provider.send_many gave no outcome for this message"))
+        finally:
+            self.closed.set()
+            pool.shutdown(wait=True)
+
+    def _next(self) -> tuple[int, Planned] | None:
+        with self.lock:
+            if self.closed.is_set() or not self.waiting:
+                return None
+            return self.waiting.popleft()
+
+    def _plain_lane(self) -> None:
+        while (item := self._next()) is not None:
+            index, (recipient, make) = item
+            self.settled.put((index, _one(self.channel, self.provider, recipient, make)))
+
+    def _stream_lane(self) -> None:
+        """One lane through ``provider.send_many``."""
+        taken: deque[tuple[int, str | None, float]] = deque()
+
+        def stream() -> Iterator[Any]:
+            while (item := self._next()) is not None:
+                index, (recipient, make) = item
+                started = time.perf_counter()
+                try:
+                    message = self.channel.build(make())
+                except Exception as err:  # this message's outcome; the stream goes on
+                    self.settled.put((index, (recipient, started, None, err)))
+                    continue
+                taken.append((index, recipient, started))
+                yield message
+
+        while True:
+            try:
+                for outcome in self.provider.send_many(stream()):
+                    index, recipient, started = taken.popleft()
+                    failed = isinstance(outcome, DeliveryError)
+                    self.settled.put((index, (recipient, started, None if failed else outcome,
+                                              outcome if failed else None)))
+                return
+            except Exception as err:
+                if not taken:
+                    self.refusals.append(err)
+                    return
+                # It raised on the message it took last: that one fails. Those it held
+                # before it have no answer (the SMTP provider had not sent their content):
+                # they go back to the queue for a new stream, as a message whose connection
+                # was lost is sent again. Each time one message fails, so this ends.
+                index, recipient, started = taken.pop()
+                self.settled.put((index, (recipient, started, None, err)))
+                with self.lock:
+                    self.waiting.extendleft((i, self.messages[i]) for i, _, _ in reversed(taken))
+                taken.clear()

@@ -1,0 +1,103 @@
+"""Plugin loading: built-ins and third-party packages all come through `herald` entry points."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit
+
+import pluggy
+
+from engine.plugins import hookspecs
+from engine.plugins.contracts import Provider, ProviderContext, ProviderFactory
+
+ENTRY_POINT_GROUP = "herald"
+
+
+@dataclass
+class Registry:
+    """What the loaded plugins registered: channels by name, provider factories by URL scheme."""
+
+    manager: pluggy.PluginManager
+    channels: dict[str, Any] = field(default_factory=dict)
+    providers: dict[str, ProviderFactory] = field(default_factory=dict)
+
+    def channel(self, name: str) -> Any:
+        try:
+            return self.channels[name]
+        except KeyError:
+            raise LookupError(f"no channel plugin named {name!r} is installed") from None
+
+    def provider_factory(self, scheme: str) -> ProviderFactory:
+        try:
+            return self.providers[scheme]
+        except KeyError:
+            raise LookupError(f"no provider plugin handles {scheme}:// URLs") from None
+
+
+def make_plugin_manager(load_entrypoints: bool = True,
+                        extra: tuple[object, ...] = ()) -> pluggy.PluginManager:
+    """A fresh manager (tests build their own); check_pending catches misspelt hooks."""
+    manager = pluggy.PluginManager("herald")
+    manager.add_hookspecs(hookspecs)
+    if load_entrypoints:
+        manager.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+    for plugin in extra:
+        manager.register(plugin)
+    manager.check_pending()
+    return manager
+
+
+def build_registry(manager: pluggy.PluginManager) -> Registry:
+    registry = Registry(manager)
+
+    def register_channel(name: str, channel: Any) -> None:
+        registry.channels[name] = channel
+
+    def register_provider(scheme: str, factory: ProviderFactory) -> None:
+        registry.providers[scheme] = factory
+
+    manager.hook.register_channels(register=register_channel)
+    manager.hook.register_providers(register=register_provider)
+    return registry
+
+
+@lru_cache(maxsize=1)
+def default_registry() -> Registry:
+    """The process-wide registry, loaded once."""
+    return build_registry(make_plugin_manager())
+
+
+def provider_scheme(url: str, plugin: str | None = None) -> str:
+    """What picks a provider's factory: a workspace's own ``plugin``, else the URL's scheme."""
+    return plugin or urlsplit(url).scheme
+
+
+def open_provider(url: str, context: ProviderContext, plugin: str | None = None) -> Provider:
+    """Build the provider for ``url``; the one resolution sends and start-up checks share.
+
+    Raises LookupError when no plugin takes the scheme, ValueError for a URL its plugin
+    refuses (a factory parses its URL; it connects on the first send, never here).
+    """
+    return default_registry().provider_factory(provider_scheme(url, plugin))(url, context)
+
+
+def _no_inbox(data: dict[str, Any]) -> None:
+    raise RuntimeError("a provider built to check its URL sends nothing")
+
+
+def provider_problem(url: str, plugin: str | None = None, settings: Any = None) -> str | None:
+    """Why ``url`` (with a workspace's ``plugin``) cannot send, or None if it can.
+
+    Checked where it is set (start-up, `herald apply`), so that a URL no plugin takes, or
+    one its plugin refuses, is not accepted only for every send to fail on it.
+    """
+    try:
+        provider = open_provider(url, ProviderContext(_no_inbox, settings), plugin)
+    except (LookupError, ValueError) as err:
+        return str(err)
+    close = getattr(provider, "close", None)
+    if callable(close):
+        close()
+    return None

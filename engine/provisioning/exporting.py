@@ -1,0 +1,116 @@
+"""`herald export`: the database back in the `herald apply` format (round-trips through apply)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from engine.catalog.keys import iso
+from engine.provisioning import CHANNEL_FIELDS
+from engine.store.models import (
+    Account,
+    ApiKey,
+    Container,
+    Project,
+    Sender,
+    Suppression,
+    Template,
+    TemplateVersion,
+    Workspace,
+)
+
+
+def _defaults(row: Any) -> dict[str, list[str]]:
+    defaults = row.defaults or {}
+    return {k: list(defaults.get(k) or []) for k in ("to", "cc", "bcc")}
+
+
+def _version(channel: str, row: TemplateVersion, marked: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": "draft" if row.status == "draft" else "published"}
+    if marked:
+        out["live"] = True
+    if row.locked:
+        out["locked"] = True
+    for key in CHANNEL_FIELDS[channel]:
+        if key in row.content:
+            out[key] = row.content[key]
+    return out
+
+
+def _template(row: Template) -> dict[str, Any]:
+    versions = list(row.versions.order_by(TemplateVersion.number))
+    published = [v.number for v in versions if v.status != "draft"]
+    live = next((v.number for v in versions if v.status == "live"), None)
+    # apply makes the last published version live unless one is marked `live: true`: mark
+    # the live one only when it is not the last published (an older draft was published).
+    marked = live if published and live != published[-1] else None
+    return {
+        "id": str(row.id),
+        "name": row.name,
+        "channel": row.channel,
+        "defaults": _defaults(row),
+        "versions": [_version(row.channel, v, v.number == marked) for v in versions],
+    }
+
+
+def _folder(project: Project, parent: Container | None, row: Any) -> dict[str, Any]:
+    in_parent = Container.parent.is_null() if parent is None else Container.parent == parent
+    in_folder = Template.container.is_null() if parent is None else Template.container == parent
+    containers = Container.select().where(Container.project == project, in_parent).order_by(
+        Container.name)
+    templates = Template.select().where(Template.project == project, in_folder).order_by(
+        Template.name)
+    out: dict[str, Any] = {"name": row.name, "defaults": _defaults(row)}
+    out["containers"] = [_folder(project, c, c) for c in containers]
+    out["templates"] = [_template(t) for t in templates]
+    return out
+
+
+def _workspace(row: Workspace) -> dict[str, Any]:
+    keys = ApiKey.select().where(ApiKey.workspace == row).order_by(ApiKey.name)
+    api_keys = []
+    for key in keys:
+        entry: dict[str, Any] = {"name": key.name}
+        if key.revoked_at is not None:
+            entry["status"] = "revoked"
+        if key.expires_at is not None:
+            entry["expiresAt"] = iso(key.expires_at)
+        api_keys.append(entry)
+    suppressions = Suppression.select().where(Suppression.workspace == row).order_by(
+        Suppression.address)
+    projects = Project.select().where(Project.workspace == row).order_by(Project.name)
+    return {
+        "id": str(row.id),
+        "name": row.name,
+        "emailProvider": json.loads(row.email_provider) if row.email_provider else None,
+        "suppressions": [s.address for s in suppressions],
+        "apiKeys": api_keys,
+        "projects": [_folder(p, None, p) for p in projects],
+    }
+
+
+def export_document(workspace_id: str | None = None) -> dict[str, Any]:
+    """Everything (or one workspace and its account) in the apply format."""
+    accounts = Account.select().order_by(Account.name)
+    out = []
+    for account in accounts:
+        workspaces = Workspace.select().where(Workspace.account == account).order_by(
+            Workspace.name)
+        if workspace_id is not None:
+            workspaces = workspaces.where(Workspace.id == workspace_id)
+            if not workspaces.exists():
+                continue
+        senders = Sender.select().where(Sender.account == account).order_by(Sender.value)
+        out.append({
+            "id": str(account.id),
+            "name": account.name,
+            "plan": account.plan,
+            "monthlyLimit": account.monthly_limit,
+            "webhookDelivery": account.webhook_delivery,
+            "senders": {
+                "domains": [s.value for s in senders if s.kind == "domain"],
+                "addresses": [s.value for s in senders if s.kind == "address"],
+            },
+            "workspaces": [_workspace(w) for w in workspaces],
+        })
+    return {"accounts": out}

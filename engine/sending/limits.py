@@ -1,0 +1,97 @@
+"""Rate limits (D10) and the monthly allowance (D9) in one Redis round trip per request.
+
+Fixed windows aligned to the clock minute. The allowance counter is per account and UTC
+month; when Redis has lost it, it is rebuilt from the database before counting.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass
+
+from peewee import fn
+
+from engine import runtime
+from engine.store.models import Notification
+from engine.store.redis_scripts import DirectScript
+
+_SCRIPT = """
+local ip = redis.call('INCR', KEYS[1])
+if ip == 1 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
+if ip > tonumber(ARGV[1]) then return 1 end
+if KEYS[2] ~= '' then
+  local k = redis.call('INCR', KEYS[2])
+  if k == 1 then redis.call('EXPIRE', KEYS[2], ARGV[3]) end
+  if k > tonumber(ARGV[2]) then return 2 end
+end
+if ARGV[5] == '1' then
+  local used = redis.call('GET', KEYS[3])
+  if not used then return 4 end
+  if tonumber(used) >= tonumber(ARGV[4]) then return 3 end
+  redis.call('INCR', KEYS[3])
+end
+return 0
+"""
+OK, IP_LIMITED, KEY_LIMITED, ALLOWANCE_EXHAUSTED, ALLOWANCE_MISSING = range(5)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    code: int
+    retry_after: int
+
+    @property
+    def rate_limited(self) -> bool:
+        return self.code in (IP_LIMITED, KEY_LIMITED)
+
+
+def _month(now: dt.datetime) -> str:
+    return now.strftime("%Y-%m")
+
+
+def allowance_key(account_id: str, now: dt.datetime | None = None) -> str:
+    now = now or dt.datetime.now(dt.UTC)
+    return f"herald:allowance:{account_id}:{_month(now)}"
+
+
+def used_this_month(account_id: str, now: dt.datetime | None = None) -> int:
+    """Accepted, non-test notifications of the account in the current UTC month."""
+    now = (now or dt.datetime.now(dt.UTC)).replace(tzinfo=None)
+    start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    return (Notification.select(fn.COUNT(Notification.id))
+            .where(Notification.account == account_id, Notification.is_test == False,  # noqa: E712
+                   Notification.created_at >= start).scalar() or 0)
+
+
+def _script() -> DirectScript:
+    """The registered script of this process's client: EVALSHA, so its text is sent once."""
+    return runtime.redis_bound("limits", lambda redis: DirectScript(redis, _SCRIPT))
+
+
+def check(kind: str, ip: str, key_id: str | None, ip_limit: int, key_limit: int,
+          account_id: str | None = None, monthly_limit: int | None = None) -> Verdict:
+    """Count this request in its windows and, if given, take one from the allowance."""
+    clock = time.time()
+    window = int(clock // 60)
+    retry_after = 60 - int(clock % 60)
+    keys = [f"herald:rl:{kind}:ip:{ip}:{window}",
+            f"herald:rl:{kind}:key:{key_id}:{window}" if key_id else "",
+            allowance_key(account_id) if account_id else ""]
+    take = "1" if account_id is not None and monthly_limit is not None else "0"
+    args = [ip_limit, key_limit, 120, monthly_limit if monthly_limit is not None else 0, take]
+    code = int(_script()(keys=keys, args=args))
+    if code == ALLOWANCE_MISSING:
+        # Redis lost the counter (restart, flush): rebuild it from the database, then count.
+        rebuild_key, redis = keys[2], runtime.redis()
+        redis.set(rebuild_key, used_this_month(account_id), nx=True, ex=40 * 24 * 3600)
+        code = int(redis.eval(
+            "local used = redis.call('GET', KEYS[1]) "
+            "if tonumber(used) >= tonumber(ARGV[1]) then return 3 end "
+            "redis.call('INCR', KEYS[1]) return 0", 1, rebuild_key, monthly_limit))
+    return Verdict(code, retry_after)
+
+
+def refund(account_id: str) -> None:
+    """Give back an allowance unit taken for a send that was not accepted after all."""
+    runtime.redis().decr(allowance_key(account_id))

@@ -1,0 +1,51 @@
+"""Recipient resolution (D4): inherited defaults, request additions, override."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.catalog import suppression_cache
+from engine.formats.addresses import dedupe, suppression_key
+from engine.store.models import Container, Template
+
+LISTS = ("to", "cc", "bcc")
+
+
+@dataclass
+class Recipients:
+    to: list[str]
+    cc: list[str]
+    bcc: list[str]
+    was_overridden: bool
+
+    def all(self) -> list[str]:
+        return [*self.to, *self.cc, *self.bcc]
+
+
+def inherited_defaults(template: Template) -> dict[str, list[str]]:
+    """Project, then each container from the outermost, then the template, per list."""
+    chain: list[dict[str, Any]] = [template.project.defaults or {}]
+    folders: list[Container] = []
+    folder = template.container
+    while folder is not None:
+        folders.append(folder)
+        folder = folder.parent
+    chain.extend((f.defaults or {}) for f in reversed(folders))
+    chain.append(template.defaults or {})
+    return {k: [v for d in chain for v in (d.get(k) or [])] for k in LISTS}
+
+
+def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> Recipients:
+    """D4 over already-inherited defaults (see inherited_defaults)."""
+    options = options or {}
+    override = [v for v in options.get("overrideRecipients") or [] if v.strip()]
+    base = {"to": override, "cc": [], "bcc": []} if override else defaults
+    lists = {k: dedupe([*base[k], *(options.get(k) or [])]) for k in LISTS}
+    return Recipients(lists["to"], lists["cc"], lists["bcc"], was_overridden=bool(override))
+
+
+def suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
+    """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list,
+    as a preview reports them (through the per-process cache; delivery reads the list)."""
+    return suppression_cache.suppressed(workspace_id, [suppression_key(a) for a in addresses])

@@ -1,0 +1,90 @@
+"""Schema migrations: an ordered list of steps, each applied once, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from peewee import Database, SqliteDatabase, fn
+
+from engine.store.models import (
+    ALL_MODELS,
+    Notification,
+    SchemaVersion,
+    Suppression,
+    TemplateVersion,
+)
+
+
+def _initial(db: Database) -> None:
+    db.create_tables(ALL_MODELS, safe=True)
+
+
+def _leaner_notification_indexes(db: Database) -> None:
+    """Indexes every status update had to maintain for nothing: two covered by another index,
+    one on a random id never looked up; the reconciler's index only holds unfinished rows."""
+    for name in ("notification_account_id", "notification_status", "notification_delivery_id",
+                 "notification_status_updated_at"):
+        db.execute_sql(f'DROP INDEX IF EXISTS "{name}"')
+    Notification._schema.create_indexes(safe=True)
+
+
+def _suppressions_by_ascii_domain(db: Database) -> None:
+    """Suppression keys now carry an internationalised domain in its ASCII form (the one
+    mail is sent to): rows written with the Unicode form take that key, and where the
+    workspace already has it (a bounce recorded as ``xn--...``) the older row goes."""
+    from engine.formats.addresses import suppression_key
+
+    rows = Suppression.select(Suppression.id, Suppression.workspace, Suppression.address)
+    changed = [(id_, workspace, key) for id_, workspace, address in rows.tuples().iterator()
+               if (key := suppression_key(address)) != address]
+    for id_, workspace, key in changed:
+        if Suppression.select().where(Suppression.workspace == workspace,
+                                      Suppression.address == key).exists():
+            Suppression.delete().where(Suppression.id == id_).execute()
+        else:
+            Suppression.update(address=key).where(Suppression.id == id_).execute()
+
+
+def _one_live_version(db: Database) -> None:
+    """An apply could leave a template two live versions (fixed since): the newest stays
+    live, as the file format reads it ("the last published is live"), the others previous."""
+    doubled = (TemplateVersion.select(TemplateVersion.template)
+               .where(TemplateVersion.status == "live").group_by(TemplateVersion.template)
+               .having(fn.COUNT(TemplateVersion.id) > 1))
+    for (template_id,) in list(doubled.tuples()):
+        newest = (TemplateVersion.select(fn.MAX(TemplateVersion.number))
+                  .where(TemplateVersion.template == template_id,
+                         TemplateVersion.status == "live").scalar())
+        TemplateVersion.update(status="previous").where(
+            TemplateVersion.template == template_id, TemplateVersion.status == "live",
+            TemplateVersion.number != newest).execute()
+
+
+# Append new steps; never edit a released one. Each runs inside one transaction.
+MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
+                                                _suppressions_by_ascii_domain,
+                                                _one_live_version]
+
+
+def current_version(db: Database) -> int:
+    if not db.table_exists(SchemaVersion._meta.table_name):
+        return 0
+    row = SchemaVersion.select(SchemaVersion.version).order_by(SchemaVersion.version.desc()).first()
+    return row.version if row else 0
+
+
+_LOCK_ID = 0x4E52414C44  # any constant: serialises concurrent upgrades on PostgreSQL
+
+
+def upgrade(db: Database) -> dict[str, int]:
+    """Apply the steps not yet applied; running it again (or twice at once) is a no-op."""
+    postgres = not isinstance(db, SqliteDatabase)
+    with db.atomic():
+        if postgres:
+            db.execute_sql("SELECT pg_advisory_xact_lock(%s)", (_LOCK_ID,))
+        before = current_version(db)
+        for number, step in enumerate(MIGRATIONS, start=1):
+            if number > before:
+                step(db)
+                SchemaVersion.create(version=number)
+    return {"from": before, "to": len(MIGRATIONS)}

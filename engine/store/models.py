@@ -1,0 +1,270 @@
+"""The data model: tenants, templates and their versions, keys, and what was sent."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from peewee import (
+    AutoField,
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    DateTimeField,
+    ForeignKeyField,
+    IntegerField,
+    Model,
+    TextField,
+    UUIDField,
+)
+
+from engine.store.db import database
+from engine.store.fields import EncryptedField, JSONField
+
+PLANS = ("basic", "pro", "business")
+CHANNELS = ("email", "sms", "webhook")
+VERSION_STATUSES = ("draft", "live", "previous")
+NOTIFICATION_STATUSES = ("queued", "sending", "delivered", "failed", "suppressed")
+# Sender verification allowances per plan (spec 8.3): (domains, single senders).
+SENDER_ALLOWANCES = {"basic": (1, 2), "pro": (3, 5), "business": (10, 10)}
+
+
+def utcnow() -> dt.datetime:
+    """Naive UTC: both databases store it the same way."""
+    return dt.datetime.now(dt.UTC).replace(tzinfo=None)
+
+
+class BaseModel(Model):
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class Account(BaseModel):
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    name = CharField(max_length=200, unique=True)
+    plan = CharField(max_length=20, default="basic")
+    monthly_limit = IntegerField(null=True)
+    webhook_delivery = BooleanField(default=False)
+    created_at = DateTimeField(default=utcnow)
+
+
+class Sender(BaseModel):
+    """A verified domain or single address; shared by every workspace of the account (D9)."""
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    account = ForeignKeyField(Account, backref="senders", on_delete="CASCADE")
+    kind = CharField(max_length=10)  # domain | address
+    value = CharField(max_length=320)
+    verified = BooleanField(default=True)
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("account", "kind", "value"), True),)
+
+
+class Workspace(BaseModel):
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    account = ForeignKeyField(Account, backref="workspaces", on_delete="CASCADE")
+    name = CharField(max_length=200)
+    # JSON text {"plugin": ..., "url": ...}, encrypted because the URL holds credentials.
+    email_provider = EncryptedField(null=True)
+    signing_secret = EncryptedField()
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("account", "name"), True),)
+
+
+class Project(BaseModel):
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    workspace = ForeignKeyField(Workspace, backref="projects", on_delete="CASCADE")
+    name = CharField(max_length=200)
+    defaults = JSONField(default=dict)
+
+    class Meta:
+        indexes = ((("workspace", "name"), True),)
+
+
+class Container(BaseModel):
+    """A folder inside a project; folders nest through ``parent``."""
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    project = ForeignKeyField(Project, backref="containers", on_delete="CASCADE")
+    parent = ForeignKeyField("self", null=True, backref="children", on_delete="CASCADE")
+    name = CharField(max_length=200)
+    defaults = JSONField(default=dict)
+
+
+class Template(BaseModel):
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    # Denormalised so the tenant check on send is one indexed lookup.
+    workspace = ForeignKeyField(Workspace, backref="templates", on_delete="CASCADE")
+    project = ForeignKeyField(Project, backref="templates", on_delete="CASCADE")
+    container = ForeignKeyField(Container, null=True, backref="templates", on_delete="CASCADE")
+    name = CharField(max_length=200)
+    channel = CharField(max_length=10)
+    defaults = JSONField(default=dict)
+    created_at = DateTimeField(default=utcnow)
+
+
+class TemplateVersion(BaseModel):
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    template = ForeignKeyField(Template, backref="versions", on_delete="CASCADE")
+    number = IntegerField()
+    status = CharField(max_length=10, default="draft")  # draft | live | previous
+    locked = BooleanField(default=False)
+    # Per-channel content: subject, body, htmlHead, fromAddress, fromName, emailType,
+    # trackOpens, trackClicks (email); body, fromNumber (sms); body, contentType (webhook).
+    content = JSONField(default=dict)
+    # Compiled template code stored at publish (engine.rendering.compile_parts).
+    compiled = TextField(null=True)
+    created_at = DateTimeField(default=utcnow)
+    published_at = DateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("template", "number"), True),)
+
+
+class ApiKey(BaseModel):
+    """Only the hash of a key is stored; the value is shown once at creation."""
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    workspace = ForeignKeyField(Workspace, backref="api_keys", on_delete="CASCADE")
+    name = CharField(max_length=200)
+    key_hash = CharField(max_length=64, unique=True)
+    created_at = DateTimeField(default=utcnow)
+    last_used_at = DateTimeField(null=True)
+    expires_at = DateTimeField(null=True)
+    revoked_at = DateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("workspace", "name"), True),)
+
+    def status_at(self, now: dt.datetime | None = None) -> str:
+        return key_status(self.revoked_at, self.expires_at, now)
+
+
+def key_status(revoked_at: dt.datetime | None, expires_at: dt.datetime | None,
+               now: dt.datetime | None = None) -> str:
+    """active, revoked or expired: derived, never stored, so it cannot go stale."""
+    if revoked_at is not None:
+        return "revoked"
+    if expires_at is not None and expires_at <= (now or utcnow()):
+        return "expired"
+    return "active"
+
+
+class Suppression(BaseModel):
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    workspace = ForeignKeyField(Workspace, backref="suppressions", on_delete="CASCADE")
+    address = CharField(max_length=320)  # lower-cased
+    reason = CharField(max_length=40, default="manual")
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("workspace", "address"), True),)
+
+
+class Notification(BaseModel):
+    """One accepted send; committed before its RQ job is enqueued (job id = this id)."""
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    # Every index here is maintained by each of the two status updates of a delivery (they
+    # cannot be HOT updates), so there is none that another one already covers.
+    account = ForeignKeyField(Account, on_delete="CASCADE", index=False)  # (account, created_at)
+    workspace = ForeignKeyField(Workspace, backref="notifications", on_delete="CASCADE")
+    template = ForeignKeyField(Template, null=True, on_delete="SET NULL")
+    version_number = IntegerField()
+    channel = CharField(max_length=10)
+    status = CharField(max_length=12, default="queued")  # see UNFINISHED_INDEX
+    is_test = BooleanField(default=False)
+    correlation_id = CharField(max_length=64)
+    delivery_id = CharField(max_length=64)  # a uuid4, never looked up
+    # Rendered content and delivery options: exactly what the worker will send.
+    payload = JSONField(default=dict)
+    attempts = IntegerField(default=0)
+    next_attempt_at = DateTimeField(null=True)
+    last_error = TextField(null=True)
+    created_at = DateTimeField(default=utcnow)
+    updated_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("account", "created_at"), False),)
+
+
+# The reconciler's queries: only rows still to deliver are in it, so an outcome (sending to
+# delivered or failed) adds no entry, and the index stays as small as the backlog.
+UNFINISHED_INDEX = Notification.index(
+    Notification.status, Notification.updated_at, name="notification_unfinished",
+    where=Notification.status.in_(["queued", "sending"]))
+Notification.add_index(UNFINISHED_INDEX)
+
+
+class DeliveryAttempt(BaseModel):
+    id = AutoField()
+    notification = ForeignKeyField(Notification, backref="delivery_attempts", on_delete="CASCADE")
+    number = IntegerField()
+    recipient = CharField(max_length=320, null=True)  # set when a message went to one address
+    started_at = DateTimeField(default=utcnow)
+    duration_ms = IntegerField(default=0)
+    outcome = CharField(max_length=12)  # delivered | transient | permanent | suppressed
+    status_code = IntegerField(null=True)
+    provider_message_id = CharField(max_length=200, null=True)
+    response_excerpt = TextField(null=True)
+    error = TextField(null=True)
+
+
+class TrackingEvent(BaseModel):
+    """An open, click or unsubscribe recorded from a signed URL."""
+
+    id = AutoField()
+    notification = ForeignKeyField(Notification, backref="events", on_delete="CASCADE")
+    kind = CharField(max_length=12)
+    recipient = CharField(max_length=320, null=True)
+    url = TextField(null=True)
+    created_at = DateTimeField(default=utcnow)
+
+
+class InboxMessage(BaseModel):
+    """What the dev inbox provider received (development and test only)."""
+
+    id = AutoField()
+    workspace_id = CharField(max_length=40, null=True)
+    notification_id = CharField(max_length=40, null=True)
+    channel = CharField(max_length=10)
+    sender = TextField(null=True)
+    to = JSONField(default=list)
+    cc = JSONField(default=list)
+    bcc = JSONField(default=list)
+    subject = TextField(null=True)
+    text = TextField(null=True)
+    html = TextField(null=True)
+    raw = TextField(null=True)
+    headers = JSONField(default=dict)
+    size_bytes = BigIntegerField(default=0)
+    created_at = DateTimeField(default=utcnow)
+
+
+class SchemaVersion(BaseModel):
+    id = AutoField()
+    version = IntegerField()
+    applied_at = DateTimeField(default=utcnow)
+
+
+ALL_MODELS: tuple[type[BaseModel], ...] = (
+    Account,
+    Sender,
+    Workspace,
+    Project,
+    Container,
+    Template,
+    TemplateVersion,
+    ApiKey,
+    Suppression,
+    Notification,
+    DeliveryAttempt,
+    TrackingEvent,
+    InboxMessage,
+    SchemaVersion,
+)

@@ -1,0 +1,110 @@
+"""Webhook attempts: check the destination again, sign, POST pinned, classify, record."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import dns.resolver
+
+from channels.webhook import USER_AGENT, post_pinned
+from engine import runtime
+from engine.delivery import outcome_events
+from engine.delivery.retry import classify_status, retry_delay
+from engine.plugins.contracts import parse_retry_after
+from engine.store import notification_store
+from engine.store.models import Notification, utcnow
+from engine.webhooks.destinations import DestinationError, DestinationUnavailable, check_destination
+from engine.webhooks.headers import unsendable_headers
+from engine.webhooks.signatures import sign
+
+FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure",
+            "too_large": "answer too large"}
+
+
+@dataclass
+class AttemptResult:
+    outcome: str  # delivered | transient | permanent
+    status_code: int | None
+    duration_ms: int
+    response_excerpt: str
+    error: str | None
+    retry_after: float | None
+
+
+def deliver_webhook(url: str, body: bytes, *, content_type: str,
+                    custom_headers: Mapping[str, str] | None, secret: str, delivery_id: str,
+                    allow_private: bool = False, timeout: float = 10.0,
+                    resolver: dns.resolver.Resolver | None = None,
+                    ca_bundle: str | None = None) -> AttemptResult:
+    """One attempt; the destination is resolved and judged again, never trusted from send."""
+    started = time.monotonic()
+
+    def elapsed() -> int:
+        return int((time.monotonic() - started) * 1000)
+
+    if unsendable := unsendable_headers(custom_headers or {}):
+        names = ", ".join(repr(name) for name in unsendable)
+        return AttemptResult("permanent", None, elapsed(), "",
+                             f"custom headers cannot be sent: {names}", None)
+    try:
+        checked = check_destination(url, allow_private=allow_private, resolver=resolver)
+    except DestinationUnavailable as err:  # DNS down or slow: retried like a network failure
+        return AttemptResult("transient", None, elapsed(), "", f"{FAILURES['network']}: {err}",
+                             None)
+    except DestinationError as err:
+        return AttemptResult("permanent", None, elapsed(), "", f"destination refused: {err}",
+                             None)
+    timestamp = int(time.time())
+    headers = {**(custom_headers or {}),
+               "Content-Type": content_type,
+               "User-Agent": USER_AGENT,
+               "X-Service-Delivery-Id": delivery_id,
+               "Idempotency-Key": delivery_id,
+               "X-Service-Timestamp": str(timestamp),
+               "X-Service-Signature": sign(secret, timestamp, delivery_id, body)}
+    # Outbound TLS honours REQUESTS_CA_BUNDLE explicitly: the session ignores the environment.
+    verify: str | bool = ca_bundle or os.environ.get("REQUESTS_CA_BUNDLE") or True
+    answer = post_pinned(checked.host, checked.addresses[0], checked.port, checked.target,
+                         body, headers, timeout=timeout, verify=verify)
+    if answer.status_code is None:
+        error = FAILURES[answer.failure or "network"]
+        detail = f"{error}: {answer.detail}" if answer.detail else error
+        return AttemptResult("transient", None, elapsed(), "", detail, None)
+    outcome = classify_status(answer.status_code)
+    error = None
+    if 300 <= answer.status_code < 400:
+        error = "redirects are never followed"
+    elif outcome != "delivered":
+        error = f"receiver answered {answer.status_code}"
+    retry_after = parse_retry_after(answer.headers.get("retry-after"))
+    return AttemptResult(outcome, answer.status_code, elapsed(), answer.excerpt, error,
+                         retry_after if outcome == "transient" else None)
+
+
+def deliver_webhook_notification(notification: Notification) -> str:
+    settings = runtime.settings()
+    payload = notification.payload
+    # Read the secret now, not at send: a rotation applies to pending retries at once (D7).
+    secret = notification_store.signing_secret(notification)
+    started = utcnow()
+    result = deliver_webhook(
+        payload["url"], payload["body"].encode("utf-8"), content_type=payload["contentType"],
+        custom_headers=payload.get("headers") or {}, secret=secret,
+        delivery_id=notification.delivery_id, allow_private=settings.webhook_allow_private)
+    status, wait = "failed", None
+    if result.outcome == "delivered":
+        status = "delivered"
+    elif result.outcome == "transient" and notification.attempts < settings.webhook_max_attempts:
+        status = "queued"
+        wait = retry_delay(notification.attempts, backoff=settings.webhook_backoff or None,
+                           retry_after=result.retry_after)
+    attempt = {"notification": notification.id, "number": notification.attempts,
+               "started_at": started, "duration_ms": result.duration_ms,
+               "outcome": result.outcome, "status_code": result.status_code,
+               "response_excerpt": result.response_excerpt[:4096], "error": result.error}
+    notification_store.record_outcome(notification, [attempt], status, result.error, wait)
+    outcome_events.emit_outcome(notification, attempt)
+    return status
