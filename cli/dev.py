@@ -36,7 +36,7 @@ def _demo_key(settings: Settings) -> str:
 
 
 def _prepare(settings: Settings) -> str:
-    from cli.main import connect
+    from cli.common import connect
     from engine.provisioning import apply_document
     from engine.provisioning.demo import demo_document
     from engine.store.migrations import upgrade

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from channels.email import message_bytes
+from engine.formats.message_bytes import message_bytes
 from engine.plugins.contracts import (
     DeliveryError,
     OutboundEmail,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import smtplib
 from collections.abc import Callable
 
-from channels.email import PLAIN_ADDRESS, message_bytes
+from engine.formats.message_bytes import PLAIN_ADDRESS, message_bytes
 from engine.plugins.contracts import (
     DeliveryError,
     OutboundEmail,

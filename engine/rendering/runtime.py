@@ -11,14 +11,14 @@ import time
 from collections.abc import Callable
 
 from .errors import RenderError
-from .helpers import BLOCK_HELPERS, DATA_NAMES, INLINE_FUNCTIONS, INLINE_HELPERS
-from .values import Tags, get, is_empty, js_string, string_property, truthy
+from .expressions import MAX_LOAD_DEPTH, Ev, InvalidProgram, expression
+from .helpers import BLOCK_HELPERS
+from .values import Tags, is_empty, js_string, truthy
 
 MAX_PART_CHARS = 1_048_576
 MAX_WORK = 2_000_000
 CHECK_EVERY = 256
 RENDER_DEADLINE_SECONDS = 2.0
-_MAX_LOAD_DEPTH = 64
 
 # What `{{x}}` escapes, by the language of the part it is written into (`{{{x}}}` never
 # escapes). HTML is handlebars.js escapeExpression; JSON keeps a value inside the string
@@ -33,7 +33,6 @@ ESCAPES: dict[str, dict[int, str] | None] = {
 }
 
 Op = Callable[[list, tuple, dict, "_State"], None]
-Ev = Callable[[tuple, dict], object]
 
 
 class _State:
@@ -58,10 +57,6 @@ class _State:
         self.next_check = self.work + CHECK_EVERY
 
 
-class InvalidProgram(ValueError):
-    """A stored program is not one this engine produces."""
-
-
 def _push(c: tuple, value: object) -> tuple:
     # handlebars.js adds a depth only when the context changes.
     top = c[0]
@@ -69,98 +64,6 @@ def _push(c: tuple, value: object) -> tuple:
                         and value == top):
         return c
     return (value, *c)
-
-
-# -- expressions --------------------------------------------------------------------
-# Loading checks each node and builds its closure in the same pass (the template of a cold
-# start pays for it). `memo`, one per load, hands out again the closure built for a path,
-# call or output statement already seen: closures hold no state, and a template repeats a
-# few distinct ones many times. A node is always checked in full before its memo lookup.
-def _expr(e: object, level: int, memo: dict) -> tuple[Ev, int]:
-    """The evaluator of one expression node and its weight: the number of expression
-    nodes, the work units each evaluation is charged."""
-    if not (isinstance(e, list) and e and level < _MAX_LOAD_DEPTH):
-        raise InvalidProgram("expression")
-    kind = e[0]
-    if kind == "path":
-        if not (len(e) == 3 and type(e[1]) is int and 0 <= e[1] <= _MAX_LOAD_DEPTH):
-            raise InvalidProgram("path")
-        segs = _segments(e[2])
-        key = ("path", e[1], segs)
-        built = memo.get(key)
-        if built is None:
-            built = memo[key] = (_path(e[1], segs), 1)
-        return built
-    if kind == "lit":
-        if not (len(e) == 2 and (e[1] is None or type(e[1]) in (str, int, float, bool))):
-            raise InvalidProgram("lit")
-        value = e[1]
-        # Never shared: 1, 1.0 and True are equal keys. So a call on a lit matches no other.
-        return (lambda c, d: value), 1
-    if kind == "data":
-        if not (len(e) == 3 and type(e[1]) is str and e[1] in DATA_NAMES):
-            raise InvalidProgram("data")
-        name, segs = e[1], _segments(e[2])
-        if segs and name != "root":
-            raise InvalidProgram("data path")
-        if not segs:
-            return (lambda c, d: d.get(name)), 1
-        return (lambda c, d: _walk(d.get("root"), segs)), 1
-    if kind == "call":
-        if not (len(e) == 3 and type(e[1]) is str and e[1] in INLINE_HELPERS
-                and isinstance(e[2], list)):
-            raise InvalidProgram("call")
-        low, high = INLINE_HELPERS[e[1]]
-        if not low <= len(e[2]) <= high:
-            raise InvalidProgram("arity")
-        fn = INLINE_FUNCTIONS[e[1]]
-        args: list[Ev] = []
-        weight = 1
-        for a in e[2]:
-            ev, w = _expr(a, level + 1, memo)
-            args.append(ev)
-            weight += w
-        key = ("call", fn, *args)
-        built = memo.get(key)
-        if built is None:
-            built = memo[key] = ((lambda c, d: fn(*[a(c, d) for a in args])), weight)
-        return built
-    raise InvalidProgram(f"expression kind {kind!r}")
-
-
-def _segments(segs: object) -> tuple[str, ...]:
-    if not isinstance(segs, list):
-        raise InvalidProgram("segments")
-    for s in segs:
-        if type(s) is not str:
-            raise InvalidProgram("segments")
-    return tuple([s.lower() for s in segs])
-
-
-def _walk(obj: object, segs: tuple[str, ...]) -> object:
-    for seg in segs:
-        if obj is None:
-            return None
-        obj = get(obj, seg)
-    return obj
-
-
-def _path(depth: int, segs: tuple[str, ...]) -> Ev:
-    if depth == 0 and not segs:
-        return lambda c, d: c[0]
-    if depth == 0 and len(segs) == 1:
-        key = segs[0]
-
-        def one(c: tuple, d: dict) -> object:
-            top = c[0]
-            if top.__class__ is Tags:
-                return top.get(key)
-            return string_property(top, key) if top.__class__ is str else None
-        return one
-
-    def deep(c: tuple, d: dict) -> object:
-        return _walk(c[depth], segs) if depth < len(c) else None
-    return deep
 
 
 # -- statements ---------------------------------------------------------------------
@@ -227,7 +130,7 @@ def _block(helper: str, evs: list[Ev], prog: Op, inv: Op | None) -> Op:
 def _program(nodes: object, level: int, memo: dict, escapes: dict[int, str] | None) -> Op:
     """The runner of one list of statements. Nodes are checked in order, a block's
     inverse before its program, so the first bad node names the InvalidProgram."""
-    if not (isinstance(nodes, list) and level < _MAX_LOAD_DEPTH):
+    if not (isinstance(nodes, list) and level < MAX_LOAD_DEPTH):
         raise InvalidProgram("program")
     ops: list = []
     static = 0
@@ -245,31 +148,51 @@ def _program(nodes: object, level: int, memo: dict, escapes: dict[int, str] | No
         dynamic = True
         kind = node[0]
         if kind == "out":
-            if not (len(node) == 3 and type(node[2]) is bool):
-                raise InvalidProgram("out")
-            ev, weight = _expr(node[1], level + 1, memo)
-            cost += weight
-            key = ("out", ev, node[2])
-            op = memo.get(key)
-            if op is None:
-                op = memo[key] = _out(ev, escapes if node[2] else None)
-            ops.append(op)
+            op, weight = _out_node(node, level, memo, escapes)
         elif kind == "block":
-            if not (len(node) == 5 and type(node[1]) is str and node[1] in BLOCK_HELPERS
-                    and isinstance(node[2], list)):
-                raise InvalidProgram("block")
-            low, high = BLOCK_HELPERS[node[1]]
-            if not low <= len(node[2]) <= high:
-                raise InvalidProgram("arity")
-            evs: list[Ev] = []
-            for p in node[2]:
-                ev, weight = _expr(p, level + 1, memo)
-                evs.append(ev)
-                cost += weight
-            inv = None if node[4] is None else _program(node[4], level + 1, memo, escapes)
-            ops.append(_block(node[1], evs, _program(node[3], level + 1, memo, escapes), inv))
+            op, weight = _block_node(node, level, memo, escapes)
         else:
             raise InvalidProgram(f"node kind {kind!r}")
+        ops.append(op)
+        cost += weight
+    return _runner(ops, static, cost, dynamic)
+
+
+def _out_node(node: list, level: int, memo: dict,
+              escapes: dict[int, str] | None) -> tuple[Op, int]:
+    """An output statement's op (shared through ``memo``) and its weight."""
+    if not (len(node) == 3 and type(node[2]) is bool):
+        raise InvalidProgram("out")
+    ev, weight = expression(node[1], level + 1, memo)
+    key = ("out", ev, node[2])
+    op = memo.get(key)
+    if op is None:
+        op = memo[key] = _out(ev, escapes if node[2] else None)
+    return op, weight
+
+
+def _block_node(node: list, level: int, memo: dict,
+                escapes: dict[int, str] | None) -> tuple[Op, int]:
+    """A block statement's op and the weight of its parameters; the inverse is checked
+    before the program."""
+    if not (len(node) == 5 and type(node[1]) is str and node[1] in BLOCK_HELPERS
+            and isinstance(node[2], list)):
+        raise InvalidProgram("block")
+    low, high = BLOCK_HELPERS[node[1]]
+    if not low <= len(node[2]) <= high:
+        raise InvalidProgram("arity")
+    evs: list[Ev] = []
+    cost = 0
+    for p in node[2]:
+        ev, weight = expression(p, level + 1, memo)
+        evs.append(ev)
+        cost += weight
+    inv = None if node[4] is None else _program(node[4], level + 1, memo, escapes)
+    return _block(node[1], evs, _program(node[3], level + 1, memo, escapes), inv), cost
+
+
+def _runner(ops: list, static: int, cost: int, dynamic: bool) -> Op:
+    """The op that runs a program's statements (its text joined once when it is all text)."""
     if not dynamic:
         text = "".join(ops)
 

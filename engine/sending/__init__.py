@@ -1,9 +1,17 @@
-"""The request path of the API: admission (key, limits), field validation, recipient
-resolution, rendering, the notification payload, preview and key validation.
+"""The request path of the API, in the order a send takes it:
+
+- ``admission``: the API key, rate limits and the monthly allowance (``limits``);
+- ``validation`` and ``resolution``: field rules, tenancy, template, version, channel rules
+  and recipients (``recipients``);
+- ``payload``: each part rendered and the channel's payload (``bodies`` for email);
+- ``accepting``: the notification row committed and its job enqueued;
+- ``preview``: the email as it would be sent.
 
 Public surface: `send`, `preview`, `validate_key` (the three API operations).
 """
 
-from engine.sending.pipeline import preview, send, validate_key
+from engine.sending.accepting import send
+from engine.sending.admission import validate_key
+from engine.sending.preview import preview
 
 __all__ = ["preview", "send", "validate_key"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from channels.email import text_from_html
+from engine.formats.plaintext import html_to_text
 
 _DOCUMENT = re.compile(r"<html[\s>]", re.IGNORECASE)
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
@@ -30,4 +30,8 @@ def html_document(body: str, head: str | None) -> str:
             f"{head}</head><body>{body}</body></html>")
 
 
-__all__ = ["html_document", "text_from_html"]
+
+def text_from_html(html: str) -> str:
+    """The plain-text alternative, derived from the HTML (D6; rules in
+    engine/formats/plaintext.py)."""
+    return html_to_text(html)

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import dns.resolver
 
-from channels.webhook import USER_AGENT, post_pinned
 from engine import runtime
 from engine.delivery import outcome_events
 from engine.delivery.retry import classify_status, retry_delay
@@ -19,6 +18,7 @@ from engine.store.models import Notification, utcnow
 from engine.webhooks.destinations import DestinationError, DestinationUnavailable, check_destination
 from engine.webhooks.headers import unsendable_headers
 from engine.webhooks.signatures import sign
+from engine.webhooks.transport import USER_AGENT, post_pinned
 
 FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure",
             "too_large": "answer too large"}

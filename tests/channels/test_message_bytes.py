@@ -11,7 +11,9 @@ from email.message import Message
 
 import pytest
 
-from channels.email import EmailChannel, ascii_domain, message_bytes
+from channels.email import EmailChannel
+from channels.email.mime import ascii_domain
+from engine.formats.message_bytes import message_bytes
 from tests import factories
 
 HEADER_VALUES = ["plain", "two  spaces", " leading", "trailing ", "tab\there", "x" * 70,
@@ -58,7 +60,7 @@ def test_each_multipart_has_its_own_random_boundary() -> None:
 def test_text_parts_are_those_mimetext_builds(text: str, subtype: str) -> None:
     from email.mime.text import MIMEText
 
-    from channels.email import _text_part
+    from channels.email.mime import _text_part
 
     assert _text_part(text, subtype).as_bytes() == MIMEText(text, subtype, "utf-8").as_bytes()
 
@@ -132,7 +134,7 @@ def test_a_line_break_in_a_subject_or_name_never_makes_a_header(sender, broken) 
                             to=["Z\u00f6e <z@example.net>"], priority="High"),
 ], ids=["html and text", "text only", "folded headers"])
 def test_the_messages_of_text_and_html_are_written_without_the_generator(payload) -> None:
-    from channels.email import _direct, _policy
+    from engine.formats.message_bytes import _direct, _policy
 
     message = EmailChannel().build(payload).mime
     assert _direct(message, _policy(message.policy, "\r\n"), "\r\n") is not None
@@ -142,8 +144,8 @@ def test_the_messages_of_text_and_html_are_written_without_the_generator(payload
 def test_a_multipart_is_the_one_mimemultipart_builds(monkeypatch) -> None:
     from email.mime.multipart import MIMEMultipart
 
-    from channels import email as channel
-    from channels.email import _multipart, _text_part
+    from channels.email import mime as channel
+    from channels.email.mime import _multipart, _text_part
 
     monkeypatch.setattr(channel, "_boundary", lambda: "=_0123456789abcdef")
     for subtype in ("alternative", "related", "mixed"):
@@ -163,7 +165,7 @@ BOUNDARIES = ["=_b", "simple", "with space", 'q"uote', "a.b-c_d=e", ""]
 
 
 def _tree(rng: random.Random, depth: int) -> Message:
-    from channels.email import _header
+    from channels.email.mime import _header
 
     message = Message()
     if depth < 3 and rng.random() < 0.4:
@@ -192,7 +194,7 @@ def _tree(rng: random.Random, depth: int) -> Message:
 
 
 def test_random_trees_are_serialised_like_the_standard_generator() -> None:
-    from channels.email import _direct, _policy
+    from engine.formats.message_bytes import _direct, _policy
 
     rng = random.Random(2045)
     direct = 0

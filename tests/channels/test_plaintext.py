@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from channels.plaintext import html_to_text
+from engine.formats.plaintext import html_to_text
 
 
 @pytest.mark.parametrize(("html", "expected"), [
@@ -123,16 +123,16 @@ def test_nested_links_read_each_chunk_a_bounded_number_of_times(
     # Each closing link used to join every chunk written since it opened: (text length) x
     # (nesting depth), over a second for 1 MB. Counting the chunks read, not timing them,
     # keeps the test exact: the labels now read each chunk a bounded number of times.
-    from channels import plaintext
-    made = plaintext._Writer.__init__
-    writers: list[plaintext._Writer] = []
+    from engine.formats import text_writer as plaintext
+    made = plaintext.TextWriter.__init__
+    writers: list[plaintext.TextWriter] = []
 
-    def counted(self: plaintext._Writer) -> None:
+    def counted(self: plaintext.TextWriter) -> None:
         made(self)
         self.chunks = _CountedChunks()
         writers.append(self)
 
-    monkeypatch.setattr(plaintext._Writer, "__init__", counted)
+    monkeypatch.setattr(plaintext.TextWriter, "__init__", counted)
     monkeypatch.setattr(_CountedChunks, "reads", 0)
     text = html_to_text(html)
     assert text == expected

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from channels.webhook import ANSWER_BYTES, CONNECT_TIMEOUT, EXCERPT_BYTES
 from engine.webhooks.delivery import deliver_webhook
 from engine.webhooks.signatures import verify_webhook
+from engine.webhooks.transport import ANSWER_BYTES, CONNECT_TIMEOUT, EXCERPT_BYTES
 from tests.support.dribbling_receiver import DribblingReceiver
 from tests.support.https_receiver import Scripted
 

@@ -10,12 +10,12 @@ from email import policy
 
 import pytest
 
-from channels.email import message_bytes
 from engine import sending
 from engine.catalog import suppression_cache, suppressions
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.formats.addresses import suppression_key
+from engine.formats.message_bytes import message_bytes
 from engine.store.models import DeliveryAttempt, Notification, Suppression
 from plugins.smtp import SmtpProvider
 from tests import factories

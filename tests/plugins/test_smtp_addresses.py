@@ -7,7 +7,7 @@ import smtplib
 
 import pytest
 
-from channels.email import PLAIN_ADDRESS
+from engine.formats.message_bytes import PLAIN_ADDRESS
 from plugins.smtp_exchange import angle_address
 
 ATEXT = "abcxyzABCXYZ0189!#$%&'*+/=?^_`{|}~-"

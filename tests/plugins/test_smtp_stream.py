@@ -10,9 +10,10 @@ from email import policy
 import pytest
 from peewee import DatabaseError
 
-from channels.email import EmailChannel, message_bytes
+from channels.email import EmailChannel
 from engine.delivery import providers
 from engine.delivery.jobs import CHECKPOINT_ROWS, deliver_notification
+from engine.formats.message_bytes import message_bytes
 from engine.plugins.contracts import PermanentError, SendResult, SuppressedError, TransientError
 from engine.store.models import DeliveryAttempt, Notification, Suppression, utcnow
 from tests import factories

@@ -1,8 +1,8 @@
 """The plain-text alternative of an HTML email (D6), from libxml2's parse of the HTML.
 
 Every preview and every email without a text part needs one. html2text, which we used
-first, parses in pure Python (about 2 ms for a 1.4 KB receipt); this walks lxml's tree
-without recursion in a tenth of that. The rules are those of a readable text email:
+first, parses in pure Python (which was ten times slower, docs/performance.md); this walks
+lxml's tree without recursion. The rules are those of a readable text email:
 
 - ``head``, ``script``, ``style`` and other non-content elements are left out, as are images;
 - block elements (paragraphs, headings, lists, tables, ...) start on a new line, and
@@ -22,6 +22,8 @@ import threading
 
 import lxml.etree
 
+from engine.formats.text_writer import Links, TextWriter
+
 SKIPPED = frozenset({"head", "title", "script", "style", "template", "noscript", "iframe",
                      "object", "embed", "svg", "math", "canvas", "audio", "video", "select",
                      "button", "img", "map"})
@@ -33,7 +35,6 @@ LINES = frozenset({"div", "li", "tr", "dt", "dd", "section", "article", "header"
 CELLS = frozenset({"td", "th"})
 LINK_SCHEMES = ("http://", "https://", "mailto:")
 _SPACES = re.compile(r"\s+")
-_BLANK_LINES = re.compile(r"\n{3,}")
 _TAG = re.compile(r"<[^<>]*>")  # no '<' inside: linear on any input
 _parsers = threading.local()  # an lxml parser serves one thread at a time
 
@@ -97,158 +98,38 @@ def _over_attribute_budget(html: str, data: bytes) -> bool:
     return lxml.etree.fromstring(data, parser=parser) > ATTRIBUTE_BUDGET
 
 
-class _Writer:
-    """Text chunks with pending line breaks, so a break is written once, before new text."""
 
-    __slots__ = ("at_line_start", "chunks", "pending")
-
-    def __init__(self) -> None:
-        self.chunks: list[str] = []
-        self.pending = 0  # 0: none, 1: new line, 2: blank line
-        self.at_line_start = True
-
-    def brk(self, level: int) -> None:
-        if self.chunks and level > self.pending:
-            self.pending = level
-
-    def raw(self, text: str) -> None:
-        if not text:
-            return
-        if self.pending:
-            self.chunks.append("\n" if self.pending == 1 else "\n\n")
-            self.pending = 0
-        self.chunks.append(text)
-        self.at_line_start = text[-1] == "\n"
-
-    def words(self, text: str) -> None:
-        if not text or (text.isspace() and (self.at_line_start or self.pending)):
-            return
-        if not text.isprintable() or "  " in text:  # else the only white space is " "
-            text = _SPACES.sub(" ", text)
-        if text[0] == " " and (self.at_line_start or self.pending or
-                               (self.chunks and self.chunks[-1][-1] == " ")):
-            text = text[1:]
-        self.raw(text)
-
-    def text(self) -> str:
-        # Line by line: a regex for "white space before a new line" would go back over a
-        # long run of spaces (kept verbatim inside <pre>) once per space.
-        lines = "".join(self.chunks).split("\n")
-        return _BLANK_LINES.sub("\n\n", "\n".join(line.rstrip() for line in lines)).strip("\n")
-
-
-class _Links:
-    """The open links, and what their labels need to be compared with their targets.
-
-    A label is everything written since its link opened, stripped. Joining it at each
-    closing link cost (text length) x (nesting depth): 1,000 nested links over 1 MB took
-    over a second. Only two facts are needed: whether the label is empty, and whether it
-    equals the target (``label (target)`` or just ``target``). So each link keeps the index
-    of its first chunk with a non-space character, found by scanning each chunk at most
-    once over the whole document (a closing link hands what it found to its parent); the
-    last such chunk is one for the whole writer, also scanned once; and the label is only
-    built when its length, from at most len(target) + 1 chunks, is the target's: the sum of
-    targets is bounded by the document's length. So the whole walk stays linear.
-    """
-
-    __slots__ = ("last", "seen", "stack", "strips")
-
-    def __init__(self) -> None:
-        # Per open link: [target or None, first chunk, first chunk with text or -1,
-        # chunks[first chunk:this] known to be all white space].
-        self.stack: list[list] = []
-        self.last = -1  # the last chunk with a non-space character among chunks[:seen]
-        self.seen = 0
-        # The leading (key i) and trailing (key ~i) white space of chunk i: strip copies the
-        # chunk, and 1,000 nested labels can start (or end) in one megabyte-long chunk. Made
-        # when first needed: most emails have no link in a link.
-        self.strips: dict[int, int] | None = None
-
-    def open(self, href: str | None, chunks: list[str]) -> None:
-        at = len(chunks)
-        self.stack.append([href, at, -1, at])
-
-    def close(self, chunks: list[str]) -> tuple[str | None, str | None]:
-        """The closed link's target (None if not shown) and, if it has one, its label: ""
-        when empty, the label itself when it could be the target, else None."""
-        href, start, first, scanned = self.stack.pop()
-        stack = self.stack
-        if not stack:
-            # Outside every other link: the chunks joined here are in no other label, so
-            # joining them is linear, and the quickest for the few links of a usual email.
-            return href, ("".join(chunks[start:]).strip() if href else "")
-        end = len(chunks)
-        if first < 0:
-            first = _text_chunk(chunks, scanned, end)
-        parent = stack[-1]
-        if parent[2] < 0:  # its chunks before this link's, then this link's result
-            found = _text_chunk(chunks, parent[3], start)
-            parent[2] = found if found >= 0 else first
-            parent[3] = end
-        if not href or first < 0:
-            return href, ""
-        return href, self._label(chunks, first, len(href))
-
-    def _label(self, chunks: list[str], first: int, longest: int) -> str | None:
-        """The stripped text of chunks[first:] if it is at most ``longest`` long, else None."""
-        end = len(chunks)
-        for i in range(end - 1, self.seen - 1, -1):
-            if not chunks[i].isspace():
-                self.last = i
-                break
-        self.seen = end
-        last = self.last  # >= first: chunks[first] has text
-        if last - first > longest:  # every chunk is non-empty
+def _tree(html: str) -> lxml.etree._Element | None:
+    """libxml2's tree of ``html``, or None when it cannot be built whole (then the text
+    comes from the stripped tags)."""
+    parser = _parser()
+    data = html.encode("utf-8", "surrogatepass")
+    try:
+        if _over_attribute_budget(html, data):
             return None
-        strips = self.strips
-        if strips is None:
-            strips = self.strips = {}
-        lead = strips.get(first)
-        if lead is None:
-            chunk = chunks[first]
-            lead = strips[first] = len(chunk) - len(chunk.lstrip())
-        trail = strips.get(~last)
-        if trail is None:
-            chunk = chunks[last]
-            trail = strips[~last] = len(chunk) - len(chunk.rstrip())
-        if sum(map(len, chunks[first:last + 1])) - lead - trail > longest:
-            return None
-        if first == last:
-            return chunks[first][lead:len(chunks[first]) - trail]
-        return "".join((chunks[first][lead:], *chunks[first + 1:last],
-                        chunks[last][:len(chunks[last]) - trail]))
-
-
-def _text_chunk(chunks: list[str], start: int, end: int) -> int:
-    """The index of the first of chunks[start:end] with a non-space character, or -1."""
-    for i in range(start, end):
-        if not chunks[i].isspace():
-            return i
-    return -1
+        root = lxml.etree.fromstring(data, parser=parser)
+    except (lxml.etree.ParserError, ValueError):
+        return None
+    if root is None or any(error.level_name == "FATAL" for error in parser.error_log):
+        # Nothing parsed, or libxml2 gave up part-way (nesting deeper than it allows): keep
+        # every word anyway.
+        return None
+    return root
 
 
 def html_to_text(html: str) -> str:
     """The text part for ``html``: never empty, ends with one newline."""
     if not html or not html.strip():
         return "\n"
-    parser = _parser()
-    data = html.encode("utf-8", "surrogatepass")
-    try:
-        if _over_attribute_budget(html, data):
-            return _stripped(html)
-        root = lxml.etree.fromstring(data, parser=parser)
-    except (lxml.etree.ParserError, ValueError):
+    root = _tree(html)
+    if root is None:
         return _stripped(html)
-    if root is None or any(error.level_name == "FATAL" for error in parser.error_log):
-        # Nothing parsed, or libxml2 gave up part-way (nesting deeper than it allows): keep
-        # every word anyway.
-        return _stripped(html)
-    out = _Writer()
+    out = TextWriter()
     words = out.words
     skipping = 0  # depth inside a left-out element
     preformatted = 0
     lists: list[int | None] = []  # None: unordered; else the next number
-    links = _Links()
+    links = Links()
     kinds = KINDS
     for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
         tag = element.tag
@@ -289,8 +170,8 @@ def _stripped(html: str) -> str:
     return _SPACES.sub(" ", text).strip() + "\n"
 
 
-def _open(out: _Writer, element: lxml.etree._Element, kind: int, tag: str,
-          lists: list[int | None], links: _Links) -> None:
+def _open(out: TextWriter, element: lxml.etree._Element, kind: int, tag: str,
+          lists: list[int | None], links: Links) -> None:
     if kind in (PARAGRAPH, PRE):
         out.brk(2)
     elif kind == LIST:
@@ -317,8 +198,8 @@ def _open(out: _Writer, element: lxml.etree._Element, kind: int, tag: str,
         links.open(href if href.lower().startswith(LINK_SCHEMES) else None, out.chunks)
 
 
-def _close(out: _Writer, kind: int, lists: list[int | None],
-           links: _Links) -> None:
+def _close(out: TextWriter, kind: int, lists: list[int | None],
+           links: Links) -> None:
     if kind == LIST and lists:
         lists.pop()
         out.brk(1 if lists else 2)

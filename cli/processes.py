@@ -1,0 +1,53 @@
+"""`herald serve`, `herald worker` and `herald dev`: the commands that run the service."""
+
+from __future__ import annotations
+
+import argparse
+
+from cli.common import CommandError, connect
+from config.settings import Settings
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
+    from cli.serve import exposure, serve
+
+    if reason := exposure(settings, args.host):
+        raise CommandError(f"refusing to serve on {args.host} outside production: {reason} "
+                           "(or pass --host 127.0.0.1)")
+    serve(settings, host=args.host, port=args.port or settings.port, workers=args.workers)
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> None:
+    from engine.delivery.worker import run_worker
+
+    if not settings.redis_url:
+        raise CommandError("HERALD_REDIS_URL is not set (herald dev starts one for you)")
+    # Checked here so an unreachable database stops the command with one clear line.
+    connect(settings).close()
+    raise SystemExit(run_worker(settings, processes=args.processes, burst=args.burst,
+                                fork=args.fork))
+
+
+def cmd_dev(args: argparse.Namespace, settings: Settings) -> None:
+    from cli.dev import run_dev
+
+    raise SystemExit(run_dev(settings, port=args.port))
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("serve", help="the production API server (gunicorn)")
+    p.add_argument("--host", default="0.0.0.0")
+    p.add_argument("--port", type=int)
+    p.add_argument("--workers", type=int, default=2)
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("worker", help="RQ workers with the scheduler")
+    p.add_argument("--burst", action="store_true", help="exit when the queue is empty")
+    p.add_argument("--processes", type=int, default=1)
+    p.add_argument("--fork", action="store_true",
+                   help="fork a work horse per job (default: run jobs in the worker process)")
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("dev", help="everything on one machine with embedded defaults")
+    p.add_argument("--port", type=int)
+    p.set_defaults(func=cmd_dev)

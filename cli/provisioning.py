@@ -1,0 +1,74 @@
+"""`herald db upgrade`, `herald apply FILE` and `herald export`: the schema, and tenants and
+templates as code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cli.common import CommandError, connect, emit, parse_uuid
+from config.settings import Settings
+
+
+def cmd_db_upgrade(args: argparse.Namespace, settings: Settings) -> None:
+    from engine.store.migrations import upgrade
+
+    emit({"schema": upgrade(connect(settings))})
+
+
+def _load_file(path: str) -> Any:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise CommandError(f"cannot read {path}: {err.strerror}") from None
+    try:
+        # YAML is a superset of JSON, so one loader reads both formats.
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise CommandError(f"{path} is neither valid YAML nor JSON: {err}") from None
+
+
+def cmd_apply(args: argparse.Namespace, settings: Settings) -> None:
+    from engine.provisioning import ApplyError, apply_document
+
+    doc = _load_file(args.file)
+    connect(settings)
+    try:
+        emit(apply_document(doc).as_json())
+    except ApplyError as err:
+        raise CommandError("apply refused, nothing was written:\n  " + "\n  ".join(
+            err.problems)) from None
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> None:
+    from engine.provisioning.exporting import export_document
+
+    connect(settings)
+    if args.workspace:
+        parse_uuid(args.workspace, "workspace")
+    doc = export_document(args.workspace)
+    if args.workspace and not doc["accounts"]:
+        raise CommandError(f"no workspace {args.workspace}")
+    if args.format == "yaml":
+        sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+    else:
+        emit(doc)
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    db = sub.add_parser("db", help="database schema").add_subparsers(dest="db", required=True)
+    db.add_parser("upgrade", help="create or migrate the schema").set_defaults(
+        func=cmd_db_upgrade)
+
+    p = sub.add_parser("apply", help="create or update from a YAML or JSON file")
+    p.add_argument("file", help="path, or - for standard input")
+    p.set_defaults(func=cmd_apply)
+
+    p = sub.add_parser("export", help="print the apply format back")
+    p.add_argument("--workspace", help="only this workspace (and its account)")
+    p.add_argument("--format", choices=("json", "yaml"), default="json")
+    p.set_defaults(func=cmd_export)

@@ -1,0 +1,170 @@
+"""A delivery's outcomes: attempt rows as messages settle, a fan-out's checkpoints, and the
+status rule that turns them into the notification's status."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from peewee import PeeweeException
+from redis.exceptions import RedisError
+
+from engine.catalog import suppressions
+from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, retry_delay
+from engine.plugins.contracts import (
+    DeliveryError,
+    PermanentError,
+    SuppressedError,
+    TransientError,
+)
+from engine.store import notification_store
+from engine.store.models import Notification, utcnow
+
+log = logging.getLogger("herald.delivery")
+
+# Errors of what a delivery stands on (the database, Redis, the network), not of its message:
+# they never fail a notification for good. Raised while one message is built or sent, that
+# message is retried as after a transient refusal; raised anywhere else, the delivery stops
+# as in a crash and the row waits for the reconciler. Any other exception is a permanent
+# failure of the message (or, outside any one message, of the notification), recorded at once
+# (docs/delivery.md, "Errors").
+INFRASTRUCTURE: tuple[type[Exception], ...] = (PeeweeException, sqlite3.Error, RedisError,
+                                               OSError)
+# Email and SMS: 30 s doubling to the 15-minute cap (±10% jitter, Retry-After honoured).
+EMAIL_BACKOFF = (30.0, 60.0, 120.0, 240.0, 480.0, 900.0, 900.0)
+
+# A fan-out commits its outcomes so far every this many outcomes, or this many seconds,
+# whichever comes first: what a worker killed mid-fan-out sends twice (docs/delivery.md).
+CHECKPOINT_ROWS = 50
+CHECKPOINT_SECONDS = 1.0
+
+
+def attempt_row(notification: Notification, recipient: str | None, outcome: str,
+                started: float, error: Exception | None) -> dict[str, Any]:
+    """One DeliveryAttempt row of this attempt (``started``: perf_counter, 0 if never sent)."""
+    duration = int((time.perf_counter() - started) * 1000) if started else 0
+    return {
+        "notification": notification.id,
+        "number": notification.attempts,
+        "recipient": recipient,
+        "started_at": utcnow(),
+        "duration_ms": duration,
+        "outcome": outcome,
+        "status_code": getattr(error, "status_code", None),
+        "provider_message_id": None,
+        "response_excerpt": None,
+        "error": str(error)[:2000] if error else None,
+    }
+
+
+def described(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
+
+
+def _as_outcome(err: Exception) -> DeliveryError:
+    """A message's exception that is no DeliveryError, as its outcome (see INFRASTRUCTURE)."""
+    if isinstance(err, INFRASTRUCTURE):
+        return TransientError(described(err))
+    return PermanentError(described(err))
+
+
+class Outcomes:
+    """A delivery's outcomes as they settle. A fan-out's are committed as it goes, every
+    CHECKPOINT_ROWS outcomes or CHECKPOINT_SECONDS, so that a worker killed in the middle
+    re-sends only the messages settled since (the next attempt skips settled recipients)."""
+
+    def __init__(self, notification: Notification, expected: int) -> None:
+        self.notification = notification
+        self.left = expected  # outcomes still to come
+        self.attempts: list[dict[str, Any]] = []
+        self.saved = 0  # attempts[:saved] are committed
+        self.bounced: list[str] = []
+        self.bounces_saved = 0
+        self.delivered = self.failed = 0
+        self.transient: TransientError | None = None
+        self.unexpected: list[tuple[str | None, Exception]] = []
+        self.since = time.monotonic()
+
+    def add(self, recipient: str | None, started: float, result: Any,
+            err: Exception | None) -> None:
+        notification = self.notification
+        self.left -= 1
+        if err is not None and not isinstance(err, DeliveryError):
+            self.unexpected.append((recipient, err))
+            err = _as_outcome(err)
+        if isinstance(err, TransientError):
+            self.transient = err
+            self.attempts.append(attempt_row(notification, recipient, "transient", started, err))
+        elif isinstance(err, SuppressedError):
+            self.bounced.extend(err.recipients)
+            self.attempts.append(attempt_row(notification, recipient, "suppressed", started,
+                                             err))
+        elif err is not None:
+            self.failed += 1
+            self.attempts.append(attempt_row(notification, recipient, "permanent", started, err))
+        else:
+            self.bounced.extend(result.bounced)
+            self.delivered += 1
+            row = attempt_row(notification, recipient, "delivered", started, None)
+            row["provider_message_id"] = result.provider_message_id
+            if result.rejected:
+                row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
+            self.attempts.append(row)
+        unsaved = len(self.attempts) - self.saved
+        if self.left > 0 and (unsaved >= CHECKPOINT_ROWS or
+                              time.monotonic() - self.since >= CHECKPOINT_SECONDS):
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Commit the attempt rows and bounces so far (an error here ends the attempt as a
+        crash: nothing more can be recorded, so nothing more is sent)."""
+        self.save_bounces()
+        notification_store.record_attempts(self.attempts[self.saved:])
+        self.saved = len(self.attempts)
+        self.since = time.monotonic()
+
+    def save_bounces(self) -> None:
+        if len(self.bounced) > self.bounces_saved:
+            suppressions.add(self.notification.workspace_id, self.bounced[self.bounces_saved:],
+                             "bounce")
+            self.bounces_saved = len(self.bounced)
+
+    def log_unexpected(self) -> None:
+        """Once, not once a message: a bad header fails every message of a fan-out."""
+        if self.unexpected:
+            recipient, first = self.unexpected[0]
+            log.error("notification %s: %d of its messages raised instead of ending in an "
+                      "outcome (the first, to %s: %s)", self.notification.id,
+                      len(self.unexpected), recipient or "its recipients",
+                      type(first).__name__, exc_info=first)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What an attempt's outcomes make of the notification: its status, the error it keeps,
+    and the wait before the next attempt (a retry only)."""
+
+    status: str
+    error: str | None
+    wait: float | None = None
+
+
+def status_rule(notification: Notification, outcomes: Outcomes, suppressed: list[str],
+                reached_before: bool) -> Verdict:
+    """A transient outcome retries while attempts remain; a recipient reached (now or by an
+    earlier attempt of a fan-out) makes it delivered; else it failed, or was suppressed."""
+    attempts, transient = outcomes.attempts, outcomes.transient
+    if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
+        return Verdict("queued", str(transient),
+                       retry_delay(notification.attempts, backoff=EMAIL_BACKOFF,
+                                   retry_after=transient.retry_after))
+    if outcomes.delivered > 0 or reached_before:
+        return Verdict("delivered", None)
+    if outcomes.failed or transient is not None:
+        return Verdict("failed", attempts[-1]["error"] if attempts else None)
+    if suppressed:
+        return Verdict("suppressed", None)
+    return Verdict("failed", "no recipient left to send to")

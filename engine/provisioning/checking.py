@@ -1,0 +1,214 @@
+"""`herald apply`, first step: the whole document checked, every problem with its path, before
+anything is written."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from email_validator import EmailNotValidError, validate_email
+
+from engine.catalog.keys import parse_time
+from engine.catalog.versions import check_content
+from engine.formats.header_text import MEDIA_TYPE
+from engine.provisioning.document import CHANNEL_FIELDS, NAME_RULE, ApplyError, valid_name
+from engine.store.models import PLANS
+
+
+class _Checker:
+    """Walks the document once and collects every problem with its path."""
+
+    def __init__(self) -> None:
+        self.problems: list[str] = []
+
+    def fail(self, path: str, message: str) -> None:
+        self.problems.append(f"{path}: {message}")
+
+    def mapping(self, value: Any, path: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            self.fail(path, "expected an object")
+            return {}
+        return value
+
+    def items(self, node: dict[str, Any], key: str, path: str) -> list[Any]:
+        value = node.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(f"{path}.{key}", "expected a list")
+            return []
+        return value
+
+    def name(self, node: dict[str, Any], path: str) -> None:
+        if not valid_name(node.get("name")):
+            self.fail(f"{path}.name", NAME_RULE)
+
+    def ident(self, node: dict[str, Any], path: str) -> None:
+        if node.get("id") is None:
+            return
+        try:
+            uuid.UUID(str(node["id"]))
+        except ValueError:
+            self.fail(f"{path}.id", "must be a UUID")
+
+    def address(self, value: Any, path: str, allow_domain: bool = False) -> None:
+        if not isinstance(value, str) or "\r" in value or "\n" in value:
+            self.fail(path, "must be a string without line breaks")
+            return
+        try:
+            if allow_domain:
+                validate_email("x@" + value, check_deliverability=False)
+            else:
+                validate_email(value, check_deliverability=False)
+        except EmailNotValidError as err:
+            self.fail(path, f"not a valid {'domain' if allow_domain else 'address'}: {err}")
+
+    def defaults(self, node: dict[str, Any], path: str) -> None:
+        defaults = node.get("defaults")
+        if defaults is None:
+            return
+        defaults = self.mapping(defaults, f"{path}.defaults")
+        for key, value in defaults.items():
+            if key not in ("to", "cc", "bcc"):
+                self.fail(f"{path}.defaults.{key}", "unknown list (to, cc or bcc)")
+            elif not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                self.fail(f"{path}.defaults.{key}", "expected a list of strings")
+
+    def document(self, doc: Any) -> None:
+        doc = self.mapping(doc, "$")
+        for key in doc:
+            if key != "accounts":
+                self.fail(f"$.{key}", "unknown key")
+        for i, account in enumerate(self.items(doc, "accounts", "$")):
+            self.account(self.mapping(account, f"accounts[{i}]"), f"accounts[{i}]")
+
+    def account(self, node: dict[str, Any], path: str) -> None:
+        self.ident(node, path)
+        self.name(node, path)
+        if node.get("plan", "basic") not in PLANS:
+            self.fail(f"{path}.plan", f"must be one of {', '.join(PLANS)}")
+        limit = node.get("monthlyLimit")
+        if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool)
+                                  or limit < 0):
+            self.fail(f"{path}.monthlyLimit", "must be a whole number >= 0 or null")
+        if not isinstance(node.get("webhookDelivery", False), bool):
+            self.fail(f"{path}.webhookDelivery", "must be true or false")
+        senders = self.mapping(node.get("senders") or {}, f"{path}.senders")
+        for i, domain in enumerate(self.items(senders, "domains", f"{path}.senders")):
+            self.address(domain, f"{path}.senders.domains[{i}]", allow_domain=True)
+        for i, addr in enumerate(self.items(senders, "addresses", f"{path}.senders")):
+            self.address(addr, f"{path}.senders.addresses[{i}]")
+        for i, ws in enumerate(self.items(node, "workspaces", path)):
+            self.workspace(self.mapping(ws, f"{path}.workspaces[{i}]"),
+                           f"{path}.workspaces[{i}]")
+
+    def workspace(self, node: dict[str, Any], path: str) -> None:
+        self.ident(node, path)
+        self.name(node, path)
+        provider = node.get("emailProvider")
+        if provider is not None:
+            provider = self.mapping(provider, f"{path}.emailProvider")
+            if not isinstance(provider.get("plugin"), str) or not isinstance(
+                provider.get("url"), str
+            ):
+                self.fail(f"{path}.emailProvider", "needs string members plugin and url")
+            else:
+                # The check HERALD_EMAIL_PROVIDER gets at start-up: else every send fails on it.
+                from engine.plugins.manager import provider_problem
+
+                if problem := provider_problem(provider["url"], provider["plugin"]):
+                    self.fail(f"{path}.emailProvider", problem)
+        for i, addr in enumerate(self.items(node, "suppressions", path)):
+            self.address(addr, f"{path}.suppressions[{i}]")
+        names: set[str] = set()
+        for i, key in enumerate(self.items(node, "apiKeys", path)):
+            key = self.mapping(key, f"{path}.apiKeys[{i}]")
+            self.name(key, f"{path}.apiKeys[{i}]")
+            if key.get("name") in names:
+                self.fail(f"{path}.apiKeys[{i}].name", "duplicate key name")
+            names.add(key.get("name"))
+            if key.get("status", "active") not in ("active", "revoked"):
+                self.fail(f"{path}.apiKeys[{i}].status", "must be active or revoked")
+            if key.get("expiresAt") is not None:
+                try:
+                    parse_time(str(key["expiresAt"]))
+                except ValueError:
+                    self.fail(f"{path}.apiKeys[{i}].expiresAt", "must be an RFC 3339 time")
+        for i, project in enumerate(self.items(node, "projects", path)):
+            self.folder(self.mapping(project, f"{path}.projects[{i}]"),
+                        f"{path}.projects[{i}]")
+
+    def folder(self, node: dict[str, Any], path: str) -> None:
+        self.name(node, path)
+        self.defaults(node, path)
+        for i, child in enumerate(self.items(node, "containers", path)):
+            self.folder(self.mapping(child, f"{path}.containers[{i}]"),
+                        f"{path}.containers[{i}]")
+        for i, template in enumerate(self.items(node, "templates", path)):
+            self.template(self.mapping(template, f"{path}.templates[{i}]"),
+                          f"{path}.templates[{i}]")
+
+    def template(self, node: dict[str, Any], path: str) -> None:
+        self.ident(node, path)
+        self.name(node, path)
+        self.defaults(node, path)
+        channel = node.get("channel")
+        if channel not in CHANNEL_FIELDS:
+            self.fail(f"{path}.channel", "must be email, sms or webhook")
+            return
+        first_live: int | None = None
+        for i, version in enumerate(self.items(node, "versions", path)):
+            version = self.mapping(version, f"{path}.versions[{i}]")
+            self.version(channel, version, f"{path}.versions[{i}]")
+            if version.get("live") is True:
+                if first_live is None:
+                    first_live = i
+                else:
+                    self.fail(f"{path}.versions[{i}].live", "a template has one live version "
+                              f"(versions[{first_live}] is marked live already)")
+
+    def version(self, channel: str, node: dict[str, Any], path: str) -> None:
+        from engine.rendering import TemplateSyntaxError
+
+        allowed = {*CHANNEL_FIELDS[channel], "status", "locked", "live"}
+        for key in node:
+            if key not in allowed:
+                self.fail(f"{path}.{key}", f"not a field of a {channel} version")
+        if node.get("status", "draft") not in ("published", "draft"):
+            self.fail(f"{path}.status", "must be published or draft")
+        if "live" in node:
+            # Only the one live version is marked; `live: false` would read as a promise
+            # that the last published version is not live, which apply cannot keep.
+            if node["live"] is not True:
+                self.fail(f"{path}.live", "must be true (leave it out on the other versions)")
+            elif node.get("status") != "published":
+                self.fail(f"{path}.live", "only a published version can be live")
+        if not isinstance(node.get("body"), str):
+            self.fail(f"{path}.body", "is required")
+        if channel == "email":
+            if not isinstance(node.get("subject"), str):
+                self.fail(f"{path}.subject", "is required")
+            if node.get("fromAddress") is not None:
+                self.address(node["fromAddress"], f"{path}.fromAddress")
+            if node.get("emailType", "Transactional") not in ("Transactional", "Marketing"):
+                self.fail(f"{path}.emailType", "must be Transactional or Marketing")
+            for flag in ("trackOpens", "trackClicks"):
+                if not isinstance(node.get(flag, False), bool):
+                    self.fail(f"{path}.{flag}", "must be true or false")
+        if channel == "webhook" and node.get("contentType") is not None and not (
+                isinstance(node["contentType"], str) and MEDIA_TYPE.fullmatch(
+                    node["contentType"])):
+            # It is sent as the Content-Type header of every delivery.
+            self.fail(f"{path}.contentType", "must be a media type (type/subtype; params)")
+        try:
+            check_content(channel, node)
+        except TemplateSyntaxError as err:
+            self.fail(path, f"invalid template: {err}")
+
+
+def check_document(doc: Any) -> None:
+    """Raise ApplyError listing every problem in the document."""
+    checker = _Checker()
+    checker.document(doc)
+    if checker.problems:
+        raise ApplyError(checker.problems)

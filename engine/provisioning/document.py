@@ -1,0 +1,56 @@
+"""The `herald apply` document: the fields of each channel's versions, the name rule, and
+what an apply reports (its problems, or what it did)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+EMAIL_FIELDS = ("subject", "body", "htmlHead", "fromAddress", "fromName", "emailType",
+                "trackOpens", "trackClicks")
+SMS_FIELDS = ("body", "fromNumber")
+WEBHOOK_FIELDS = ("body", "contentType")
+CHANNEL_FIELDS = {"email": EMAIL_FIELDS, "sms": SMS_FIELDS, "webhook": WEBHOOK_FIELDS}
+EMAIL_DEFAULTS = {"emailType": "Transactional", "trackOpens": False, "trackClicks": False,
+                  "htmlHead": None, "fromName": None}
+WEBHOOK_DEFAULTS = {"contentType": "application/json"}
+
+
+class ApplyError(ValueError):
+    """The document is invalid; ``problems`` lists every fault with its path."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass
+class Outcome:
+    """What one apply did: counts per kind and the keys it created (shown this once)."""
+
+    created: dict[str, int] = field(default_factory=dict)
+    updated: dict[str, int] = field(default_factory=dict)
+    api_keys: list[dict[str, Any]] = field(default_factory=list)
+    workspaces: list[dict[str, Any]] = field(default_factory=list)
+
+    def count(self, bucket: dict[str, int], kind: str, n: int = 1) -> None:
+        bucket[kind] = bucket.get(kind, 0) + n
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "changed": bool(self.created or self.updated),
+            "created": self.created,
+            "updated": self.updated,
+            "workspaces": self.workspaces,
+            "apiKeys": self.api_keys,
+        }
+
+
+NAME_RULE = "a non-empty name of at most 200 characters is required"
+
+
+def valid_name(value: object) -> bool:
+    """The rule for every name a file gives (and `herald keys create`, so that what export
+    prints of a key applies again)."""
+    return isinstance(value, str) and bool(value.strip()) and len(value) <= 200
+

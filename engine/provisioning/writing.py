@@ -1,0 +1,266 @@
+"""`herald apply`, second step: a checked document written (rows matched by id, else by name).
+
+Run inside apply's one transaction: an ApplyError raised here rolls back everything.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from engine.catalog import suppressions
+from engine.catalog.keys import create_key, parse_time
+from engine.catalog.versions import compile_content
+from engine.provisioning.document import (
+    CHANNEL_FIELDS,
+    EMAIL_DEFAULTS,
+    WEBHOOK_DEFAULTS,
+    ApplyError,
+    Outcome,
+)
+from engine.store import secrets
+from engine.store.models import (
+    SENDER_ALLOWANCES,
+    Account,
+    ApiKey,
+    Container,
+    Project,
+    Sender,
+    Template,
+    TemplateVersion,
+    Workspace,
+    utcnow,
+)
+
+
+def _sync(model: Any, values: dict[str, Any]) -> bool:
+    """Set the fields that differ; save only when something changed."""
+    changed = [k for k, v in values.items() if getattr(model, k) != v]
+    for key in changed:
+        setattr(model, key, values[key])
+    if changed:
+        model.save()
+    return bool(changed)
+
+
+def _recipients(node: dict[str, Any]) -> dict[str, list[str]]:
+    defaults = node.get("defaults") or {}
+    return {k: list(defaults.get(k) or []) for k in ("to", "cc", "bcc")}
+
+
+class Writer:
+    """Writes each node of a checked document, counting what it creates and updates."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        self.out = outcome
+
+    def find(self, model: type, node: dict[str, Any], match: Any, path: str,
+             kind: str) -> Any:
+        """The row the node names: by its id, else by its match (name in its parent).
+
+        Ids are kept, so a name that exists under another id is refused: taking that row
+        would silently drop the file's id, and creating a second one would break the name.
+        """
+        wanted = uuid.UUID(str(node["id"])) if node.get("id") is not None else None
+        if wanted is not None:
+            row = model.get_or_none(model.id == wanted)
+            if row is not None:
+                return row
+        row = model.get_or_none(match) if match is not None else None
+        if row is not None and wanted is not None:
+            raise ApplyError([f"{path}.id: the {kind} {row.name!r} exists with id {row.id}, "
+                              f"the file gives id {wanted} (an id never changes: use "
+                              f"{row.id}, or another name for a new {kind})"])
+        return row
+
+    def upsert(self, model: type, node: dict[str, Any], match: Any, values: dict[str, Any],
+               kind: str, path: str) -> Any:
+        row = self.find(model, node, match, path, kind.rstrip("s"))
+        return self.save(model, row, node, values, kind)
+
+    def save(self, model: type, row: Any, node: dict[str, Any], values: dict[str, Any],
+             kind: str) -> Any:
+        """Create the row (with the file's id, if any) or bring it in line with ``values``."""
+        if row is None:
+            extra = {"id": uuid.UUID(str(node["id"]))} if node.get("id") else {}
+            row = model.create(**extra, **values)
+            self.out.count(self.out.created, kind)
+        elif _sync(row, values):
+            self.out.count(self.out.updated, kind)
+        return row
+
+    def account(self, node: dict[str, Any], path: str) -> None:
+        values = {
+            "name": node["name"],
+            "plan": node.get("plan", "basic"),
+            "monthly_limit": node.get("monthlyLimit"),
+            "webhook_delivery": bool(node.get("webhookDelivery", False)),
+        }
+        account = self.upsert(Account, node, Account.name == node["name"], values, "accounts",
+                              path)
+        senders = node.get("senders") or {}
+        for kind, key in (("domain", "domains"), ("address", "addresses")):
+            for value in senders.get(key) or []:
+                _, created = Sender.get_or_create(
+                    account=account, kind=kind, value=value.strip().lower()
+                )
+                if created:
+                    self.out.count(self.out.created, "senders")
+        domains, addresses = SENDER_ALLOWANCES[account.plan]
+        for kind, allowed in (("domain", domains), ("address", addresses)):
+            have = Sender.select().where(Sender.account == account, Sender.kind == kind).count()
+            if have > allowed:
+                raise ApplyError([f"account {account.name!r}: plan {account.plan} allows "
+                                  f"{allowed} verified {kind}s, the file gives {have}"])
+        for i, ws in enumerate(node.get("workspaces") or []):
+            self.workspace(account, ws, f"{path}.workspaces[{i}]")
+
+    def workspace(self, account: Account, node: dict[str, Any], path: str) -> None:
+        provider = node.get("emailProvider")
+        values = {
+            "account": account,
+            "name": node["name"],
+            "email_provider": json.dumps(provider, sort_keys=True) if provider else None,
+        }
+        match = (Workspace.account == account) & (Workspace.name == node["name"])
+        row = self.find(Workspace, node, match, path, "workspace")
+        if row is None:
+            secret = secrets.new_signing_secret()
+            extra = {"id": uuid.UUID(str(node["id"]))} if node.get("id") else {}
+            row = Workspace.create(signing_secret=secret, **extra, **values)
+            self.out.count(self.out.created, "workspaces")
+            # The signing secret is shown once, here, like a rotation's.
+            self.out.workspaces.append({"id": str(row.id), "name": row.name,
+                                        "signingSecret": secret})
+        elif _sync(row, values):
+            self.out.count(self.out.updated, "workspaces")
+        added = suppressions.add(row.id, node.get("suppressions") or [], "manual")
+        if added:
+            self.out.count(self.out.created, "suppressions", added)
+        for i, key in enumerate(node.get("apiKeys") or []):
+            self.api_key(row, key, f"{path}.apiKeys[{i}]")
+        for i, project in enumerate(node.get("projects") or []):
+            self.project(row, project, f"{path}.projects[{i}]")
+
+    def api_key(self, workspace: Workspace, node: dict[str, Any], path: str) -> None:
+        expires = parse_time(str(node["expiresAt"])) if node.get("expiresAt") else None
+        revoked = node.get("status") == "revoked"
+        existing = ApiKey.get_or_none(ApiKey.workspace == workspace, ApiKey.name == node["name"])
+        if existing is None:
+            key, value = create_key(workspace, node["name"], expires, revoked=revoked)
+            self.out.count(self.out.created, "apiKeys")
+            self.out.api_keys.append({"id": str(key.id), "workspaceId": str(workspace.id),
+                                      "name": key.name, "key": value})
+            return
+        # An existing key is never re-issued; its expiry follows the file, and `status:
+        # revoked` revokes it. A revocation (by the file or `herald keys revoke`) is never
+        # undone: a file without a status leaves it alone, `status: active` is refused.
+        values: dict[str, Any] = {"expires_at": expires}
+        if existing.revoked_at is not None and node.get("status") == "active":
+            raise ApplyError([f"{path}.status: key {existing.name!r} is revoked, and a "
+                              "revocation is never undone (drop the status, or create a key "
+                              "under another name)"])
+        if revoked and existing.revoked_at is None:
+            values["revoked_at"] = utcnow()
+        if _sync(existing, values):
+            self.out.count(self.out.updated, "apiKeys")
+
+    def project(self, workspace: Workspace, node: dict[str, Any], path: str) -> None:
+        values = {"workspace": workspace, "name": node["name"], "defaults": _recipients(node)}
+        match = (Project.workspace == workspace) & (Project.name == node["name"])
+        project = self.upsert(Project, {}, match, values, "projects", path)
+        self.children(workspace, project, None, node, path)
+
+    def children(self, workspace: Workspace, project: Project, parent: Container | None,
+                 node: dict[str, Any], path: str) -> None:
+        for i, child in enumerate(node.get("containers") or []):
+            parent_match = (Container.parent.is_null() if parent is None
+                            else Container.parent == parent)
+            match = (Container.project == project) & parent_match & (
+                Container.name == child["name"])
+            values = {"project": project, "parent": parent, "name": child["name"],
+                      "defaults": _recipients(child)}
+            child_path = f"{path}.containers[{i}]"
+            container = self.upsert(Container, {}, match, values, "containers", child_path)
+            self.children(workspace, project, container, child, child_path)
+        for i, template in enumerate(node.get("templates") or []):
+            self.template(workspace, project, parent, template, f"{path}.templates[{i}]")
+
+    def template(self, workspace: Workspace, project: Project, container: Container | None,
+                 node: dict[str, Any], path: str) -> None:
+        values = {"workspace": workspace, "project": project, "container": container,
+                  "name": node["name"], "channel": node["channel"],
+                  "defaults": _recipients(node)}
+        in_folder = (Template.container.is_null() if container is None
+                     else Template.container == container)
+        match = (Template.project == project) & in_folder & (Template.name == node["name"])
+        existing = self.find(Template, node, match, path, "template")
+        if existing is not None and existing.workspace_id != workspace.id:
+            raise ApplyError([f"{path}.id: template {node['id']} belongs to another workspace"])
+        if existing is not None and existing.channel != node["channel"] and \
+                existing.versions.exists():
+            # Its versions were written (and checked) for the old channel.
+            raise ApplyError([f"{path}.channel: channel cannot change ({existing.channel} to "
+                              f"{node['channel']}): create a new template"])
+        template = self.save(Template, existing, node, values, "templates")
+        self.versions(template, node.get("versions") or [])
+
+    def versions(self, template: Template, nodes: list[dict[str, Any]]) -> None:
+        """Versions by position; the one marked `live: true`, else the last published, is
+        live, and after this it is the template's only live version (versions the file does
+        not list are kept, a live one among them becomes previous)."""
+        channel = template.channel
+        marked = [i for i, v in enumerate(nodes) if v.get("live") is True]
+        published = [i for i, v in enumerate(nodes) if v.get("status") == "published"]
+        live_index = marked[0] if marked else (published[-1] if published else None)
+        existing = {v.number: v for v in template.versions}
+        for index, node in enumerate(nodes):
+            number = index + 1
+            content = _content(channel, node)
+            if node.get("status") == "published":
+                status = "live" if index == live_index else "previous"
+            else:
+                status = "draft"
+            locked = bool(node.get("locked", False))
+            row = existing.get(number)
+            if row is None:
+                compiled = compile_content(channel, content) if status != "draft" else None
+                TemplateVersion.create(
+                    template=template, number=number, status=status, locked=locked,
+                    content=content, compiled=compiled,
+                    published_at=utcnow() if status != "draft" else None,
+                )
+                self.out.count(self.out.created, "versions")
+                continue
+            if row.status != "draft" and row.content != content:
+                raise ApplyError([f"template {template.name!r} version {number} is published; "
+                                  "its content cannot change (add a new version)"])
+            if row.status != "draft" and status == "draft":
+                raise ApplyError([f"template {template.name!r} version {number} is published "
+                                  "and cannot become a draft again"])
+            values: dict[str, Any] = {"status": status, "locked": locked or row.locked,
+                                      "content": content}
+            if row.status == "draft" and status != "draft":
+                values["compiled"] = compile_content(channel, content)
+                values["published_at"] = utcnow()
+            if _sync(row, values):
+                self.out.count(self.out.updated, "versions")
+        if live_index is not None:
+            # A file that lists no published version says nothing about which one is live.
+            demoted = (TemplateVersion.update(status="previous")
+                       .where(TemplateVersion.template == template,
+                              TemplateVersion.status == "live",
+                              TemplateVersion.number != live_index + 1)
+                       .execute())
+            if demoted:
+                self.out.count(self.out.updated, "versions", demoted)
+
+
+def _content(channel: str, node: dict[str, Any]) -> dict[str, Any]:
+    """The stored content of a version: every field of its channel, defaults filled in."""
+    defaults = {"email": EMAIL_DEFAULTS, "webhook": WEBHOOK_DEFAULTS}.get(channel, {})
+    content: dict[str, Any] = {key: None for key in CHANNEL_FIELDS[channel]}
+    content.update(defaults)
+    content.update({key: node[key] for key in CHANNEL_FIELDS[channel] if key in node})
+    return content
