@@ -1,0 +1,41 @@
+"""The settings forms; the rules behind them live in the engine."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField
+from wtforms import DateField, EmailField, SelectField, StringField
+from wtforms.validators import Optional
+
+ROLE_CHOICES = [("member", "Member"), ("admin", "Admin"), ("owner", "Owner")]
+
+
+class ApiKeyForm(FlaskForm):
+    name = StringField("Name")
+    expires_on = DateField("Expires after (optional)", validators=[Optional()])
+
+
+class SuppressionForm(FlaskForm):
+    address = EmailField("Email address")
+
+
+class ImportForm(FlaskForm):
+    csv_file = FileField("CSV file")
+
+
+class InviteForm(FlaskForm):
+    email = EmailField("Email")
+    role = SelectField("Role", choices=ROLE_CHOICES, default="member", validate_choice=False)
+
+
+class ProviderForm(FlaskForm):
+    provider_url = StringField("Provider URL", render_kw={"autocomplete": "off",
+                                                          "spellcheck": "false"})
+
+
+class ProviderTestForm(FlaskForm):
+    recipient = EmailField("Test recipient")
+
+
+def mark(field, message: str) -> None:
+    field.errors = [*field.errors, message]
