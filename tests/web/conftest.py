@@ -15,6 +15,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from config.settings import Settings
+from tests.channels.conftest import ca, ca_file, receiver  # noqa: F401
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
@@ -119,3 +120,9 @@ def csrf_token(page) -> str:
     """The page's CSRF token, as htmx sends it (the body's hx-headers)."""
     headers = page.locator("body").get_attribute("hx-headers") or ""
     return re.search(r'"X-CSRFToken": "([^"]+)"', headers).group(1)
+
+
+def invitation_path(page) -> str:
+    """The path of the link shown in the Members page's `Invitation link` textbox."""
+    url = page.get_by_role("textbox", name="Invitation link").input_value()
+    return "/" + url.split("/", 3)[3]

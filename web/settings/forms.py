@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
-from wtforms import DateField, EmailField, SelectField, StringField
+from wtforms import DateField, EmailField, StringField
 from wtforms.validators import Optional
-
-ROLE_CHOICES = [("member", "Member"), ("admin", "Admin"), ("owner", "Owner")]
 
 
 class ApiKeyForm(FlaskForm):
@@ -25,7 +23,8 @@ class ImportForm(FlaskForm):
 
 class InviteForm(FlaskForm):
     email = EmailField("Email")
-    role = SelectField("Role", choices=ROLE_CHOICES, default="member", validate_choice=False)
+    # Rendered as a select by the page, which offers only the roles the inviter may grant.
+    role = StringField("Role", default="member")
 
 
 class ProviderForm(FlaskForm):
