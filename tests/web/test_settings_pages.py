@@ -9,9 +9,11 @@ from playwright.sync_api import Page, expect
 
 from engine import suppressions
 from engine.db import database
+from engine.embedded_redis import free_port
 from engine.models import InboxMessage, Suppression, Workspace
 from engine.people.models import Membership
 from tests import factories
+from tests.support.smtp_server import start_smtp
 from tests.web.conftest import csrf_token, make_user, sign_in
 
 
@@ -154,3 +156,28 @@ def test_the_audit_log_lists_changes_newest_first_without_secrets(page: Page, li
     page.goto(f"/w/{ws.id}/settings/email-provider")
     assert "hunter2hunter2" not in page.content()
     expect(page.get_by_text("smtp://m.example:25")).to_be_visible()
+
+
+def test_send_test_shows_the_smtp_servers_answer(page: Page, live):
+    controller, smtp = start_smtp(free_port())
+    try:
+        ws = _admin(page)
+        page.goto(f"/w/{ws.id}/settings/email-provider")
+        page.get_by_role("textbox", name="Provider URL").fill(
+            f"smtp://127.0.0.1:{controller.port}?tls=none&timeout=5")
+        page.get_by_role("button", name="Save").click()
+        expect(page.get_by_text(f"smtp://127.0.0.1:{controller.port}").first).to_be_visible()
+        page.get_by_role("textbox", name="Test recipient").fill("ops@example.org")
+        page.get_by_role("button", name="Send test").click()
+        expect(page.get_by_role("heading", name="The provider accepted the message")
+               ).to_be_visible()
+        (arrived,) = smtp.received
+        assert arrived.rcpt_tos == ["ops@example.org"]
+        smtp.refuse["gone@example.org"] = "550 5.1.1 no such mailbox here"
+        page.get_by_role("textbox", name="Test recipient").fill("gone@example.org")
+        page.get_by_role("button", name="Send test").click()
+        expect(page.get_by_role("heading", name="The provider did not accept the message")
+               ).to_be_visible()
+        expect(page.get_by_role("status").last).to_contain_text("no such mailbox here")
+    finally:
+        controller.stop()
