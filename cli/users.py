@@ -9,7 +9,7 @@ from config.settings import Settings
 
 def cmd_invite(args: argparse.Namespace, settings: Settings) -> None:
     from cli.main import CommandError, _emit, _workspace, connect
-    from engine.keys import iso
+    from engine.catalog.keys import iso
     from engine.people import invitations
     from engine.people.errors import PeopleError
 
@@ -29,7 +29,7 @@ def cmd_invite(args: argparse.Namespace, settings: Settings) -> None:
 
 def cmd_reset_password(args: argparse.Namespace, settings: Settings) -> None:
     from cli.main import CommandError, _emit, connect
-    from engine.keys import iso
+    from engine.catalog.keys import iso
     from engine.people import resets
     from engine.people.errors import PeopleError
 

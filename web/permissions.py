@@ -11,8 +11,8 @@ from typing import Any
 from flask import abort, g
 from flask_login import current_user, login_required
 
-from engine.models import Workspace
 from engine.people import roles
+from engine.store.models import Workspace
 
 
 def workspace_view(role: str = "member") -> Callable[[Callable[..., Any]], Callable[..., Any]]:

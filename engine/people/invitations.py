@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from engine.db import database
-from engine.models import Workspace, utcnow
 from engine.people import audit, roles, tokens, users
 from engine.people.errors import PeopleError
 from engine.people.models import Invitation, User
+from engine.store.db import database
+from engine.store.models import Workspace, utcnow
 
 VALID_FOR = dt.timedelta(days=7)
 

@@ -11,9 +11,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from engine import runtime
-from engine.contracts import DeliveryError, ProviderContext, SendResult
-from engine.models import InboxMessage
-from engine.plugins import default_registry, open_provider
+from engine.plugins.contracts import DeliveryError, ProviderContext, SendResult
+from engine.plugins.manager import default_registry, open_provider
+from engine.store.models import InboxMessage
 
 
 def system_sender() -> str:

@@ -13,8 +13,8 @@ from peewee import (
     UUIDField,
 )
 
-from engine.fields import JSONField
-from engine.models import BaseModel, Workspace, utcnow
+from engine.store.fields import JSONField
+from engine.store.models import BaseModel, Workspace, utcnow
 
 ROLES = ("owner", "admin", "member")
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from peewee import fn
 
-from engine.db import database
-from engine.models import Workspace
 from engine.people import audit
 from engine.people.errors import PeopleError
 from engine.people.models import ROLES, Membership, User
+from engine.store.db import database
+from engine.store.models import Workspace
 
 RANK = {"member": 1, "admin": 2, "owner": 3}
 LABELS = {"owner": "Owner", "admin": "Admin", "member": "Member"}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from engine.models import utcnow
 from engine.people import tokens
 from engine.people.models import User, WebSession
+from engine.store.models import utcnow
 
 # GOV.UK Notify's choice: long enough for a working day, short enough to end by itself.
 LIFETIME = dt.timedelta(hours=20)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from engine.keys import parse_time
-from engine.models import utcnow
+from engine.catalog.keys import parse_time
 from engine.people import invitations, resets, users
 from engine.people.models import Invitation
+from engine.store.models import utcnow
 from tests import factories
 from tests.cli.test_cli import herald  # noqa: F401 -- the fixture
 

@@ -6,10 +6,10 @@ import datetime as dt
 
 import pytest
 
-from engine.models import utcnow
 from engine.people import audit, invitations, passwords, resets, roles, sessions, users
 from engine.people.errors import PeopleError
 from engine.people.models import Invitation, Membership, PasswordReset, WebSession
+from engine.store.models import utcnow
 from tests import factories
 
 URL = "http://herald.test"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from engine import suppressions
+from engine.catalog import suppressions
 from tests import factories
 from tests.web.conftest import make_user, sign_in
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from engine.keys import create_key
-from engine.models import ApiKey
+from engine.catalog.keys import create_key
+from engine.store.models import ApiKey
 from tests import factories
 from tests.web.conftest import PASSWORD, csrf_token, make_user, sign_in
 

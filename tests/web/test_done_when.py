@@ -14,9 +14,9 @@ import time
 import requests
 from playwright.sync_api import Browser, Page, expect
 
-from engine.jobs import deliver_notification
-from engine.models import InboxMessage, Notification, Workspace
-from engine.signatures import verify_webhook
+from engine.delivery.jobs import deliver_notification
+from engine.store.models import InboxMessage, Notification, Workspace
+from engine.webhooks.signatures import verify_webhook
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.web.conftest import PASSWORD, csrf_token, invitation_path

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from engine import suppressions
-from engine.db import database
-from engine.embedded_redis import free_port
-from engine.models import InboxMessage, Suppression, Workspace
+from engine.catalog import suppressions
 from engine.people.models import Membership
+from engine.store.db import database
+from engine.store.embedded_redis import free_port
+from engine.store.models import InboxMessage, Suppression, Workspace
 from tests import factories
 from tests.support.smtp_server import start_smtp
 from tests.web.conftest import csrf_token, make_user, sign_in

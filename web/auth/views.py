@@ -8,9 +8,9 @@ from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 
 from engine import runtime
-from engine.contracts import DeliveryError
 from engine.people import invitations, mail, resets, users
 from engine.people.errors import PeopleError
+from engine.plugins.contracts import DeliveryError
 from web import login, throttle
 from web.auth.forms import AcceptForm, ResetRequestForm, SetPasswordForm, SignInForm, mark
 from web.core import errors

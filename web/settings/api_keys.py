@@ -1,6 +1,6 @@
 """API keys: create (the value shown once), list with status, revoke after confirmation.
 
-Through engine/keys.py, as `herald keys create|revoke`: a key made here works on the API at
+Through engine/catalog/keys.py, as `herald keys create|revoke`: a key made here works on the API at
 once, and a revocation reaches every API process within the key cache's 5 seconds.
 """
 
@@ -11,10 +11,10 @@ import datetime as dt
 from flask import abort, flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
-from engine.keys import KeyLifecycleError, create_key, revoke_key
-from engine.models import ApiKey, utcnow
+from engine.catalog.keys import KeyLifecycleError, create_key, revoke_key
 from engine.people import audit
 from engine.provisioning import valid_name
+from engine.store.models import ApiKey, utcnow
 from web.permissions import workspace_view
 from web.settings import blueprint
 from web.settings.forms import ApiKeyForm, mark

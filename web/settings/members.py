@@ -8,10 +8,10 @@ from flask import abort, flash, g, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from engine import runtime
-from engine.contracts import DeliveryError
 from engine.people import invitations, mail, roles
 from engine.people.errors import PeopleError
 from engine.people.models import Invitation, Membership
+from engine.plugins.contracts import DeliveryError
 from web.permissions import workspace_view
 from web.settings import blueprint
 from web.settings.forms import InviteForm, mark

@@ -10,10 +10,10 @@ from flask import flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
 from engine import runtime
-from engine.contracts import DeliveryError
 from engine.people import audit, mail, users
 from engine.people.errors import PeopleError
-from engine.plugins import provider_problem, provider_scheme
+from engine.plugins.contracts import DeliveryError
+from engine.plugins.manager import provider_problem, provider_scheme
 from web.permissions import workspace_view
 from web.settings import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flask import g, render_template
 
-from engine.models import Sender
+from engine.store.models import Sender
 from web.permissions import workspace_view
 from web.settings import blueprint
 

@@ -1,4 +1,4 @@
-"""The suppression list: search, add, remove, CSV import and export (engine/suppressions.py,
+"""The suppression list: search, add, remove, CSV import and export (engine/catalog/suppressions.py,
 the writer bounces and `herald apply` use). Delivery reads the list at each attempt, and a
 preview's cached answers are dropped here and elsewhere within 5 seconds."""
 
@@ -8,11 +8,11 @@ from flask import Response, abort, flash, g, redirect, render_template, request,
 from flask_login import current_user
 from peewee import fn
 
-from engine import suppressions as suppression_list
-from engine.db import database
-from engine.models import Suppression
+from engine.catalog import suppressions as suppression_list
 from engine.people import audit, users
 from engine.people.errors import PeopleError
+from engine.store.db import database
+from engine.store.models import Suppression
 from web.permissions import workspace_view
 from web.settings import blueprint
 from web.settings.csv_files import CsvRefused, read_addresses, write_rows

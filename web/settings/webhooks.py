@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import g, render_template
 from flask_login import current_user
 
-from engine.keys import rotate_signing_secret
+from engine.catalog.keys import rotate_signing_secret
 from engine.people import audit
 from web.permissions import workspace_view
 from web.settings import blueprint

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, g, redirect, render_template, url_for
 from peewee import fn
 
-from engine.models import NOTIFICATION_STATUSES, Container, Notification, Project, Template
+from engine.store.models import NOTIFICATION_STATUSES, Container, Notification, Project, Template
 from web.core import errors
 from web.permissions import workspace_view
 
