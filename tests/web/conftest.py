@@ -108,8 +108,8 @@ def make_user(email: str, workspace, role: str, name: str = "Test Person"):
     return user
 
 
-def sign_in(page, email: str, password: str = PASSWORD) -> None:
-    page.goto("/")
+def sign_in(page, email: str, password: str = PASSWORD, start: str = "/") -> None:
+    page.goto(start)
     page.get_by_role("textbox", name="Email").fill(email)
     page.get_by_role("textbox", name="Password").fill(password)
     page.get_by_role("button", name="Sign in").click()

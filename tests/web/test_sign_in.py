@@ -33,3 +33,18 @@ def test_a_wrong_password_is_the_form_again_with_the_field_marked(page: Page, li
     expect(page.get_by_text("The email address or the password is not right.").first
            ).to_be_visible()
     expect(page.get_by_role("textbox", name="Email")).to_have_value("ada@example.com")
+
+
+def test_sign_in_returns_to_the_page_asked_for_and_never_off_site(page: Page, live):
+    ws = factories.workspace()
+    make_user("ada@example.com", ws, "owner")
+    page.goto(f"/w/{ws.id}/settings/members")
+    assert "/?next=" in page.url
+    sign_in(page, "ada@example.com", start=page.url)
+    expect(page).to_have_url(f"{live.url}/w/{ws.id}/settings/members")
+    page.get_by_role("button", name="Sign out").click()
+    for target in ("//evil.example/x", "/\\evil.example", "/%09/evil.example",
+                   "https://evil.example"):
+        sign_in(page, "ada@example.com", start=f"/?next={target}")
+        assert page.url.startswith(live.url), target
+        page.get_by_role("button", name="Sign out").click()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
@@ -19,6 +20,7 @@ from web.core.views import home_for_user
 blueprint = Blueprint("auth", __name__, template_folder="templates")
 errors.register(blueprint)
 log = logging.getLogger("herald.web")
+SAFE_NEXT = re.compile(r"/[A-Za-z0-9\-._~/?=&%]*")
 
 
 def _too_many(form, template: str, seconds: int, **context):
@@ -42,6 +44,11 @@ def sign_in():
         form.password.errors = ["The email address or the password is not right."]
         return render_template("auth/sign_in.html", form=form), 400
     login.sign_in(user)
+    target = request.args.get("next", "")
+    # Only a plain path of this site: "//host", "/\\host" or "/\t/host" (browsers drop the
+    # tab) would leave it, an open redirect.
+    if SAFE_NEXT.fullmatch(target) and not target.startswith("//"):
+        return redirect(target)
     return home_for_user()
 
 
