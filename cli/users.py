@@ -8,7 +8,7 @@ from config.settings import Settings
 
 
 def cmd_invite(args: argparse.Namespace, settings: Settings) -> None:
-    from cli.main import CommandError, _emit, _workspace, connect
+    from cli.common import CommandError, connect, emit, workspace
     from engine.catalog.keys import iso
     from engine.people import invitations
     from engine.people.errors import PeopleError
@@ -16,19 +16,19 @@ def cmd_invite(args: argparse.Namespace, settings: Settings) -> None:
     if args.role not in ("owner", "admin", "member"):
         raise CommandError(f"--role: must be owner, admin or member, not {args.role!r}")
     connect(settings)
-    workspace = _workspace(args.workspace)
+    found = workspace(args.workspace)
     try:
-        issued = invitations.invite(workspace, args.email, args.role, None, None,
+        issued = invitations.invite(found, args.email, args.role, None, None,
                                     settings.public_url)
     except PeopleError as err:
         raise CommandError(f"{args.email}: {err.message}") from None
     invitation = issued.invitation
-    _emit({"email": invitation.email, "workspaceId": str(workspace.id),
-           "role": invitation.role, "url": issued.url, "expiresAt": iso(invitation.expires_at)})
+    emit({"email": invitation.email, "workspaceId": str(found.id),
+          "role": invitation.role, "url": issued.url, "expiresAt": iso(invitation.expires_at)})
 
 
 def cmd_reset_password(args: argparse.Namespace, settings: Settings) -> None:
-    from cli.main import CommandError, _emit, connect
+    from cli.common import CommandError, connect, emit
     from engine.catalog.keys import iso
     from engine.people import resets
     from engine.people.errors import PeopleError
@@ -38,10 +38,10 @@ def cmd_reset_password(args: argparse.Namespace, settings: Settings) -> None:
         issued = resets.issue_for(args.email, settings.public_url, resets.BY_OPERATOR)
     except PeopleError as err:
         raise CommandError(err.message) from None
-    _emit({"email": issued.user.email, "url": issued.url, "expiresAt": iso(issued.expires_at)})
+    emit({"email": issued.user.email, "url": issued.url, "expiresAt": iso(issued.expires_at)})
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_commands(sub: argparse._SubParsersAction) -> None:
     users = sub.add_parser("users", help="people of the web application").add_subparsers(
         dest="users", required=True)
     p = users.add_parser("invite", help="a one-time link to join a workspace (7 days)")

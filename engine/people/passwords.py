@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
@@ -11,9 +13,14 @@ MIN_LENGTH = 10
 MAX_LENGTH = 1000  # argon2 takes any length; a megabyte "password" is only a way to burn CPU
 
 _hasher = PasswordHasher()
-# Verified when the email is unknown, so that a wrong address costs as long as a wrong
-# password and the answer's timing does not tell which addresses have an account.
-_DUMMY = _hasher.hash("not the password of anyone")
+
+
+@cache
+def _dummy() -> str:
+    """Verified when the email is unknown, so that a wrong address costs as long as a wrong
+    password and the answer's timing does not tell which addresses have an account. Made
+    at first use: hashing at import would slow every process's start (a gunicorn worker's)."""
+    return _hasher.hash("not the password of anyone")
 
 
 def check_rules(password: str) -> None:
@@ -33,7 +40,7 @@ def hash_password(password: str) -> str:
 def verify(password_hash: str | None, password: str) -> bool:
     """True when ``password`` matches; None as the hash still spends the same time."""
     try:
-        return _hasher.verify(password_hash or _DUMMY, password[:MAX_LENGTH]) and bool(
+        return _hasher.verify(password_hash or _dummy(), password[:MAX_LENGTH]) and bool(
             password_hash)
     except (VerificationError, InvalidHashError):
         return False

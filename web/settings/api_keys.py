@@ -13,7 +13,6 @@ from flask_login import current_user
 
 from engine.catalog.keys import KeyLifecycleError, create_key, revoke_key
 from engine.people import audit
-from engine.provisioning import valid_name
 from engine.store.models import ApiKey, utcnow
 from web.permissions import workspace_view
 from web.settings import blueprint
@@ -46,6 +45,9 @@ def _expiry(form: ApiKeyForm) -> dt.datetime | None:
 @blueprint.post("/api-keys")
 @workspace_view("admin")
 def create_api_key():
+    # `herald keys create` and `apply` share this rule (imported here: apply is heavy to load).
+    from engine.provisioning import valid_name
+
     form = ApiKeyForm()
     form.validate()
     name = (form.name.data or "").strip()
