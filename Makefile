@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: dev test lint bench clean
+.PHONY: dev test lint bench screenshots clean
 
 # Editable install in compat mode: a path entry instead of an import hook, which cost every
 # process (CLI, API worker, RQ worker) about 20 ms at start.
@@ -24,6 +24,10 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+
+# The docs' screenshots, taken by the browser tests' Chromium (docs/images/).
+screenshots: $(STAMP)
+	$(BIN)/python -m pytest tests/web/screenshots.py -q
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

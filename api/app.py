@@ -68,6 +68,9 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     app.register_blueprint(docs)
     _register_extra_blueprints(app, settings)
+    from web import init_app as init_web
+
+    init_web(app, settings)
     _install_hooks(app)
     return app
 

@@ -35,7 +35,35 @@ def _demo_key(settings: Settings) -> str:
     return value
 
 
-def _prepare(settings: Settings) -> str:
+DEMO_OWNER_EMAIL = "owner@example.com"
+
+
+def _demo_owner() -> tuple[str, str]:
+    """The demo workspace's Owner and a password to sign in with (kept in var/ like the key,
+    development only): reused while it still works, else set anew."""
+    import secrets
+
+    from engine.people import roles, users
+    from engine.provisioning.demo import DEMO_WORKSPACE_ID
+    from engine.store.models import Workspace
+
+    path = STATE_DIR / "dev-owner.json"
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    user = users.find(DEMO_OWNER_EMAIL)
+    password = saved.get("password", "")
+    if user is None:
+        password = secrets.token_urlsafe(12)
+        user = users.create(DEMO_OWNER_EMAIL, "Demo Owner", password)
+    elif users.authenticate(DEMO_OWNER_EMAIL, password) is None:
+        password = secrets.token_urlsafe(12)
+        users.set_password(user, password)
+    roles.add(Workspace.get_by_id(DEMO_WORKSPACE_ID), user, "owner")
+    path.write_text(json.dumps({"email": DEMO_OWNER_EMAIL, "password": password}))
+    path.chmod(0o600)
+    return DEMO_OWNER_EMAIL, password
+
+
+def _prepare(settings: Settings) -> tuple[str, tuple[str, str]]:
     from cli.common import connect
     from engine.provisioning import apply_document
     from engine.provisioning.demo import demo_document
@@ -45,8 +73,9 @@ def _prepare(settings: Settings) -> str:
     upgrade(db)
     apply_document(demo_document())
     key = _demo_key(settings)
+    owner = _demo_owner()
     db.close()
-    return key
+    return key, owner
 
 
 def run_dev(settings: Settings, port: int | None = None) -> int:
@@ -79,7 +108,7 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        key = _prepare(settings)
+        key, (owner_email, owner_password) = _prepare(settings)
         python = sys.executable
         children.append(("the API server", subprocess.Popen(
             [python, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port),
@@ -91,6 +120,7 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
                            "tags": [{"key": "name", "value": "Ada"}]})
         print(f"""
 Herald is running (development).
+  Web app:    {base}/   sign in as {owner_email} with the password {owner_password}
   API:        {base}/api/v1/   docs: {base}/docs   OpenAPI: {base}/openapi/v1.json
   Dev inbox:  {base}/dev/inbox
   Redis:      {settings.redis_url}{' (embedded)' if redis else ''}

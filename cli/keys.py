@@ -38,14 +38,11 @@ def cmd_keys_revoke(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_secret_rotate(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.store import secrets
+    from engine.catalog.keys import rotate_signing_secret
 
     connect(settings)
-    found = workspace(args.workspace)
-    # Takes effect at once: every attempt, pending retries included, reads the current secret.
-    found.signing_secret = secrets.new_signing_secret()
-    found.save()
-    emit({"secret": found.signing_secret})
+    # The web application's Webhooks page rotates through the same function.
+    emit({"secret": rotate_signing_secret(workspace(args.workspace))})
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:

@@ -46,6 +46,7 @@ class Settings:
     rate_limit_validate_per_ip: int = 120
     key_cache_seconds: float = 5.0
     reconcile_after_seconds: float = 60.0
+    mail_from: str | None = None  # the web application's own mail (invitations, resets)
 
     @property
     def production(self) -> bool:
@@ -111,6 +112,15 @@ def _url(name: str, raw: str, schemes: tuple[str, ...]) -> str:
     return raw
 
 
+def _mail_from(raw: str) -> str:
+    from email_validator import EmailNotValidError, validate_email
+
+    try:
+        return validate_email(raw.strip(), check_deliverability=False).normalized
+    except EmailNotValidError as err:
+        raise ConfigError("HERALD_MAIL_FROM", f"not an email address: {err}") from None
+
+
 def _provider(name: str, raw: str) -> str:
     parts = urlsplit(raw)
     if not parts.scheme:
@@ -150,6 +160,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
     if raw := get("HERALD_PUBLIC_URL"):
         values["public_url"] = _url("HERALD_PUBLIC_URL", raw, ("http", "https")).rstrip("/")
+    if raw := get("HERALD_MAIL_FROM"):
+        values["mail_from"] = _mail_from(raw)
     if raw := get("HERALD_EMAIL_PROVIDER"):
         values["email_provider"] = _provider("HERALD_EMAIL_PROVIDER", raw)
     if raw := get("HERALD_SMS_PROVIDER"):

@@ -13,9 +13,13 @@ from redis import Redis
 
 from config.settings import Settings
 from engine import runtime
+from engine.people.models import PEOPLE_MODELS
 from engine.store.embedded_redis import EmbeddedRedis, start_redis
 from engine.store.migrations import upgrade
-from engine.store.models import ALL_MODELS
+from engine.store.models import ALL_MODELS as ENGINE_MODELS
+
+# Every table the migrations make, in dependency order (emptied in reverse).
+ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS)
 
 TEST_SECRET_KEY = "test-secret-key-0123456789-abcdefghijklmnop"
 

@@ -59,6 +59,14 @@ def revoke_key(key: ApiKey) -> ApiKey:
     return key
 
 
+def rotate_signing_secret(workspace: Workspace) -> str:
+    """A new webhook signing secret, returned this once. It takes effect at once: every
+    attempt, pending retries included, reads the workspace's current secret (D7)."""
+    workspace.signing_secret = secrets.new_signing_secret()
+    workspace.save()
+    return workspace.signing_secret
+
+
 def describe(key: ApiKey, value: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": str(key.id),

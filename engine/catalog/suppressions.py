@@ -22,3 +22,11 @@ def add(workspace_id: Any, addresses: Iterable[str], reason: str) -> int:
         created += new
     suppression_cache.forget(workspace_id)
     return created
+
+
+def remove(workspace_id: Any, address: str) -> bool:
+    """Take ``address`` off the workspace's list; False when it was not on it."""
+    deleted = Suppression.delete().where(Suppression.workspace == workspace_id,
+                                         Suppression.address == suppression_key(address)).execute()
+    suppression_cache.forget(workspace_id)
+    return bool(deleted)

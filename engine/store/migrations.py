@@ -60,10 +60,17 @@ def _one_live_version(db: Database) -> None:
             TemplateVersion.number != newest).execute()
 
 
+def _people(db: Database) -> None:
+    """The web application's users, memberships, invitations, resets, sessions, audit log."""
+    from engine.people.models import PEOPLE_MODELS
+
+    db.create_tables(PEOPLE_MODELS, safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
-                                                _one_live_version]
+                                                _one_live_version, _people]
 
 
 def current_version(db: Database) -> int:

@@ -58,6 +58,10 @@ def test_herald_dev_serves_sends_to_the_inbox_and_stops_everything(tmp_path):
             assert proc.poll() is None, "".join(lines)
             time.sleep(0.1)
         assert key, "no demo key printed:\n" + "".join(lines)
+        owner = re.search(r"sign in as (owner@example\.com) with the password (\S+)",
+                          "".join(lines))
+        assert owner, "no way to sign in printed:\n" + "".join(lines)
+        assert len(owner.group(2)) >= 10
         base = f"http://127.0.0.1:{port}"
         while time.monotonic() < deadline and not _port_open(port):
             time.sleep(0.1)

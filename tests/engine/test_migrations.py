@@ -1,5 +1,5 @@
 from engine.store.migrations import MIGRATIONS, current_version, upgrade
-from engine.store.models import ALL_MODELS
+from tests.conftest import ALL_MODELS
 
 
 def test_upgrade_creates_every_table_and_is_idempotent(db):

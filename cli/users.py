@@ -1,0 +1,54 @@
+"""`herald users invite|reset-password`: the operator's way in for the web application."""
+
+from __future__ import annotations
+
+import argparse
+
+from config.settings import Settings
+
+
+def cmd_invite(args: argparse.Namespace, settings: Settings) -> None:
+    from cli.common import CommandError, connect, emit, workspace
+    from engine.catalog.keys import iso
+    from engine.people import invitations
+    from engine.people.errors import PeopleError
+
+    if args.role not in ("owner", "admin", "member"):
+        raise CommandError(f"--role: must be owner, admin or member, not {args.role!r}")
+    connect(settings)
+    found = workspace(args.workspace)
+    try:
+        issued = invitations.invite(found, args.email, args.role, None, None,
+                                    settings.public_url)
+    except PeopleError as err:
+        raise CommandError(f"{args.email}: {err.message}") from None
+    invitation = issued.invitation
+    emit({"email": invitation.email, "workspaceId": str(found.id),
+          "role": invitation.role, "url": issued.url, "expiresAt": iso(invitation.expires_at)})
+
+
+def cmd_reset_password(args: argparse.Namespace, settings: Settings) -> None:
+    from cli.common import CommandError, connect, emit
+    from engine.catalog.keys import iso
+    from engine.people import resets
+    from engine.people.errors import PeopleError
+
+    connect(settings)
+    try:
+        issued = resets.issue_for(args.email, settings.public_url, resets.BY_OPERATOR)
+    except PeopleError as err:
+        raise CommandError(err.message) from None
+    emit({"email": issued.user.email, "url": issued.url, "expiresAt": iso(issued.expires_at)})
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    users = sub.add_parser("users", help="people of the web application").add_subparsers(
+        dest="users", required=True)
+    p = users.add_parser("invite", help="a one-time link to join a workspace (7 days)")
+    p.add_argument("email")
+    p.add_argument("--workspace", required=True)
+    p.add_argument("--role", required=True, help="owner, admin or member")
+    p.set_defaults(func=cmd_invite)
+    p = users.add_parser("reset-password", help="a one-time link to set a new password")
+    p.add_argument("email")
+    p.set_defaults(func=cmd_reset_password)

@@ -1,0 +1,31 @@
+"""The audit log: who did what in a workspace, newest first, never a secret's value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.people.models import AuditEvent, User
+from engine.store.models import Workspace
+
+OPERATOR = "operator (herald CLI)"
+# Detail keys that must never be written, whatever a caller passes: the log outlives secrets.
+_FORBIDDEN = ("key", "secret", "password", "token", "url", "value")
+
+
+def record(workspace: Workspace | Any, actor: User | None, action: str, subject: str = "",
+           details: dict[str, Any] | None = None) -> AuditEvent:
+    """Write one event; ``details`` holding a secret-looking key is a programming error."""
+    details = details or {}
+    leaked = [k for k in details if k.lower() in _FORBIDDEN]
+    if leaked:
+        raise ValueError(f"audit details must not hold {', '.join(leaked)}")
+    return AuditEvent.create(workspace=workspace, actor=actor,
+                             actor_label=actor.email if actor else OPERATOR,
+                             action=action, subject=subject[:500], details=details)
+
+
+def recent(workspace: Workspace, limit: int = 200, before: int | None = None) -> list[AuditEvent]:
+    query = AuditEvent.select().where(AuditEvent.workspace == workspace)
+    if before is not None:
+        query = query.where(AuditEvent.id < before)
+    return list(query.order_by(AuditEvent.id.desc()).limit(limit))

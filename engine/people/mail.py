@@ -1,0 +1,59 @@
+"""Mail the web application sends itself: invitations, reset links and a provider's test.
+
+Sent at once, through a provider built for the one message (the system's, or a workspace's
+own for its test), not through the notification pipeline: these are not a workspace's
+notifications, count against no allowance and appear in no report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from engine import runtime
+from engine.plugins.contracts import DeliveryError, ProviderContext, SendResult
+from engine.plugins.manager import default_registry, open_provider
+from engine.store.models import InboxMessage
+
+
+def system_sender() -> str:
+    """HERALD_MAIL_FROM, else no-reply at the public URL's host."""
+    settings = runtime.settings()
+    configured = getattr(settings, "mail_from", None)
+    if configured:
+        return configured
+    host = urlsplit(settings.public_url).hostname or "localhost"
+    if host.replace(".", "").isdigit() or ":" in host:
+        host = "localhost"  # an address literal makes no mailbox a provider accepts
+    return f"no-reply@{host}"
+
+
+def _store_in_inbox(workspace_id: str | None):
+    def store(data: dict[str, Any]) -> None:
+        InboxMessage.create(workspace_id=workspace_id, notification_id=None, **data)
+    return store
+
+
+def send(to: str, subject: str, text: str, url: str | None = None, plugin: str | None = None,
+         workspace_id: str | None = None, sender: str | None = None) -> SendResult:
+    """Send one plain-text message through ``url`` (default: HERALD_EMAIL_PROVIDER).
+
+    Raises DeliveryError (the provider's answer), LookupError or ValueError (no plugin
+    takes the URL, or it refuses it).
+    """
+    settings = runtime.settings()
+    url = url or settings.email_provider
+    if not url:
+        raise DeliveryError("no email provider is configured (HERALD_EMAIL_PROVIDER)")
+    payload = {"from": {"address": sender or system_sender(), "name": "Herald"},
+               "to": [to], "cc": [], "bcc": [], "subject": subject, "html": None,
+               "text": text, "headers": {}, "attachments": []}
+    message = default_registry().channel("email").build(payload)
+    provider = open_provider(url, ProviderContext(_store_in_inbox(workspace_id), settings),
+                             plugin)
+    try:
+        return provider.send(message)
+    finally:
+        close = getattr(provider, "close", None)
+        if callable(close):
+            close()

@@ -1,0 +1,95 @@
+"""Tables of the people package (created by migration step 5)."""
+
+from __future__ import annotations
+
+import uuid
+
+from peewee import (
+    AutoField,
+    CharField,
+    DateTimeField,
+    ForeignKeyField,
+    TextField,
+    UUIDField,
+)
+
+from engine.store.fields import JSONField
+from engine.store.models import BaseModel, Workspace, utcnow
+
+ROLES = ("owner", "admin", "member")
+
+
+class User(BaseModel):
+    """A person who signs in to the web application; ``email`` is kept lower-cased."""
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    email = CharField(max_length=320, unique=True)
+    name = CharField(max_length=200)
+    password_hash = TextField()
+    created_at = DateTimeField(default=utcnow)
+    password_changed_at = DateTimeField(default=utcnow)
+
+
+class Membership(BaseModel):
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    workspace = ForeignKeyField(Workspace, backref="memberships", on_delete="CASCADE")
+    user = ForeignKeyField(User, backref="memberships", on_delete="CASCADE")
+    role = CharField(max_length=10)  # owner | admin | member
+    created_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("workspace", "user"), True),)
+
+
+class Invitation(BaseModel):
+    """A one-time link to join a workspace; only the hash of its token is stored."""
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    workspace = ForeignKeyField(Workspace, backref="invitations", on_delete="CASCADE")
+    email = CharField(max_length=320)
+    role = CharField(max_length=10)
+    token_hash = CharField(max_length=64, unique=True)
+    invited_by = ForeignKeyField(User, null=True, on_delete="SET NULL")
+    created_at = DateTimeField(default=utcnow)
+    expires_at = DateTimeField()
+    accepted_at = DateTimeField(null=True)
+
+
+class PasswordReset(BaseModel):
+    """A one-time link to set a new password; only the hash of its token is stored."""
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    user = ForeignKeyField(User, backref="password_resets", on_delete="CASCADE")
+    token_hash = CharField(max_length=64, unique=True)
+    created_at = DateTimeField(default=utcnow)
+    expires_at = DateTimeField()
+    used_at = DateTimeField(null=True)
+
+
+class WebSession(BaseModel):
+    """A signed-in browser: the cookie carries the token, the table its hash."""
+
+    token_hash = CharField(max_length=64, primary_key=True)
+    user = ForeignKeyField(User, backref="sessions", on_delete="CASCADE")
+    created_at = DateTimeField(default=utcnow)
+    expires_at = DateTimeField()
+
+
+class AuditEvent(BaseModel):
+    """Who did what in a workspace, and when; ``details`` never holds a secret's value."""
+
+    id = AutoField()
+    workspace = ForeignKeyField(Workspace, backref="audit_events", on_delete="CASCADE")
+    actor = ForeignKeyField(User, null=True, on_delete="SET NULL")
+    actor_label = CharField(max_length=320)  # kept when the user is gone; "operator" for CLI
+    action = CharField(max_length=60)
+    subject = TextField(default="")
+    details = JSONField(default=dict)
+    at = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("workspace", "at"), False),)
+
+
+PEOPLE_MODELS: tuple[type[BaseModel], ...] = (
+    User, Membership, Invitation, PasswordReset, WebSession, AuditEvent)

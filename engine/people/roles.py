@@ -1,0 +1,96 @@
+"""Roles per workspace (WEB.md): what each may do, and the rule that one Owner always stays."""
+
+from __future__ import annotations
+
+from peewee import fn
+
+from engine.people import audit
+from engine.people.errors import PeopleError
+from engine.people.models import ROLES, Membership, User
+from engine.store.db import database
+from engine.store.models import Workspace
+
+RANK = {"member": 1, "admin": 2, "owner": 3}
+LABELS = {"owner": "Owner", "admin": "Admin", "member": "Member"}
+
+
+def at_least(role: str, needed: str) -> bool:
+    return RANK.get(role, 0) >= RANK[needed]
+
+
+def check_role(role: str, field: str = "role") -> str:
+    value = (role or "").strip().lower()
+    if value not in ROLES:
+        raise PeopleError("Choose Owner, Admin or Member.", field)
+    return value
+
+
+def may_grant(granter_role: str | None, role: str) -> bool:
+    """An Owner grants any role, an Admin Admin or Member; the operator (None) any."""
+    if granter_role is None:
+        return True
+    if granter_role == "owner":
+        return True
+    return granter_role == "admin" and role != "owner"
+
+
+def membership(workspace: Workspace, user: User) -> Membership | None:
+    return Membership.get_or_none(Membership.workspace == workspace, Membership.user == user)
+
+
+def workspaces_of(user: User) -> list[tuple[Workspace, str]]:
+    rows = (Membership.select(Membership, Workspace).join(Workspace)
+            .where(Membership.user == user).order_by(Workspace.name))
+    return [(m.workspace, m.role) for m in rows]
+
+
+def members(workspace: Workspace) -> list[Membership]:
+    return list(Membership.select(Membership, User).join(User)
+                .where(Membership.workspace == workspace).order_by(User.email))
+
+
+def _owners(workspace: Workspace) -> int:
+    # Counted inside the caller's transaction, after locking the workspace's row on
+    # PostgreSQL, so two Owners demoting each other at once cannot both succeed.
+    if not database.obj.__class__.__name__.startswith("Sqlite"):
+        Workspace.select(Workspace.id).where(Workspace.id == workspace.id).for_update().get()
+    return (Membership.select(fn.COUNT(Membership.id))
+            .where(Membership.workspace == workspace, Membership.role == "owner").scalar())
+
+
+def add(workspace: Workspace, user: User, role: str) -> Membership:
+    """Give ``user`` the role in the workspace; an existing membership keeps the higher one."""
+    existing = membership(workspace, user)
+    if existing is None:
+        return Membership.create(workspace=workspace, user=user, role=role)
+    if RANK[role] > RANK[existing.role]:
+        existing.role = role
+        existing.save()
+    return existing
+
+
+def change_role(target: Membership, role: str, by: User) -> Membership:
+    """Owner only (checked by the view); the last Owner cannot be demoted."""
+    role = check_role(role)
+    with database.atomic():
+        if target.role == "owner" and role != "owner" and _owners(target.workspace) <= 1:
+            raise PeopleError("A workspace always keeps one Owner: make someone else Owner "
+                              "first.", "role", status=409)
+        before = target.role
+        target.role = role
+        target.save()
+        if before != role:
+            audit.record(target.workspace, by, "member.role_changed", target.user.email,
+                         {"from": before, "to": role})
+    return target
+
+
+def remove(target: Membership, by: User) -> None:
+    """Remove a member (an Owner's action) or leave (``by`` is the member)."""
+    with database.atomic():
+        if target.role == "owner" and _owners(target.workspace) <= 1:
+            raise PeopleError("A workspace always keeps one Owner: make someone else Owner "
+                              "first.", None, status=409)
+        action = "member.left" if target.user_id == by.id else "member.removed"
+        audit.record(target.workspace, by, action, target.user.email, {"role": target.role})
+        target.delete_instance()

@@ -1,0 +1,47 @@
+"""`herald users invite|reset-password` as an operator runs them."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from engine.catalog.keys import parse_time
+from engine.people import invitations, resets, users
+from engine.people.models import Invitation
+from engine.store.models import utcnow
+from tests import factories
+from tests.cli.test_cli import herald  # noqa: F401 -- the fixture
+
+
+def test_invite_prints_a_one_time_link_valid_seven_days(herald):  # noqa: F811
+    ws = factories.workspace()
+    out = herald("users", "invite", "Ada@Example.com", "--workspace", str(ws.id),
+                 "--role", "admin")
+    assert set(out) == {"email", "workspaceId", "role", "url", "expiresAt"}
+    assert (out["email"], out["workspaceId"], out["role"]) == ("ada@example.com", str(ws.id),
+                                                              "admin")
+    assert out["url"].startswith("http://127.0.0.1:8000/invitations/")
+    left = parse_time(out["expiresAt"]) - utcnow()
+    assert dt.timedelta(days=6, hours=23) < left <= dt.timedelta(days=7)
+    assert invitations.open_invitation(out["url"].rsplit("/", 1)[1]).email == "ada@example.com"
+    assert Invitation.select().count() == 1
+
+
+def test_refused_invitations_are_one_line_on_stderr(herald):  # noqa: F811
+    ws = factories.workspace()
+    for args in (["nobody", "--workspace", str(ws.id), "--role", "member"],
+                 ["a@example.com", "--workspace", str(ws.id), "--role", "king"],
+                 ["a@example.com", "--workspace", "not-a-uuid", "--role", "member"]):
+        proc = herald("users", "invite", *args, ok=False)
+        assert proc.returncode != 0 and proc.stdout == ""
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not Invitation.select().exists()
+
+
+def test_reset_password_prints_a_link_and_refuses_an_unknown_address(herald):  # noqa: F811
+    users.create("ada@example.com", "Ada", "correct horse battery")
+    out = herald("users", "reset-password", "ADA@example.com")
+    assert set(out) == {"email", "url", "expiresAt"} and out["email"] == "ada@example.com"
+    resets.complete(out["url"].rsplit("/", 1)[1], "a new password here")
+    assert users.authenticate("ada@example.com", "a new password here") is not None
+    proc = herald("users", "reset-password", "nobody@example.com", ok=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1

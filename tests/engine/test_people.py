@@ -1,0 +1,117 @@
+"""The people services without a browser: links used once, the last Owner, the audit log."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from engine.people import audit, invitations, passwords, resets, roles, sessions, users
+from engine.people.errors import PeopleError
+from engine.people.models import Invitation, Membership, PasswordReset, WebSession
+from engine.store.models import utcnow
+from tests import factories
+
+URL = "http://herald.test"
+PASSWORD = "correct horse battery"
+
+
+def _token(url: str) -> str:
+    return url.rsplit("/", 1)[1]
+
+
+def test_only_the_hash_of_a_link_is_stored_and_it_works_once(settings):
+    ws = factories.workspace()
+    issued = invitations.invite(ws, "Ada@Example.com", "admin", None, None, URL)
+    token = _token(issued.url)
+    row = Invitation.get_by_id(issued.invitation.id)
+    assert row.email == "ada@example.com" and token not in row.token_hash
+    user = invitations.accept(token, "Ada", PASSWORD)
+    assert roles.membership(ws, user).role == "admin"
+    with pytest.raises(PeopleError, match="already been used"):
+        invitations.accept(token, "Eve", PASSWORD)
+
+
+def test_an_expired_invitation_is_refused_and_creates_nobody(settings):
+    ws = factories.workspace()
+    issued = invitations.invite(ws, "late@example.com", "member", None, None, URL)
+    Invitation.update(expires_at=utcnow() - dt.timedelta(seconds=1)).execute()
+    with pytest.raises(PeopleError, match="expired"):
+        invitations.accept(_token(issued.url), "Late", PASSWORD)
+    assert users.find("late@example.com") is None
+
+
+def test_a_short_password_refuses_the_acceptance_and_keeps_the_link(settings):
+    ws = factories.workspace()
+    token = _token(invitations.invite(ws, "a@example.com", "member", None, None, URL).url)
+    with pytest.raises(PeopleError) as refused:
+        invitations.accept(token, "A", "123456789")
+    assert refused.value.field == "password"
+    assert invitations.accept(token, "A", PASSWORD).email == "a@example.com"
+
+
+def test_an_admin_cannot_invite_an_owner(settings):
+    ws = factories.workspace()
+    with pytest.raises(PeopleError) as refused:
+        invitations.invite(ws, "boss@example.com", "owner", None, "admin", URL)
+    assert refused.value.status == 403
+    assert not Invitation.select().exists()
+
+
+def test_a_workspace_always_keeps_one_owner(settings):
+    ws = factories.workspace()
+    ada = users.create("ada@example.com", "Ada", PASSWORD)
+    bob = users.create("bob@example.com", "Bob", PASSWORD)
+    owner = roles.add(ws, ada, "owner")
+    with pytest.raises(PeopleError, match="one Owner"):
+        roles.change_role(owner, "admin", ada)
+    with pytest.raises(PeopleError, match="one Owner"):
+        roles.remove(owner, ada)
+    roles.change_role(roles.add(ws, bob, "member"), "owner", ada)
+    roles.remove(owner, ada)  # now Ada may leave
+    assert [m.user.email for m in Membership.select()] == ["bob@example.com"]
+    assert [e.action for e in audit.recent(ws)] == ["member.left", "member.role_changed"]
+
+
+def test_a_reset_ends_every_session_and_every_other_link(settings):
+    ada = users.create("ada@example.com", "Ada", PASSWORD)
+    session = sessions.start(ada)
+    first = resets.issue(ada, URL)
+    second = resets.issue(ada, URL, resets.BY_OPERATOR)
+    assert (second.expires_at - first.expires_at) > dt.timedelta(hours=22)
+    resets.complete(_token(first.url), "a new password here")
+    assert sessions.user_for(session, str(ada.id)) is None
+    assert not WebSession.select().exists()
+    with pytest.raises(PeopleError, match="already been used"):
+        resets.complete(_token(second.url), "yet another password")
+    assert users.authenticate("ada@example.com", "a new password here").id == ada.id
+    assert users.authenticate("ada@example.com", PASSWORD) is None
+    assert PasswordReset.select().where(PasswordReset.used_at.is_null()).count() == 0
+
+
+def test_a_session_belongs_to_its_user_only(settings):
+    ada = users.create("ada@example.com", "Ada", PASSWORD)
+    bob = users.create("bob@example.com", "Bob", PASSWORD)
+    token = sessions.start(ada)
+    assert sessions.user_for(token, str(ada.id)).id == ada.id
+    assert sessions.user_for(token, str(bob.id)) is None
+    sessions.end(token)
+    assert sessions.user_for(token, str(ada.id)) is None
+
+
+def test_passwords_are_argon2_and_follow_the_rules(settings):
+    hashed = passwords.hash_password(PASSWORD)
+    assert hashed.startswith("$argon2id$") and passwords.verify(hashed, PASSWORD)
+    assert not passwords.verify(hashed, PASSWORD + "!")
+    assert not passwords.verify(None, PASSWORD)
+    for bad in ("short", " " * 12, "x" * 1001):
+        with pytest.raises(PeopleError):
+            passwords.check_rules(bad)
+
+
+def test_the_audit_log_refuses_a_secret_in_its_details(settings):
+    ws = factories.workspace()
+    with pytest.raises(ValueError, match="secret"):
+        audit.record(ws, None, "webhook_secret.rotated", details={"secret": "whsec_x"})
+    event = audit.record(ws, None, "member.invited", "a@example.com", {"role": "admin"})
+    assert event.actor_label == audit.OPERATOR

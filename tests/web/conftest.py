@@ -1,0 +1,128 @@
+"""Browser tests: the real app factory on a loopback port, driven by Debian's Chromium
+through Playwright (never a downloaded browser). No Chromium: the tests skip and the
+summary says so loudly; under CI=true a missing Chromium fails them."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from werkzeug.serving import make_server
+
+from config.settings import Settings
+from tests.channels.conftest import ca, ca_file, receiver  # noqa: F401
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+PASSWORD = "correct horse battery"
+_missing: list[str] = []
+
+
+def chromium_path() -> str | None:
+    for candidate in (os.environ.get("HERALD_CHROMIUM"), shutil.which("chromium"),
+                      "/usr/bin/chromium"):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args() -> dict:
+    path = chromium_path()
+    if path is None:
+        message = "no Chromium found (apt-get install chromium, or set HERALD_CHROMIUM)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"browser tests cannot run in CI: {message}")
+        _missing.append(message)
+        pytest.skip(message)
+    return {"executable_path": path, "args": CHROMIUM_ARGS, "headless": True}
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _missing:
+        terminalreporter.write_sep("!", "BROWSER TESTS SKIPPED", red=True, bold=True)
+        terminalreporter.write_line(f"The web application's browser tests did not run: "
+                                    f"{_missing[0]}.", red=True, bold=True)
+
+
+@dataclass
+class LiveServer:
+    url: str
+    settings: Settings
+
+
+@pytest.fixture(scope="session")
+def live_app_server(base_settings: Settings, _schema: None) -> Iterator[LiveServer]:
+    """One server for the session: the API's app factory, web application included."""
+    from api.app import create_app
+    from engine.store.db import database
+
+    server_settings = base_settings
+    app = None
+
+    def wsgi(environ, start_response):
+        try:
+            yield from app(environ, start_response)
+        finally:
+            # The tests rebind the database between tests: never keep a connection over.
+            if not database.is_closed():
+                database.close()
+
+    server = make_server("127.0.0.1", 0, wsgi, threaded=False)
+    url = f"http://127.0.0.1:{server.server_port}"
+    server_settings = base_settings.with_changes(public_url=url)
+    app = create_app(server_settings)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield LiveServer(url, server_settings)
+    server.shutdown()
+
+
+@pytest.fixture
+def live(live_app_server: LiveServer, settings: Settings) -> LiveServer:
+    """The server, with an empty database and Redis (the ``settings`` fixture), and the
+    engine bound to the server's settings (its public URL) for what tests create."""
+    from engine import runtime
+
+    runtime.configure(live_app_server.settings)
+    return live_app_server
+
+
+@pytest.fixture
+def browser_context_args(browser_context_args: dict, live_app_server: LiveServer) -> dict:
+    return {**browser_context_args, "base_url": live_app_server.url}
+
+
+def make_user(email: str, workspace, role: str, name: str = "Test Person"):
+    """A user with a role in ``workspace``, made through the engine's own services."""
+    from engine.people import roles, users
+
+    user = users.find(email) or users.create(email, name, PASSWORD)
+    roles.add(workspace, user, role)
+    return user
+
+
+def sign_in(page, email: str, password: str = PASSWORD, start: str = "/") -> None:
+    page.goto(start)
+    page.get_by_role("textbox", name="Email").fill(email)
+    page.get_by_role("textbox", name="Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign out").wait_for()
+
+
+def csrf_token(page) -> str:
+    """The page's CSRF token, as htmx sends it (the body's hx-headers)."""
+    headers = page.locator("body").get_attribute("hx-headers") or ""
+    return re.search(r'"X-CSRFToken": "([^"]+)"', headers).group(1)
+
+
+def invitation_path(page) -> str:
+    """The path of the link shown in the Members page's `Invitation link` textbox."""
+    url = page.get_by_role("textbox", name="Invitation link").input_value()
+    return "/" + url.split("/", 3)[3]

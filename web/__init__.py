@@ -1,0 +1,22 @@
+"""The web application (WEB.md): server-rendered pages over the engine's services,
+registered by the API's app factory so that one process serves both."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from config.settings import Settings
+
+
+def init_app(app: Flask, settings: Settings) -> None:
+    """Sessions, CSRF, security headers and every blueprint of the web application."""
+    from web import login, security
+    from web.auth.views import blueprint as auth
+    from web.core.views import blueprint as core
+    from web.settings import blueprint as settings_pages
+    from web.workspace.views import blueprint as workspace
+
+    security.init_app(app, settings)
+    login.init_app(app)
+    for blueprint in (core, auth, workspace, settings_pages):
+        app.register_blueprint(blueprint)

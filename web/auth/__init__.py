@@ -1,0 +1,1 @@
+"""Signing in and out, invitations, password resets and the person's own account."""

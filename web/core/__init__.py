@@ -1,0 +1,1 @@
+"""The layout, static files, error pages and the workspace switcher."""

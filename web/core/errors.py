@@ -1,0 +1,40 @@
+"""Error pages of the web blueprints: HTML for people, never the API's problem details."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Blueprint, render_template, request
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException
+
+MESSAGES = {
+    400: ("Bad request", "The request could not be understood."),
+    403: ("Not allowed", "Your role in this workspace does not allow this. Ask an Owner or "
+                         "an Admin."),
+    404: ("Page not found", "There is nothing here, or it is not in a workspace of yours."),
+    405: ("Not allowed", "This page does not take that kind of request."),
+    429: ("Too many attempts", "Wait a few minutes and try again."),
+}
+
+
+def page(status: int, message: str | None = None):
+    title, text = MESSAGES.get(status, ("Something went wrong", "Try again in a moment."))
+    return render_template("core/error.html", title=title, message=message or text,
+                           status=status), status
+
+
+def register(blueprint: Blueprint) -> None:
+    @blueprint.errorhandler(CSRFError)
+    def csrf_refused(err: CSRFError):
+        return page(400, "This form has expired or did not come from this site: go back, "
+                         "reload the page and send it again.")
+
+    @blueprint.errorhandler(HTTPException)
+    def http_error(err: HTTPException):
+        return page(err.code or 500)
+
+    @blueprint.errorhandler(Exception)
+    def unexpected(err: Exception):
+        logging.getLogger("herald.web").exception("unhandled error on %s", request.path)
+        return page(500)

@@ -1,0 +1,48 @@
+"""Static files, the template context every page shares, and workspace switching."""
+
+from __future__ import annotations
+
+from flask import Blueprint, g, redirect, url_for
+from flask_login import current_user, login_required
+
+from engine.people import roles
+from web.core import errors
+from web.permissions import can
+
+blueprint = Blueprint("core", __name__, template_folder="templates",
+                      static_folder="../static", static_url_path="/assets")
+errors.register(blueprint)
+
+
+@blueprint.app_context_processor
+def layout_context() -> dict:
+    """What the layout needs: the switcher's workspaces and the current one."""
+    if not current_user.is_authenticated:
+        return {"can": can}
+    mine = g.get("my_workspaces")
+    if mine is None:
+        mine = g.my_workspaces = roles.workspaces_of(current_user.user)
+    return {"my_workspaces": mine, "workspace": g.get("workspace"), "role": g.get("role"),
+            "role_label": roles.LABELS.get(g.get("role", ""), ""), "can": can}
+
+
+@blueprint.get("/workspaces")
+@login_required
+def workspaces():
+    from flask import render_template
+
+    return render_template("core/workspaces.html", items=roles.workspaces_of(current_user.user))
+
+
+def home_for_user():
+    """Where a signed-in person lands: their first workspace, else the workspace list."""
+    mine = roles.workspaces_of(current_user.user)
+    if len(mine) >= 1:
+        return redirect(url_for("workspace.templates", workspace_id=mine[0][0].id))
+    return redirect(url_for("core.workspaces"))
+
+
+@blueprint.app_template_filter("datetime")
+def format_datetime(value) -> str:
+    """Times are stored as naive UTC; say so rather than guess the reader's zone."""
+    return value.strftime("%Y-%m-%d %H:%M UTC") if value else ""

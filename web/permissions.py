@@ -1,0 +1,44 @@
+"""One permission decorator per view, as GOV.UK Notify's admin does it: the signed-in user
+must be a member of the workspace in the URL (else 404, as if it did not exist) with at
+least the role the view needs (else 403)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from flask import abort, g
+from flask_login import current_user, login_required
+
+from engine.people import roles
+from engine.store.models import Workspace
+
+
+def workspace_view(role: str = "member") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Load ``g.workspace`` and ``g.role`` from the URL's ``workspace_id`` and check them."""
+    if role not in roles.RANK:
+        raise ValueError(f"unknown role {role!r}")
+
+    def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
+        @wraps(view)
+        @login_required
+        def checked(workspace_id: Any, **kwargs: Any) -> Any:
+            workspace = Workspace.get_or_none(Workspace.id == workspace_id)
+            membership = roles.membership(workspace, current_user.user) if workspace else None
+            if membership is None:
+                abort(404)
+            if not roles.at_least(membership.role, role):
+                abort(403)
+            g.workspace, g.membership, g.role = workspace, membership, membership.role
+            return view(**kwargs)
+
+        checked.required_role = role  # type: ignore[attr-defined]
+        return checked
+
+    return decorate
+
+
+def can(role: str) -> bool:
+    """For templates: may the signed-in member of ``g.workspace`` do what ``role`` may?"""
+    return roles.at_least(g.get("role", ""), role)

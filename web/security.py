@@ -1,0 +1,77 @@
+"""Cookies, CSRF and response headers of the web application (docs/web.md, "Security")."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from flask import Flask, Response, request
+from flask_wtf.csrf import CSRFProtect
+
+from config.settings import Settings
+
+csrf = CSRFProtect()
+
+# The blueprints whose pages and forms this module guards (the API has its own rules).
+WEB_BLUEPRINTS = frozenset({"core", "auth", "workspace", "settings"})
+
+CONTENT_SECURITY_POLICY = "; ".join((
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "object-src 'none'",
+))
+HTML_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    # Invitation and reset links carry their token in the path: never sent elsewhere.
+    "Referrer-Policy": "same-origin",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+def session_secret(secret_key: str) -> str:
+    """Flask's signing key, derived so that HERALD_SECRET_KEY itself never signs a cookie."""
+    return hmac.new(secret_key.encode("utf-8"), b"herald web sessions v1",
+                    hashlib.sha256).hexdigest()
+
+
+def init_app(app: Flask, settings: Settings) -> None:
+    app.config.update(
+        SECRET_KEY=session_secret(settings.secret_key),
+        SESSION_COOKIE_NAME="herald_session",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
+        # The server-side session (engine/people/sessions.py) sets the real lifetime.
+        PERMANENT_SESSION_LIFETIME=20 * 3600,
+        # Only the web blueprints are checked (below): the API authenticates by key, and the
+        # one-click unsubscribe POST comes from mail clients.
+        WTF_CSRF_CHECK_DEFAULT=False,
+        # A token per session, not per hour: a form left open over lunch still saves.
+        WTF_CSRF_TIME_LIMIT=None,
+        WTF_CSRF_SSL_STRICT=True,
+    )
+    csrf.init_app(app)
+
+    @app.before_request
+    def check_csrf() -> None:
+        if request.blueprint in WEB_BLUEPRINTS:
+            csrf.protect()
+
+    @app.after_request
+    def headers(response: Response) -> Response:
+        if response.mimetype != "text/html":
+            return response
+        for name, value in HTML_HEADERS.items():
+            response.headers.setdefault(name, value)
+        if request.blueprint in WEB_BLUEPRINTS:
+            response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+            # Pages show keys and secrets once: no copy may stay in a cache.
+            response.headers["Cache-Control"] = "no-store"
+        return response

@@ -1,0 +1,40 @@
+"""The settings forms; the rules behind them live in the engine."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField
+from wtforms import DateField, EmailField, StringField
+from wtforms.validators import Optional
+
+
+class ApiKeyForm(FlaskForm):
+    name = StringField("Name")
+    expires_on = DateField("Expires after (optional)", validators=[Optional()])
+
+
+class SuppressionForm(FlaskForm):
+    address = EmailField("Email address")
+
+
+class ImportForm(FlaskForm):
+    csv_file = FileField("CSV file")
+
+
+class InviteForm(FlaskForm):
+    email = EmailField("Email")
+    # Rendered as a select by the page, which offers only the roles the inviter may grant.
+    role = StringField("Role", default="member")
+
+
+class ProviderForm(FlaskForm):
+    provider_url = StringField("Provider URL", render_kw={"autocomplete": "off",
+                                                          "spellcheck": "false"})
+
+
+class ProviderTestForm(FlaskForm):
+    recipient = EmailField("Test recipient")
+
+
+def mark(field, message: str) -> None:
+    field.errors = [*field.errors, message]

@@ -1,0 +1,123 @@
+"""Members: invite (by email, with a role), change a role, remove a member, leave."""
+
+from __future__ import annotations
+
+import logging
+
+from flask import abort, flash, g, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from engine import runtime
+from engine.people import invitations, mail, roles
+from engine.people.errors import PeopleError
+from engine.people.models import Invitation, Membership
+from engine.plugins.contracts import DeliveryError
+from web.permissions import workspace_view
+from web.settings import blueprint
+from web.settings.forms import InviteForm, mark
+
+log = logging.getLogger("herald.web")
+
+
+def _page(form: InviteForm | None = None, link: str | None = None, status: int = 200,
+          problem: str | None = None):
+    return render_template(
+        "settings/members.html", page="Members", form=form or InviteForm(formdata=None),
+        members=roles.members(g.workspace), pending=invitations.pending(g.workspace),
+        invitation_link=link, problem=problem, labels=roles.LABELS), status
+
+
+@blueprint.get("/members")
+@workspace_view("member")
+def members():
+    return _page()
+
+
+def _email_invitation(issued: invitations.Issued) -> bool:
+    invitation = issued.invitation
+    text = (f"Hello,\n\n{current_user.name} invited you to the workspace "
+            f"“{g.workspace.name}” on Herald as {roles.LABELS[invitation.role]}.\n\n"
+            f"Open this link within 7 days to accept:\n\n{issued.url}\n")
+    try:
+        mail.send(invitation.email, f"Join {g.workspace.name} on Herald", text)
+    except (DeliveryError, LookupError, ValueError) as err:
+        log.warning("invitation email could not be sent: %s", err)
+        return False
+    return True
+
+
+@blueprint.post("/members")
+@workspace_view("admin")
+def invite_member():
+    form = InviteForm()
+    try:
+        issued = invitations.invite(g.workspace, form.email.data or "", form.role.data or "",
+                                    current_user.user, g.role, runtime.settings().public_url)
+    except PeopleError as err:
+        mark(getattr(form, err.field or "email"), err.message)
+        return _page(form, status=400 if err.status != 403 else 403)
+    emailed = _email_invitation(issued)
+    flash(f"We emailed an invitation to {issued.invitation.email}." if emailed else
+          "The invitation email could not be sent: give the link below to "
+          f"{issued.invitation.email} yourself.", "info" if emailed else "error")
+    return _page(link=issued.url)
+
+
+def _membership(membership_id) -> Membership:
+    found = Membership.get_or_none(Membership.id == membership_id,
+                                   Membership.workspace == g.workspace)
+    if found is None:
+        abort(404)
+    return found
+
+
+@blueprint.post("/members/<uuid:membership_id>/role")
+@workspace_view("owner")
+def change_role(membership_id):
+    target = _membership(membership_id)
+    try:
+        roles.change_role(target, request.form.get("role", ""), current_user.user)
+    except PeopleError as err:
+        return _page(status=err.status, problem=err.message)
+    flash(f"{target.user.email} is now {roles.LABELS[target.role]}.", "info")
+    return redirect(url_for("settings.members", workspace_id=g.workspace.id))
+
+
+@blueprint.get("/members/<uuid:membership_id>/remove")
+@workspace_view("member")
+def confirm_remove(membership_id):
+    target = _membership(membership_id)
+    if target.user_id != current_user.user.id and g.role != "owner":
+        abort(403)
+    return render_template("settings/member_remove.html", page="Members", target=target,
+                           leaving=target.user_id == current_user.user.id)
+
+
+@blueprint.post("/members/<uuid:membership_id>/remove")
+@workspace_view("member")
+def remove_member(membership_id):
+    target = _membership(membership_id)
+    leaving = target.user_id == current_user.user.id
+    if not leaving and g.role != "owner":
+        abort(403)  # only an Owner removes others; anyone may leave
+    try:
+        roles.remove(target, current_user.user)
+    except PeopleError as err:
+        return _page(status=err.status, problem=err.message)
+    if leaving:
+        flash(f"You have left {g.workspace.name}.", "info")
+        return redirect(url_for("core.workspaces"))
+    flash(f"{target.user.email} is no longer a member.", "info")
+    return redirect(url_for("settings.members", workspace_id=g.workspace.id))
+
+
+@blueprint.post("/invitations/<uuid:invitation_id>/cancel")
+@workspace_view("admin")
+def cancel_invitation(invitation_id):
+    invitation = Invitation.get_or_none(Invitation.id == invitation_id,
+                                        Invitation.workspace == g.workspace)
+    if invitation is None:
+        abort(404)
+    invitations.cancel(invitation, current_user.user)
+    flash(f"The invitation to {invitation.email} is cancelled.", "info")
+    return redirect(url_for("settings.members", workspace_id=g.workspace.id))

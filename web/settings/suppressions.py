@@ -1,0 +1,125 @@
+"""The suppression list: search, add, remove, CSV import and export (engine/catalog/suppressions.py,
+the writer bounces and `herald apply` use). Delivery reads the list at each attempt, and a
+preview's cached answers are dropped here and elsewhere within 5 seconds."""
+
+from __future__ import annotations
+
+from flask import Response, abort, flash, g, redirect, render_template, request, url_for
+from flask_login import current_user
+from peewee import fn
+
+from engine.catalog import suppressions as suppression_list
+from engine.people import audit, users
+from engine.people.errors import PeopleError
+from engine.store.db import database
+from engine.store.models import Suppression
+from web.permissions import workspace_view
+from web.settings import blueprint
+from web.settings.csv_files import CsvRefused, read_addresses, write_rows
+from web.settings.forms import ImportForm, SuppressionForm, mark
+
+SHOWN = 200
+
+
+def _page(form: SuppressionForm | None = None, import_form: ImportForm | None = None,
+          status: int = 200):
+    query = (request.args.get("q") or "").strip()[:320]
+    rows = Suppression.select().where(Suppression.workspace == g.workspace)
+    if query:
+        # A plain substring: the search text never becomes a LIKE pattern.
+        rows = rows.where(fn.INSTR(Suppression.address, query.lower()) > 0) if _sqlite() else \
+            rows.where(fn.STRPOS(Suppression.address, query.lower()) > 0)
+    total = rows.count()
+    shown = list(rows.order_by(Suppression.created_at.desc(), Suppression.address).limit(SHOWN))
+    return render_template("settings/suppressions.html", page="Suppressions",
+                           form=form or SuppressionForm(formdata=None),
+                           import_form=import_form or ImportForm(formdata=None),
+                           rows=shown, total=total, query=query, limit=SHOWN), status
+
+
+def _sqlite() -> bool:
+    return database.obj.__class__.__name__.startswith("Sqlite")
+
+
+@blueprint.get("/suppressions")
+@workspace_view("admin")
+def suppressions():
+    return _page()
+
+
+@blueprint.post("/suppressions")
+@workspace_view("admin")
+def add_suppression():
+    form = SuppressionForm()
+    try:
+        address = users.normalize_email(form.address.data or "", "address")
+    except PeopleError as err:
+        mark(form.address, err.message)
+        return _page(form, status=400)
+    if suppression_list.add(g.workspace.id, [address], "manual"):
+        audit.record(g.workspace, current_user.user, "suppression.added", address)
+        flash(f"{address} is suppressed: no message goes to it from now on.", "info")
+    else:
+        flash(f"{address} was already on the list.", "info")
+    return redirect(url_for("settings.suppressions", workspace_id=g.workspace.id))
+
+
+def _row(suppression_id) -> Suppression:
+    row = Suppression.get_or_none(Suppression.id == suppression_id,
+                                  Suppression.workspace == g.workspace)
+    if row is None:
+        abort(404)
+    return row
+
+
+@blueprint.get("/suppressions/<uuid:suppression_id>/remove")
+@workspace_view("admin")
+def confirm_remove_suppression(suppression_id):
+    return render_template("settings/suppression_remove.html", page="Suppressions",
+                           row=_row(suppression_id))
+
+
+@blueprint.post("/suppressions/<uuid:suppression_id>/remove")
+@workspace_view("admin")
+def remove_suppression(suppression_id):
+    row = _row(suppression_id)
+    suppression_list.remove(g.workspace.id, row.address)
+    audit.record(g.workspace, current_user.user, "suppression.removed", row.address,
+                 {"reason": row.reason})
+    flash(f"{row.address} is no longer suppressed.", "info")
+    return redirect(url_for("settings.suppressions", workspace_id=g.workspace.id))
+
+
+@blueprint.post("/suppressions/import")
+@workspace_view("admin")
+def import_suppressions():
+    form = ImportForm()
+    upload = form.csv_file.data
+    if not upload or not getattr(upload, "filename", ""):
+        mark(form.csv_file, "Choose a CSV file to import.")
+        return _page(import_form=form, status=400)
+    try:
+        addresses = read_addresses(upload.stream)
+    except CsvRefused as err:
+        mark(form.csv_file, str(err))
+        return _page(import_form=form, status=400)
+    with database.atomic():
+        created = suppression_list.add(g.workspace.id, addresses, "manual")
+        audit.record(g.workspace, current_user.user, "suppression.imported",
+                     upload.filename[:200], {"rows": len(addresses), "added": created})
+    flash(f"Imported {len(addresses)} address(es): {created} added, "
+          f"{len(addresses) - created} already on the list.", "info")
+    return redirect(url_for("settings.suppressions", workspace_id=g.workspace.id))
+
+
+@blueprint.get("/suppressions/export.csv")
+@workspace_view("admin")
+def export_suppressions():
+    rows = (Suppression.select().where(Suppression.workspace == g.workspace)
+            .order_by(Suppression.address).iterator())
+    body = "".join(write_rows(("address", "reason", "createdAt"),
+                      ((r.address, r.reason, r.created_at.isoformat(timespec="seconds") + "Z")
+                       for r in rows)))
+    return Response(body, mimetype="text/csv", headers={
+        "Content-Disposition": 'attachment; filename="suppressions.csv"',
+        "Cache-Control": "no-store"})
