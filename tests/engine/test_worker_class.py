@@ -10,7 +10,7 @@ import pytest
 
 from engine import runtime
 from engine.delivery import handoff
-from engine.delivery.worker import HeraldWorker
+from engine.delivery.worker_class import HeraldWorker
 from engine.store import notification_store
 from engine.store.models import InboxMessage, Notification
 from engine.store.queueing import QUEUE_NAME, enqueue_notification, queue
