@@ -38,7 +38,7 @@ class RedisWatch:
         run_id = "" if isinstance(info, Exception) else str(info.get("run_id", ""))
         reason = None
         if marker is None:
-            reason = "Redis holds none of Herald's jobs (emptied, or a new server)"
+            reason = "Redis lacks Herald's marker key (emptied, a new server, or a first start)"
             marker = _keep_marker()
         elif self._marker is not None and marker != self._marker:
             reason = "Redis was emptied since the last look"

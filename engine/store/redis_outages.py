@@ -1,9 +1,9 @@
 """The worker's Redis client waits out a lost connection instead of raising it.
 
 In `herald worker` every Redis command (RQ's heartbeat and dequeue, the scheduler, the
-reconciler) goes through :class:`PatientRetry`: a connection error or timeout is retried
-with a back-off capped at ``MAX_PAUSE`` seconds until Redis answers again, so a Redis
-restart is a pause, not a crash. A process logs one line when an outage begins and one when
+reconciler) goes through :class:`PatientRetry`: a connection error, a timeout or a server
+turned read-only replica is retried with a back-off capped at ``MAX_PAUSE`` seconds until
+Redis answers again, so a Redis restart is a pause, not a crash. A process logs one line when an outage begins and one when
 it ends, whichever of its threads sees it first. Refused credentials are a configuration
 error and raise at once. Once :func:`stop_waiting` is called (shutdown) a lost connection
 raises again, so a worker stopping during an outage still exits.
@@ -16,13 +16,20 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from redis.backoff import EqualJitterBackoff
-from redis.exceptions import AuthenticationError, AuthorizationError
+from redis.exceptions import (
+    AuthenticationError,
+    AuthorizationError,
+    ConnectionError,
+    ReadOnlyError,
+    TimeoutError,
+)
 from redis.retry import Retry
 
 log = logging.getLogger("herald.redis")
@@ -81,7 +88,11 @@ class PatientRetry(Retry):
     """Retries a lost connection until Redis answers, unless the process is stopping."""
 
     def __init__(self) -> None:
-        super().__init__(EqualJitterBackoff(cap=MAX_PAUSE, base=0.1), retries=-1)
+        # READONLY: the server was demoted to a replica (a failover); a new connection
+        # reaches whichever server the address names now.
+        super().__init__(EqualJitterBackoff(cap=MAX_PAUSE, base=0.1), retries=-1,
+                         supported_errors=(ConnectionError, TimeoutError, socket.timeout,
+                                           ReadOnlyError))
 
     def call_with_retry(self, do: Callable[[], T], fail: Callable[..., Any],
                         is_retryable: Callable[[Exception], bool] | None = None,

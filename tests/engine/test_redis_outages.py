@@ -10,7 +10,7 @@ from redis import Redis
 from redis.exceptions import AuthenticationError, ConnectionError
 
 from engine.store import redis_outages
-from engine.store.embedded_redis import EmbeddedRedis, start_redis
+from engine.store.embedded_redis import EmbeddedRedis, free_port, start_redis
 from tests.support.processes import wait_for
 
 
@@ -78,6 +78,21 @@ def test_a_connection_redis_closed_while_idle_is_no_outage(outages, own_redis, c
     caplog.set_level(logging.INFO, logger="herald.redis")
     assert client.ping()
     assert _records(caplog, "") == [] and outages.outages_ended() == 0
+
+
+def test_a_server_turned_replica_is_waited_out_like_a_lost_one(outages, own_redis, caplog):
+    """A failover: the address still answers, but READONLY, until it names a primary again."""
+    client = Redis.from_url(own_redis[0].url, **outages.client_options())
+    admin = Redis.from_url(own_redis[0].url)
+    admin.replicaof("127.0.0.1", free_port())  # a primary that is not there
+    caplog.set_level(logging.INFO, logger="herald.redis")
+    call = _Call(lambda: client.set("n", 1))
+    call.start()
+    wait_for(lambda: _records(caplog, "read only replica"), 10, "the READONLY wait")
+    admin.replicaof("NO", "ONE")
+    call.join(timeout=10)
+    assert call.error is None and call.result is True
+    assert len(_records(caplog, "Redis is back after")) == 1
 
 
 def test_a_stop_ends_the_wait(outages, own_redis):
