@@ -3,10 +3,11 @@
 In `herald worker` every Redis command (RQ's heartbeat and dequeue, the scheduler, the
 reconciler) goes through :class:`PatientRetry`: a connection error, a timeout or a server
 turned read-only replica is retried with a back-off capped at ``MAX_PAUSE`` seconds until
-Redis answers again, so a Redis restart is a pause, not a crash. A process logs one line when an outage begins and one when
-it ends, whichever of its threads sees it first. Refused credentials are a configuration
-error and raise at once. Once :func:`stop_waiting` is called (shutdown) a lost connection
-raises again, so a worker stopping during an outage still exits.
+Redis answers again, so a Redis restart is a pause, not a crash. A process logs one line
+when an outage begins and one when it ends, whichever of its threads sees it first.
+Refused credentials are a configuration error and raise at once. Once
+:func:`stop_waiting` is called (shutdown) a lost connection raises again, so a worker
+stopping during an outage still exits.
 
 The API keeps redis-py's default retry: a send must not hang on a missing Redis (its row is
 the record; the reconciler enqueues it).
