@@ -8,6 +8,8 @@ PID 1, renewing the lock, and no live worker can take the scheduler over. Here:
   as RQ stops it, releasing the lock;
 - its lease is ``LEASE_SECONDS`` instead of RQ's 61, renewed every second as before, so a
   scheduler killed outright (SIGKILL of the whole process group) frees the lock soon;
+- a scheduler that lost its lock to another (after Redis lost it) ends, where RQ's would
+  idle on; its worker starts one again when the lock is free;
 - a lost Redis is waited out (engine/store/redis_outages.py), quietly: the worker's own
   line says so.
 """
@@ -64,6 +66,11 @@ class HeraldScheduler(RQScheduler):
         """RQ's heartbeat, then the short lease, and the scheduler's whole record written
         again (RQ's heartbeat writes one field: after Redis lost the record, the rest)."""
         super().heartbeat()
+        if not self._acquired_locks:
+            # Another scheduler took the lock (after Redis lost it, say): RQ would idle on
+            # for minutes; this one ends, and its worker starts one again if the lock frees.
+            self._stop_requested = True  # RQ's own stop, at the top of its loop
+            return
         script = self.connection.register_script(ACQUIRE_OR_REFRESH_LOCK_SCRIPT)
         with self.connection.pipeline() as pipe:
             for name in sorted(self._acquired_locks):

@@ -136,3 +136,14 @@ def test_the_scheduler_holds_its_lock_on_a_short_lease_and_rewrites_its_record(s
     assert queue().scheduler_pid == os.getpid()  # the whole record is back, pid and all
     other = HeraldScheduler([QUEUE_NAME], connection=redis)
     assert other.acquire_locks() == set() and redis.get(lock).decode() == scheduler.name
+
+
+def test_a_scheduler_that_lost_its_lock_stops(settings):
+    redis = runtime.redis()
+    scheduler = HeraldScheduler([QUEUE_NAME], connection=redis)
+    assert scheduler.acquire_locks() == {QUEUE_NAME}
+    scheduler.register_birth()
+    redis.set(scheduler.get_locking_key(QUEUE_NAME), "another-scheduler")
+    scheduler.heartbeat()
+    assert scheduler._stop_requested, "RQ's scheduler would idle on without its lock"
+    assert redis.get(scheduler.get_locking_key(QUEUE_NAME)) == b"another-scheduler"
