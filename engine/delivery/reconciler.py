@@ -16,10 +16,12 @@ import datetime as dt
 import logging
 import threading
 import time
+import uuid
 from typing import Any
 
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
+from rq.scripts import release_lock
 
 from engine import runtime
 from engine.delivery import outcome_events
@@ -189,13 +191,14 @@ def _one_pass(interval: float, urgent: bool) -> bool:
     """A pass, if no other worker is making one; True while an urgent pass is still owed."""
     redis = runtime.redis()
     if urgent:
-        if not redis.set(URGENT_LOCK_KEY, "1", nx=True, px=URGENT_LOCK_MS):
+        token = uuid.uuid4().hex
+        if not redis.set(URGENT_LOCK_KEY, token, nx=True, px=URGENT_LOCK_MS):
             return True
         try:
             reconcile_lost_now()
             reconcile()
         finally:
-            redis.delete(URGENT_LOCK_KEY)
+            release_lock(redis, URGENT_LOCK_KEY, token)  # RQ's: only if still ours
     elif redis.set(LOCK_KEY, "1", nx=True, px=int(interval * 900)):
         reconcile()
     return False
