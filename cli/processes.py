@@ -22,6 +22,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> None:
 
     if not settings.redis_url:
         raise CommandError("HERALD_REDIS_URL is not set (herald dev starts one for you)")
+    if args.processes < 1:
+        raise CommandError(f"--processes must be at least 1, not {args.processes}")
     # Checked here so an unreachable database stops the command with one clear line.
     connect(settings).close()
     raise SystemExit(run_worker(settings, processes=args.processes, burst=args.burst,

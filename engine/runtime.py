@@ -16,15 +16,21 @@ from engine.store.db import bind_database
 _settings: Settings | None = None
 _redis: Redis | None = None
 _pid: int | None = None
+_patient = False  # the worker's client waits out a lost Redis (engine/store/redis_outages.py)
 # Things built from the Redis client (registered scripts, the enqueuer), dropped with it.
 _bound: dict[str, Any] = {}
 T = TypeVar("T")
 
 
-def configure(settings: Settings) -> Database:
-    """Bind everything a process needs from its settings; call once at start-up."""
-    global _settings, _redis, _pid
+def configure(settings: Settings, patient_redis: bool = False) -> Database:
+    """Bind everything a process needs from its settings; call once at start-up.
+
+    ``patient_redis``: Redis commands wait for a lost Redis to come back instead of raising
+    (the worker); the API's client keeps failing fast.
+    """
+    global _settings, _redis, _pid, _patient
     _settings = settings
+    _patient = patient_redis
     _redis = None
     _bound.clear()
     _pid = os.getpid()
@@ -59,7 +65,12 @@ def redis() -> Redis:
         url = settings().redis_url
         if not url:
             raise RuntimeError("HERALD_REDIS_URL is not set")
-        _redis = Redis.from_url(url, health_check_interval=30)
+        options: dict[str, Any] = {}
+        if _patient:
+            from engine.store.redis_outages import client_options
+
+            options = client_options()
+        _redis = Redis.from_url(url, health_check_interval=30, **options)
     return _redis
 
 

@@ -4,6 +4,10 @@ Runs in every worker (one at a time, through a Redis lock) and much faster than 
 maintenance, which leaves a killed worker's job in StartedJobRegistry for up to 10 minutes.
 A row whose attempts reached its channel's maximum is ended instead: however its attempts
 ended (a crash, a database gone), a notification is never tried more often than that.
+
+A queued row is taken up once it is ``HERALD_RECONCILE_AFTER_SECONDS`` old, except when the
+worker knows Redis lost jobs (it restarted, was emptied or was away: redis_watch,
+redis_outages): then every queued row whose job is gone is enqueued at once.
 """
 
 from __future__ import annotations
@@ -11,21 +15,29 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import threading
+import time
+import uuid
 from typing import Any
 
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
+from rq.scripts import release_lock
 
 from engine import runtime
 from engine.delivery import outcome_events
+from engine.delivery.redis_watch import RedisWatch
 from engine.delivery.retry import max_attempts
-from engine.store import notification_store
+from engine.store import notification_store, redis_outages
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, utcnow
 from engine.store.queueing import enqueue_notification, queue
 
 log = logging.getLogger("herald.reconciler")
 LOCK_KEY = "herald:reconciler:lock"
+URGENT_LOCK_KEY = "herald:reconciler:urgent"
+URGENT_LOCK_MS = 30_000  # freed at the end of the pass; this only bounds a dead holder's
+TICK_SECONDS = 0.2  # how soon the end of an outage is acted on
+LOOK_SECONDS = 1.0  # how often RedisWatch looks for a Redis that lost its jobs
 PENDING = {JobStatus.SCHEDULED, JobStatus.DEFERRED}
 
 
@@ -53,28 +65,63 @@ def reconcile(batch: int = 500) -> dict[str, int]:
     now = utcnow()
     grace = now - dt.timedelta(seconds=settings.reconcile_after_seconds)
     due_retry = (Notification.status == "queued") & (Notification.next_attempt_at <= now)
-    lost = ((Notification.status == "queued") & Notification.next_attempt_at.is_null()
-            & (Notification.updated_at < grace))
     stuck = (Notification.status == "sending") & (Notification.updated_at < grace)
-    counts = {"retries": 0, "lost": 0, "stuck": 0, "exhausted": 0}
+    counts = {"retries": 0, "lost": 0, "stuck": 0, "exhausted": 0, "pending": 0}
     database.connect(reuse_if_open=True)
-    for kind, condition in (("retries", due_retry), ("lost", lost), ("stuck", stuck)):
-        rows = (Notification.select(Notification.id, Notification.workspace,
-                                    Notification.channel, Notification.status,
-                                    Notification.attempts)
-                .where(condition).order_by(Notification.updated_at).limit(batch))
+    for kind, condition in (("retries", due_retry), ("lost", _lost(grace)), ("stuck", stuck)):
+        for row in _rows(condition).order_by(Notification.updated_at).limit(batch):
+            counts[_take_up(row, kind, condition)] += 1
+    _report(counts)
+    return counts
+
+
+def reconcile_lost_now(batch: int = 500) -> dict[str, int]:
+    """After Redis lost its jobs: every queued row whose job is gone, however recent, page by
+    page (a pass of reconcile() reads the oldest ``batch`` rows of each kind only)."""
+    lost = _lost(utcnow())
+    counts = {"lost": 0, "exhausted": 0, "pending": 0}
+    database.connect(reuse_if_open=True)
+    after: tuple[Any, Any] | None = None
+    while True:
+        page = lost if after is None else lost & (
+            (Notification.updated_at > after[0])
+            | ((Notification.updated_at == after[0]) & (Notification.id > after[1])))
+        rows = list(_rows(page).order_by(Notification.updated_at, Notification.id).limit(batch))
         for row in rows:
-            nid = str(row.id)
-            if row.attempts >= max_attempts(row.channel, settings.webhook_max_attempts):
-                counts["exhausted"] += _give_up(row, condition)
-                continue
-            if kind != "stuck" and _job_pending(nid):
-                continue
-            enqueue_notification(nid)
-            counts[kind] += 1
+            counts[_take_up(row, "lost", lost)] += 1
+        if len(rows) < batch:
+            _report(counts)
+            return counts
+        after = (rows[-1].updated_at, rows[-1].id)
+
+
+def _lost(before: dt.datetime) -> Any:
+    """Queued rows no retry is waiting for, last touched before ``before``."""
+    return ((Notification.status == "queued") & Notification.next_attempt_at.is_null()
+            & (Notification.updated_at < before))
+
+
+def _rows(condition: Any) -> Any:
+    return (Notification.select(Notification.id, Notification.workspace, Notification.channel,
+                                Notification.status, Notification.attempts,
+                                Notification.updated_at)
+            .where(condition))
+
+
+def _take_up(row: Notification, kind: str, condition: Any) -> str:
+    """Enqueue one row again, or end it: the counter it adds to."""
+    if row.attempts >= max_attempts(row.channel, runtime.settings().webhook_max_attempts):
+        return "exhausted" if _give_up(row, condition) else "pending"
+    if kind != "stuck" and _job_pending(str(row.id)):
+        return "pending"
+    enqueue_notification(str(row.id))
+    return kind
+
+
+def _report(counts: dict[str, int]) -> None:
+    counts.pop("pending")  # rows whose job is still in Redis: nothing was done
     if any(counts.values()):
         log.info("reconciler re-enqueued or ended %s", counts)
-    return counts
 
 
 def _give_up(row: Notification, condition: Any) -> int:
@@ -106,13 +153,52 @@ def _give_up(row: Notification, condition: Any) -> int:
     return 1
 
 
-def run_periodically(stop: threading.Event, interval: float | None = None) -> None:
-    """Loop until ``stop`` is set; only the holder of the Redis lock reconciles in a period."""
-    settings = runtime.settings()
-    interval = interval or max(0.5, min(5.0, settings.reconcile_after_seconds / 2))
-    while not stop.wait(interval):
+def run_periodically(stop: threading.Event, interval: float | None = None,
+                     urgent: bool = False) -> None:
+    """Loop until ``stop`` is set: a pass a period by one worker at a time (a Redis lock), and
+    one at once when Redis lost jobs or was away (a look every ``LOOK_SECONDS``), or when
+    ``urgent`` (a worker replacing one that died)."""
+    interval = interval or max(0.5, min(5.0, runtime.settings().reconcile_after_seconds / 2))
+    watch, outages = RedisWatch(), redis_outages.outages_ended()
+    next_look = next_pass = 0.0
+    while True:
+        now = time.monotonic()
         try:
-            if runtime.redis().set(LOCK_KEY, "1", nx=True, px=int(interval * 900)):
-                reconcile()
+            if now >= next_look or redis_outages.outages_ended() != outages:
+                next_look = now + min(LOOK_SECONDS, interval)
+                reason = watch.loss()
+                if reason is None and redis_outages.outages_ended() != outages:
+                    reason = "Redis was unreachable for a while"
+                outages = redis_outages.outages_ended()
+                if reason is not None:
+                    log.warning("%s: re-enqueueing at once the queued notifications whose job "
+                                "it does not hold", reason)
+                    urgent, next_pass = True, now
+            if now >= next_pass:
+                next_pass = now + interval
+                urgent = _one_pass(interval, urgent)
+                if urgent:  # another worker's urgent pass is under way: ours follows it
+                    next_pass = now + TICK_SECONDS
         except Exception:
+            if redis_outages.waiting_stopped():
+                return
             log.exception("reconciler pass failed")
+        if stop.wait(TICK_SECONDS):
+            return
+
+
+def _one_pass(interval: float, urgent: bool) -> bool:
+    """A pass, if no other worker is making one; True while an urgent pass is still owed."""
+    redis = runtime.redis()
+    if urgent:
+        token = uuid.uuid4().hex
+        if not redis.set(URGENT_LOCK_KEY, token, nx=True, px=URGENT_LOCK_MS):
+            return True
+        try:
+            reconcile_lost_now()
+            reconcile()
+        finally:
+            release_lock(redis, URGENT_LOCK_KEY, token)  # RQ's: only if still ours
+    elif redis.set(LOCK_KEY, "1", nx=True, px=int(interval * 900)):
+        reconcile()
+    return False

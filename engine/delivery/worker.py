@@ -1,103 +1,145 @@
-"""`herald worker`: RQ workers with the scheduler and the reconciler, one or several processes."""
+"""`herald worker`: RQ workers with the scheduler and the reconciler, one or several processes.
+
+One worker process runs an RQ worker (engine/delivery/worker_class.py), its delivery thread
+and its reconciler thread; it ends on SIGTERM or SIGINT (after the delivery in hand, exit 0)
+or on a configuration error (exit 2), never because Redis went away: its Redis client waits
+for it (engine/store/redis_outages.py), and an RQ work loop that ends on its own is started
+again. With ``--processes N`` a parent keeps N of them (engine/delivery/supervisor.py).
+"""
 
 from __future__ import annotations
 
+import argparse
 import logging
-import os
 import signal
-import subprocess
 import sys
 import threading
-from typing import Any
+import time
+from collections.abc import Sequence
 
-from rq import Queue, SimpleWorker, Worker
-from rq.job import Job
+from redis.exceptions import AuthenticationError, AuthorizationError, RedisError, ResponseError
 
-from config.settings import Settings, load_settings
+from config.settings import ConfigError, Settings, load_settings
 from engine import runtime
-from engine.delivery import handoff
-from engine.delivery.jobs import hand_over
-from engine.delivery.reconciler import reconcile, run_periodically
-from engine.store.queueing import JOB_FUNCTION, QUEUE_NAME
+from engine.delivery import handoff, lifeline
+from engine.delivery.reconciler import run_periodically
+from engine.delivery.supervisor import Supervisor
+from engine.delivery.worker_class import ForkingHeraldWorker, HeraldWorker
+from engine.store import redis_outages
+from engine.store.queueing import QUEUE_NAME
+
+log = logging.getLogger("herald.worker")
+LOG_FORMAT = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
+MAX_LOOP_PAUSE = 30.0
+STEADY_SECONDS = 60.0  # a work loop that ran this long ended of something new: no pause
 
 
-class _HandingQueue(Queue):
-    """RQ's Queue, but a delivery job is handed to the delivery thread once dequeued."""
-
-    @classmethod
-    def dequeue_any(cls, *args: Any, **kwargs: Any) -> tuple[Job, Queue] | None:
-        result = super().dequeue_any(*args, **kwargs)
-        if result is not None:
-            _hand_over(result[0])
-        return result
+def run_worker(settings: Settings, processes: int = 1, burst: bool = False,
+               fork: bool = False) -> int:
+    """Run ``processes`` workers until a signal (exit 0) or a configuration error (exit 2)."""
+    configure_logging()
+    if processes <= 1:
+        return _work(settings, burst, fork)
+    return Supervisor(processes, burst=burst, fork=fork).run()
 
 
-def _hand_over(job: Job) -> None:
-    try:
-        notification_id = job.args[0] if job.func_name == JOB_FUNCTION else None
-    except Exception:  # a job that does not load fails in RQ's own hands, as before
-        return
-    if isinstance(notification_id, str):
-        hand_over(notification_id)
+def configure_logging() -> None:
+    """Every line says when, how bad, which process and which part."""
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
 
 
-class HeraldWorker(SimpleWorker):
-    """RQ's SimpleWorker, with each delivery job's notification handed to the delivery thread
-    as soon as the job is dequeued: the delivery runs beside RQ's own work for the job and
-    the next one (engine/handoff.py)."""
-
-    queue_class = _HandingQueue
-
-
-def _work(settings: Settings, burst: bool, fork: bool) -> int:
-    runtime.configure(settings)
+def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> int:
+    """One worker process, until a signal; ``urgent``: reconcile at once (a replacement)."""
+    runtime.configure(settings, patient_redis=True)
+    _stop_on_signals()
     from engine.delivery.providers import close_all
     from engine.plugins.manager import default_registry
 
+    if not _wait_for_redis():
+        return 0
     default_registry()  # load plugins before the first job, not during it
     stop = threading.Event()
-    thread = threading.Thread(target=run_periodically, args=(stop,), daemon=True,
-                              name="herald-reconciler")
-    reconcile()
-    thread.start()
+    threading.Thread(target=run_periodically, args=(stop, None, urgent), daemon=True,
+                     name="herald-reconciler").start()
     # No fork per job by default: the delivery reuses this process's DB and SMTP connections,
     # and runs on the delivery thread beside RQ's bookkeeping (a forked child would exit first).
-    worker_class = Worker if fork else HeraldWorker
     if not fork:
         handoff.start()
-    worker = worker_class([QUEUE_NAME], connection=runtime.redis())
     try:
-        worker.work(burst=burst, with_scheduler=True, logging_level="INFO")
+        _run_rq(burst, fork)
     finally:
+        redis_outages.stop_waiting()
         handoff.close()
         stop.set()
         close_all()
     return 0
 
 
-def run_worker(settings: Settings, processes: int = 1, burst: bool = False,
-               fork: bool = False) -> int:
-    """Run ``processes`` workers; SIGTERM lets each finish the job in hand."""
-    if processes <= 1:
-        return _work(settings, burst, fork)
-    args = [sys.executable, "-m", "engine.delivery.worker"] + (["--burst"] if burst else []) + (
-        ["--fork"] if fork else [])
-    children = [subprocess.Popen(args, env=dict(os.environ)) for _ in range(processes)]
-
-    def forward(signum: int, _frame: object) -> None:
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signum)
-
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
-    codes = [child.wait() for child in children]
-    return max(codes, default=0)
+def _stop_on_signals() -> None:
+    """Outside RQ's work loop (it installs its own handlers), a signal ends the waiting."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: redis_outages.stop_waiting())
 
 
-def main() -> int:
-    logging.basicConfig(level=logging.INFO)
-    return _work(load_settings(), burst="--burst" in sys.argv, fork="--fork" in sys.argv)
+def _wait_for_redis() -> bool:
+    """Wait until Redis answers (one log line while it does not); False if stopped first.
+
+    Redis refusing this worker (credentials, permissions, a database number it does not
+    have) is a configuration error: no wait fixes it.
+    """
+    try:
+        runtime.redis().ping()
+    except (AuthenticationError, AuthorizationError, ResponseError) as err:
+        raise ConfigError("HERALD_REDIS_URL", "Redis refuses this worker: "
+                          + " ".join(str(err).split())) from None
+    except RedisError:
+        if redis_outages.waiting_stopped():
+            return False
+        raise
+    return not redis_outages.waiting_stopped()
+
+
+def _run_rq(burst: bool, fork: bool) -> None:
+    """RQ's work loop, started again (after a growing pause) if it ends without a signal."""
+    pause = 0.0
+    worker_class = ForkingHeraldWorker if fork else HeraldWorker
+    while _wait_for_redis():
+        started = time.monotonic()
+        try:
+            worker = worker_class([QUEUE_NAME], connection=runtime.redis())
+            worker.work(burst=burst, with_scheduler=True, logging_level="INFO")
+        except RedisError:
+            if redis_outages.waiting_stopped():
+                return
+            log.exception("RQ's worker failed to start")
+        if burst or redis_outages.waiting_stopped():
+            return
+        _stop_on_signals()  # RQ's handlers belonged to the worker that ended
+        steady = time.monotonic() - started >= STEADY_SECONDS
+        pause = 1.0 if steady else min(MAX_LOOP_PAUSE, pause * 2 or 1.0)
+        log.error("RQ's work loop ended without a signal; starting it again in %.0f s", pause)
+        deadline = time.monotonic() + pause
+        while not redis_outages.waiting_stopped() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """A worker process of `herald worker --processes N` (the parent passes --parent)."""
+    parser = argparse.ArgumentParser(prog="python -m engine.delivery.worker")
+    parser.add_argument("--burst", action="store_true")
+    parser.add_argument("--fork", action="store_true")
+    parser.add_argument("--parent", type=int, help="die with this process (the supervisor)")
+    parser.add_argument("--replacement", action="store_true",
+                        help="reconcile at once: this process replaces one that died")
+    args = parser.parse_args(argv)
+    configure_logging()
+    if args.parent:
+        lifeline.bind_to_parent(args.parent)
+    try:
+        return _work(load_settings(), args.burst, args.fork, urgent=args.replacement)
+    except ConfigError as err:
+        print(f"herald: configuration error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

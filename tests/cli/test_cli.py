@@ -245,6 +245,12 @@ def test_an_unreachable_database_is_one_line_not_a_traceback(herald, tmp_path, u
     assert proc.stderr.count("\n") == 1, proc.stderr
 
 
+def test_worker_processes_must_be_at_least_one(herald, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "cli", "worker", "--processes", "0"],
+                          env=herald.env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stderr) == (1, "herald: --processes must be at least 1, not 0\n")
+
+
 def test_herald_dev_with_an_unreachable_database_stops_with_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")}
     env["HERALD_DATABASE_URL"] = f"postgresql://postgres@127.0.0.1:{free_port()}/herald"

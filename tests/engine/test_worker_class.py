@@ -4,13 +4,15 @@ dequeues it."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
 
 import pytest
 
 from engine import runtime
 from engine.delivery import handoff
-from engine.delivery.worker import HeraldWorker
+from engine.delivery.scheduler import LEASE_SECONDS, HeraldScheduler
+from engine.delivery.worker_class import HeraldWorker
 from engine.store import notification_store
 from engine.store.models import InboxMessage, Notification
 from engine.store.queueing import QUEUE_NAME, enqueue_notification, queue
@@ -113,3 +115,35 @@ def test_an_error_in_a_handed_over_delivery_is_logged_and_leaves_the_row(claims,
     assert queue().failed_job_registry.get_job_ids() == []  # RQ counted the job done
     assert Notification.get_by_id(broken).status == "queued"  # the reconciler's to retry
     assert Notification.get_by_id(fine).status == "delivered"
+
+
+def test_the_worker_runs_herald_s_scheduler(settings):
+    worker = HeraldWorker([QUEUE_NAME], connection=runtime.redis())
+    worker.work(burst=True, with_scheduler=True)  # a burst runs it inline, in this process
+    assert isinstance(worker.scheduler, HeraldScheduler)
+
+
+def test_the_scheduler_holds_its_lock_on_a_short_lease_and_rewrites_its_record(settings):
+    redis = runtime.redis()
+    scheduler = HeraldScheduler([QUEUE_NAME], connection=redis)
+    lock = scheduler.get_locking_key(QUEUE_NAME)
+    assert scheduler.acquire_locks() == {QUEUE_NAME}
+    assert 0 < redis.ttl(lock) <= LEASE_SECONDS  # RQ's own lease is 61 s
+    scheduler.register_birth()  # what its process does first
+    redis.delete(scheduler.key)  # as after Redis lost it
+    scheduler.heartbeat()
+    assert 0 < redis.ttl(lock) <= LEASE_SECONDS
+    assert queue().scheduler_pid == os.getpid()  # the whole record is back, pid and all
+    other = HeraldScheduler([QUEUE_NAME], connection=redis)
+    assert other.acquire_locks() == set() and redis.get(lock).decode() == scheduler.name
+
+
+def test_a_scheduler_that_lost_its_lock_stops(settings):
+    redis = runtime.redis()
+    scheduler = HeraldScheduler([QUEUE_NAME], connection=redis)
+    assert scheduler.acquire_locks() == {QUEUE_NAME}
+    scheduler.register_birth()
+    redis.set(scheduler.get_locking_key(QUEUE_NAME), "another-scheduler")
+    scheduler.heartbeat()
+    assert scheduler._stop_requested, "RQ's scheduler would idle on without its lock"
+    assert redis.get(scheduler.get_locking_key(QUEUE_NAME)) == b"another-scheduler"

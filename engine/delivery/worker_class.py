@@ -1,0 +1,188 @@
+"""The RQ worker classes of `herald worker`: RQ's own, made to run unattended.
+
+What RQ's worker lacks, added where RQ's worker class is meant to be extended:
+
+- **Redis lost is a wait.** The worker's client retries a lost connection until Redis is
+  back (engine/store/redis_outages.py). RQ's bookkeeping around a job that fails anyway (a
+  Redis error of another kind) is logged and the worker goes on: the database is the record
+  of the notification, and the delivery thread or the reconciler takes it up.
+- **The scheduler follows its worker** (engine/delivery/scheduler.py), and a worker checks
+  every ``SCHEDULER_CHECK_SECONDS`` (RQ: every 10 minutes) whether the scheduler runs
+  somewhere, starting it here when its lock is free or its process here died.
+- **Idle workers look around**: the dequeue blocks ``DEQUEUE_SECONDS`` at a time (RQ: 405),
+  then heartbeats and checks the scheduler.
+- **Redis restarted empty**: the worker writes its RQ record again (redis_watch), so
+  ``rq info`` lists it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from redis.exceptions import RedisError
+from rq import Queue, SimpleWorker, Worker, worker_registration
+from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
+from rq.exceptions import InvalidJobOperation
+from rq.job import Job
+
+from engine.delivery import handoff, redis_watch
+from engine.delivery.jobs import hand_over
+from engine.delivery.scheduler import HeraldScheduler
+from engine.store import redis_outages
+from engine.store.queueing import JOB_FUNCTION
+
+log = logging.getLogger("herald.worker")
+SCHEDULER_CHECK_SECONDS = 2.0
+DEQUEUE_SECONDS = 2
+
+
+class _HandingQueue(Queue):
+    """RQ's Queue, but a delivery job is handed to the delivery thread once dequeued."""
+
+    @classmethod
+    def dequeue_any(cls, *args: Any, **kwargs: Any) -> tuple[Job, Queue] | None:
+        result = super().dequeue_any(*args, **kwargs)
+        if result is not None:
+            _hand_over(result[0])
+        return result
+
+
+def _hand_over(job: Job) -> None:
+    try:
+        notification_id = job.args[0] if job.func_name == JOB_FUNCTION else None
+    except Exception:  # a job that does not load fails in RQ's own hands, as before
+        return
+    if isinstance(notification_id, str):
+        hand_over(notification_id)
+
+
+class _Unattended:
+    """Mixed into RQ's worker classes (see the module's docstring)."""
+
+    _scheduler_checked = 0.0
+    _losses_seen = 0
+    _gone = 0  # the pid of the last scheduler process seen ended
+    _burst = False  # a burst runs the scheduler once, inline: no process to watch
+
+    @property
+    def dequeue_timeout(self) -> int:
+        return DEQUEUE_SECONDS
+
+    @property
+    def should_run_maintenance_tasks(self) -> bool:
+        due = time.monotonic() - self._scheduler_checked >= SCHEDULER_CHECK_SECONDS
+        watched = self.scheduler is not None and not self._burst
+        return super().should_run_maintenance_tasks or (watched and due)
+
+    def run_maintenance_tasks(self) -> None:
+        if super().should_run_maintenance_tasks:
+            super().run_maintenance_tasks()  # RQ's own: the registries, and the scheduler
+        elif not self._burst:
+            self._ensure_scheduler()
+        self._scheduler_checked = time.monotonic()
+
+    def _ensure_scheduler(self) -> None:
+        """Run the scheduler here if its process here died or no worker holds its lock."""
+        process = self.scheduler._process
+        if process is not None and not process.is_alive() and process.pid != self._gone:
+            self._gone = process.pid  # one line per process that ended
+            log.warning("the scheduler process (pid %s) ended (exit code %s); it starts again "
+                        "here or in another worker", process.pid, process.exitcode)
+        if process is None or not process.is_alive():
+            self.scheduler.acquire_locks(auto_start=True)
+
+    def _start_scheduler(self, burst: bool = False, logging_level: Any = "INFO",
+                         date_format: str = DEFAULT_LOGGING_DATE_FORMAT,
+                         log_format: str = DEFAULT_LOGGING_FORMAT) -> None:
+        """RQ's own, with Herald's scheduler class."""
+        self._burst = burst
+        self.scheduler = HeraldScheduler(
+            self.queues, connection=self.connection, logging_level=logging_level or "INFO",
+            date_format=date_format, log_format=log_format, serializer=self.serializer)
+        self.scheduler.acquire_locks()
+        if not self.scheduler.acquired_locks:
+            return
+        if not burst:
+            self.scheduler.start()
+            return
+        try:
+            self.scheduler.register_birth()
+            self.scheduler.enqueue_scheduled_jobs()
+        finally:
+            self.scheduler.release_locks()
+            self.scheduler.register_death()
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        try:
+            super().execute_job(job, queue)
+        except Exception as error:  # RQ's bookkeeping around the job; the job catches its own
+            handoff.taken(job.id)  # the delivery handed over goes on; settle it quietly
+            if not redis_outages.waiting_stopped():
+                log.warning("RQ's bookkeeping of job %s failed (%s): the database keeps the "
+                            "notification and the reconciler takes it up if needed", job.id,
+                            " ".join(str(error).split()) or type(error).__name__)
+
+    def handle_job_success(self, job: Job, queue: Queue, started_job_registry: Any,
+                           execution: Any) -> None:
+        try:
+            super().handle_job_success(job, queue, started_job_registry, execution)
+        except InvalidJobOperation:
+            # Redis lost the job's record while it ran (a restart, a FLUSHALL): there is
+            # nothing of it to clean up, and the job did its work.
+            log.debug("job %s finished after Redis lost its record", job.id)
+
+    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
+        try:
+            if pipeline is None:
+                self._rejoin_if_redis_forgot()
+            super().heartbeat(timeout, pipeline)
+        except RedisError:
+            if not redis_outages.waiting_stopped():
+                raise
+
+    def _rejoin_if_redis_forgot(self) -> None:
+        """Write RQ's record of this worker again after Redis lost it (rq info lists it)."""
+        losses = redis_watch.losses()
+        if losses == self._losses_seen or self.birth_date is None:
+            return
+        self._losses_seen = losses
+        with self.connection.pipeline() as pipe:
+            pipe.hset(self.key, mapping=self.serialize())
+            worker_registration.register(self, pipe)
+            pipe.expire(self.key, self.worker_ttl + 60)
+            pipe.execute()
+
+    def _install_signal_handlers(self) -> None:
+        super()._install_signal_handlers()
+        if redis_outages.waiting_stopped():  # a signal came before RQ's handlers: honour it
+            self._stop_requested = True
+
+    def request_stop(self, signum: int, frame: Any) -> None:
+        redis_outages.stop_waiting()  # from now on a lost Redis ends the wait
+        try:
+            super().request_stop(signum, frame)
+        except RedisError:  # RQ had marked the stop before it tried to record it in Redis
+            self._stop_requested = True
+
+    def teardown(self) -> None:
+        try:
+            super().teardown()
+        except RedisError:
+            if not redis_outages.waiting_stopped():
+                raise
+            log.info("stopped with Redis unreachable: RQ's record of this worker expires "
+                     "by itself")
+
+
+class HeraldWorker(_Unattended, SimpleWorker):
+    """RQ's SimpleWorker, with each delivery job's notification handed to the delivery thread
+    as soon as the job is dequeued: the delivery runs beside RQ's own work for the job and
+    the next one (engine/delivery/handoff.py)."""
+
+    queue_class = _HandingQueue
+
+
+class ForkingHeraldWorker(_Unattended, Worker):
+    """RQ's fork-per-job Worker (`herald worker --fork`), unattended likewise."""
