@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.plugins.contracts import OutboundSms
-from engine.plugins.hookspecs import hookimpl
+from engine.plugin_api import OutboundSms, hookimpl
 
 
 class SmsChannel:

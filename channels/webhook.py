@@ -6,7 +6,7 @@ engine's (engine/webhooks/): the receiver is the destination, so there is no pro
 
 from __future__ import annotations
 
-from engine.plugins.hookspecs import hookimpl
+from engine.plugin_api import hookimpl
 
 
 class WebhookChannel:

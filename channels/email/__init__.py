@@ -7,9 +7,7 @@ from email.utils import make_msgid
 from typing import Any
 
 from channels.email.mime import ascii_domain, build_mime, one_line
-from engine.formats.plaintext import html_to_text
-from engine.plugins.contracts import Attachment, OutboundEmail
-from engine.plugins.hookspecs import hookimpl
+from engine.plugin_api import Attachment, OutboundEmail, hookimpl, html_to_text
 
 
 def _domain(address: str) -> str:

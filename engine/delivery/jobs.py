@@ -23,12 +23,12 @@ from engine.delivery.outcomes import (
 from engine.delivery.planning import plan_email, plan_sms
 from engine.delivery.providers import current_notification, provider_for
 from engine.delivery.retry import MAX_EMAIL_ATTEMPTS
+from engine.delivery.webhook_job import deliver_webhook_notification
 from engine.plugins.contracts import DeliveryError, PermanentError
 from engine.plugins.manager import default_registry
 from engine.store import notification_store
 from engine.store.db import database
 from engine.store.models import Notification
-from engine.webhooks.delivery import deliver_webhook_notification
 
 log = logging.getLogger("herald.delivery")
 

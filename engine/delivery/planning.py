@@ -14,7 +14,7 @@ from typing import Any
 from engine.delivery.message_lanes import Planned
 from engine.delivery.tracking import apply_tracking, unsubscribe_url
 from engine.formats.addresses import suppression_key
-from engine.sending.bodies import text_from_html
+from engine.formats.plaintext import html_to_text
 from engine.store import notification_store
 from engine.store.models import DeliveryAttempt, Notification
 
@@ -86,7 +86,7 @@ def plan_email(notification: Notification) -> Plan:
     nid = str(notification.id)
     if payload.get("text") is None and payload.get("html") is not None:
         # Once per notification, from the HTML before tracking (the text has no pixel).
-        payload = {**payload, "text": text_from_html(payload["html"])}
+        payload = {**payload, "text": html_to_text(payload["html"])}
     if payload.get("emailType") == "Marketing":
         # Only an earlier attempt (the claim counts this one) can have settled some.
         done = _settled_recipients(notification) if notification.attempts > 1 else {}

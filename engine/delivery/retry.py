@@ -16,14 +16,6 @@ def max_attempts(channel: str, webhook_max_attempts: int) -> int:
     return webhook_max_attempts if channel == "webhook" else MAX_EMAIL_ATTEMPTS
 
 
-def classify_status(status: int) -> str:
-    if 200 <= status < 300:
-        return "delivered"
-    if status in (408, 429) or status >= 500:
-        return "transient"
-    return "permanent"
-
-
 def retry_delay(attempt: int, *, backoff: Sequence[float] | None = None,
                 retry_after: float | None = None, rng: random.Random | None = None) -> float:
     """Wait before the next attempt; ``attempt`` is how many attempts were already made."""

@@ -97,7 +97,11 @@ def run_worker(settings: Settings, processes: int = 1, burst: bool = False,
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO)
-    return _work(load_settings(), burst="--burst" in sys.argv, fork="--fork" in sys.argv)
+    from engine.plugins.manager import check_providers
+
+    settings = load_settings()
+    check_providers(settings)
+    return _work(settings, burst="--burst" in sys.argv, fork="--fork" in sys.argv)
 
 
 if __name__ == "__main__":

@@ -101,3 +101,18 @@ def provider_problem(url: str, plugin: str | None = None, settings: Any = None) 
     if callable(close):
         close()
     return None
+
+
+def check_providers(settings: Any) -> None:
+    """Resolve HERALD_EMAIL_PROVIDER and HERALD_SMS_PROVIDER as a send would, at start-up
+    (every command, the app factory, each worker process): an unknown scheme, or a URL its
+    plugin refuses, is a ConfigError naming the setting instead of every send failing on it.
+
+    Here rather than in config/, which imports nothing of Herald's: the check needs the
+    plugins."""
+    from config.settings import ConfigError
+
+    for setting, url in (("HERALD_EMAIL_PROVIDER", settings.email_provider),
+                         ("HERALD_SMS_PROVIDER", settings.sms_provider)):
+        if url and (problem := provider_problem(url, settings=settings)):
+            raise ConfigError(setting, problem)

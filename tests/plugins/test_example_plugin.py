@@ -59,7 +59,7 @@ def test_a_scheme_an_installed_plugin_declares_is_a_valid_provider_setting(insta
     from config.settings import ConfigError, load_settings
 
     url = f"example-log://{tmp_path / 'mail.jsonl'}"
-    assert load_settings({"HERALD_EMAIL_PROVIDER": url}).email_provider == url
+    manager.check_providers(load_settings({"HERALD_EMAIL_PROVIDER": url}))
     # The plugin's own URL check runs at start-up too.
     with pytest.raises(ConfigError, match="HERALD_SMS_PROVIDER: example-log provider: use"):
-        load_settings({"HERALD_SMS_PROVIDER": "example-log://"})
+        manager.check_providers(load_settings({"HERALD_SMS_PROVIDER": "example-log://"}))
