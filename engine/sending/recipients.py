@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from engine.catalog import suppression_cache
 from engine.formats.addresses import dedupe, suppression_key
+from engine.plugins.channel_contract import Recipients
 
 LISTS = ("to", "cc", "bcc")
 
-
-@dataclass
-class Recipients:
-    to: list[str]
-    cc: list[str]
-    bcc: list[str]
-    was_overridden: bool
-
-    def all(self) -> list[str]:
-        return [*self.to, *self.cc, *self.bcc]
+__all__ = ["Recipients", "resolve", "suppressed"]
 
 
 def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> Recipients:
