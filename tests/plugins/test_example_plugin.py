@@ -3,35 +3,20 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.plugins import manager
 from engine.store.models import Notification
 from tests import factories
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "herald-provider-example"
-
 
 @pytest.fixture
-def installed_example(tmp_path, monkeypatch):
-    target = tmp_path / "site"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         "--target", str(target), str(EXAMPLE)],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    monkeypatch.syspath_prepend(str(target))
-    manager.default_registry.cache_clear()
-    providers.close_all()
-    yield target
-    manager.default_registry.cache_clear()
-    providers.close_all()
+def installed_example(example_package, plugins_from):
+    target = example_package("herald-provider-example")
+    plugins_from(target)
+    return target
 
 
 def test_installed_package_registers_its_provider_through_entry_points(installed_example):
