@@ -24,6 +24,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 # The docs' screenshots, taken by the browser tests' Chromium (docs/images/).
 screenshots: $(STAMP)

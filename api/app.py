@@ -40,7 +40,13 @@ class HeraldApi(Api):
 
 
 def create_app(settings: Settings | None = None) -> Flask:
-    settings = settings or load_settings()
+    """The application; settings read from the environment (and their providers checked)
+    unless given."""
+    if settings is None:
+        from engine.plugins.manager import check_providers
+
+        settings = load_settings()
+        check_providers(settings)
     runtime.configure(settings)
     app = Flask(__name__)
     app.config.update(

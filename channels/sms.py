@@ -2,15 +2,85 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from typing import Any
 
-from engine.plugins.contracts import OutboundSms
-from engine.plugins.hookspecs import hookimpl
+from engine.plugin_api import (
+    MAX_RECIPIENTS,
+    BaseChannel,
+    FieldErrors,
+    OutboundSms,
+    Plan,
+    PlannedDelivery,
+    SendRequest,
+    addresses,
+    dedupe,
+    hookimpl,
+    options_object,
+    suppression_key,
+    valid_e164,
+)
 
 
-class SmsChannel:
+class SmsChannel(BaseChannel):
     name = "sms"
-    needs_provider = True
+    options_field = "smsOptions"
+    content_fields = ("body", "fromNumber")
+    provider_setting = "HERALD_SMS_PROVIDER"
+
+    def template_parts(self, content: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+        return (("body", "text"),)  # an SMS is plain text: nothing is escaped
+
+    def validate_options(self, options: object, errors: FieldErrors) -> None:
+        found = options_object(errors, options, "smsOptions")
+        if found is None:
+            return
+        count = addresses(errors, found.get("to"), "smsOptions.to",
+                          "notifications.sms.to_empty", "notifications.sms.to_invalid",
+                          check=valid_e164)
+        count += addresses(errors, found.get("overrideRecipients"),
+                           "smsOptions.overrideRecipients",
+                           "notifications.sms.override_recipient_empty",
+                           "notifications.sms.override_recipient_invalid", check=valid_e164)
+        if count > MAX_RECIPIENTS:
+            errors.add("smsOptions", "notifications.sms.too_many_recipients",
+                       f"at most {MAX_RECIPIENTS} recipients")
+        number = found.get("fromNumber")
+        if number is not None and not valid_e164(number):
+            errors.add("smsOptions.fromNumber", "notifications.sms.from_number_invalid",
+                       "must be an E.164 number")
+
+    def _numbers(self, request: SendRequest) -> list[str]:
+        """The override or the template's numbers, then the request's own (D4's SMS form)."""
+        override = [n for n in request.options.get("overrideRecipients") or [] if n.strip()]
+        base = override or list(request.defaults.get("to") or [])
+        return dedupe([*base, *(request.options.get("to") or [])])
+
+    def admit(self, request: SendRequest) -> None:
+        if not self._numbers(request):
+            errors = FieldErrors()
+            errors.add("smsOptions.to", "notifications.sms.to_empty",
+                       "no recipient after resolution")
+            errors.raise_if_any()
+
+    def payload(self, request: SendRequest,
+                rendered: Mapping[str, str | None]) -> dict[str, Any]:
+        numbers = self._numbers(request)
+        return {"from": request.options.get("fromNumber") or request.content.get("fromNumber"),
+                "to": numbers, "text": rendered.get("body") or "",
+                "suppressionKeys": sorted({suppression_key(n) for n in numbers})}
+
+    def plan(self, delivery: PlannedDelivery) -> Plan:
+        """Suppressed numbers dropped; one message to the others."""
+        numbers = list(delivery.payload.get("to") or [])
+        keys = {n: suppression_key(n) for n in numbers}
+        blocked = delivery.suppressed(list(keys.values()))
+        kept = [n for n in numbers if keys[n] not in blocked]
+        plan = Plan(suppressed=[n for n in numbers if keys[n] in blocked])
+        if kept:
+            plan.messages.append((None, functools.partial(dict, delivery.payload, to=kept)))
+        return plan
 
     def build(self, payload: dict[str, Any]) -> OutboundSms:
         return OutboundSms(sender=payload.get("from"), to=list(payload.get("to") or []),

@@ -19,6 +19,7 @@ from cli import keys, processes, provisioning, templates, users
 from cli.common import CommandError, connect, one_line
 from config.settings import ConfigError, load_settings
 from engine.errors import UndecryptableSecret
+from engine.plugins.manager import check_providers
 
 __all__ = ["CommandError", "build_parser", "connect", "main"]
 
@@ -35,6 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = load_settings()
+        check_providers(settings)
         args.func(args, settings)
         sys.stdout.flush()
     except BrokenPipeError:

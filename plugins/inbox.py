@@ -5,8 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from engine.plugins.contracts import OutboundEmail, OutboundSms, ProviderContext, SendResult
-from engine.plugins.hookspecs import hookimpl
+from engine.plugin_api import OutboundEmail, OutboundSms, ProviderContext, SendResult, hookimpl
 
 
 class InboxProvider:

@@ -9,15 +9,15 @@ import base64
 from email.utils import formataddr
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from engine.plugins.contracts import (
+from engine.plugin_api import (
+    HttpVendorProvider,
     OutboundEmail,
     PermanentError,
     ProviderContext,
     SendResult,
     SuppressedError,
+    hookimpl,
 )
-from engine.plugins.hookspecs import hookimpl
-from plugins.http_vendor import post, raise_for_status, session
 
 # Postmark ErrorCode values: 406 inactive recipient (bounced, complained, unsubscribed).
 INACTIVE_RECIPIENT = 406
@@ -25,9 +25,7 @@ HEADERS_POSTMARK_SETS = {"from", "to", "cc", "bcc", "subject", "reply-to", "date
                          "message-id", "mime-version", "content-type"}
 
 
-class PostmarkProvider:
-    channel = "email"
-
+class PostmarkProvider(HttpVendorProvider):
     def __init__(self, url: str, context: ProviderContext | None = None) -> None:
         parts = urlsplit(url)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
@@ -38,7 +36,7 @@ class PostmarkProvider:
         port = f":{parts.port}" if parts.port else ""
         self.endpoint = f"{query.get('scheme', 'https')}://{host}{port}/email"
         self.stream = query.get("stream", "outbound")
-        self.session = session()
+        super().__init__()
 
     def payload(self, message: OutboundEmail) -> dict:
         # Quoted as one mailbox whatever the name holds (a quote, a comma, "<").
@@ -77,8 +75,8 @@ class PostmarkProvider:
         return body
 
     def send(self, message: OutboundEmail) -> SendResult:
-        response, data = post(
-            self.session, self.endpoint, json=self.payload(message),
+        response, data = self.post(
+            self.endpoint, json=self.payload(message),
             headers={"Accept": "application/json", "X-Postmark-Server-Token": self.token})
         code = data.get("ErrorCode", 0)
         if response.status_code == 200 and code == 0:
@@ -88,7 +86,7 @@ class PostmarkProvider:
             raise SuppressedError(detail, message.recipients, status_code=422)
         if response.status_code == 422:
             raise PermanentError(detail, status_code=422)
-        raise_for_status(response.status_code, detail, response.headers.get("Retry-After"))
+        self.raise_for_status(response.status_code, detail, response.headers.get("Retry-After"))
         raise PermanentError(detail, status_code=response.status_code)
 
 

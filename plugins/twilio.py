@@ -7,24 +7,22 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from engine.plugins.contracts import (
+from engine.plugin_api import (
+    HttpVendorProvider,
     OutboundSms,
     PermanentError,
     ProviderContext,
     SendResult,
     SuppressedError,
+    hookimpl,
 )
-from engine.plugins.hookspecs import hookimpl
-from plugins.http_vendor import post, raise_for_status, session
 
 # Twilio error codes: 21610 the recipient replied STOP; 21614 not a mobile number.
 UNSUBSCRIBED = {21610}
 BAD_NUMBER = {21211, 21614, 21612}
 
 
-class TwilioProvider:
-    channel = "sms"
-
+class TwilioProvider(HttpVendorProvider):
     def __init__(self, url: str, context: ProviderContext | None = None) -> None:
         parts = urlsplit(url)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
@@ -36,7 +34,7 @@ class TwilioProvider:
         self.endpoint = (f"{query.get('scheme', 'https')}://{host}{port}"
                          f"/2010-04-01/Accounts/{self.sid}/Messages.json")
         self.default_from = query.get("from")
-        self.session = session()
+        super().__init__()
 
     def send(self, message: OutboundSms) -> SendResult:
         sender = message.sender or self.default_from
@@ -45,7 +43,7 @@ class TwilioProvider:
         ids: list[str] = []
         result = SendResult()
         for number in message.to:
-            response, data = post(self.session, self.endpoint, auth=(self.sid, self.token),
+            response, data = self.post(self.endpoint, auth=(self.sid, self.token),
                                   data={"To": number, "From": sender, "Body": message.text})
             if response.status_code in (200, 201):
                 ids.append(str(data.get("sid", "")))
@@ -59,7 +57,7 @@ class TwilioProvider:
             if code in BAD_NUMBER:
                 result.rejected[number] = detail
                 continue
-            raise_for_status(response.status_code, detail, response.headers.get("Retry-After"))
+            self.raise_for_status(response.status_code, detail, response.headers.get("Retry-After"))
         if not ids:
             if result.bounced and len(result.bounced) == len(message.to):
                 raise SuppressedError("every number unsubscribed", result.bounced)

@@ -6,7 +6,10 @@ HERALD_TEST_DATABASE_URL picks PostgreSQL; otherwise a SQLite file in a temp fol
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from redis import Redis
@@ -99,3 +102,43 @@ def _empty_tables(db) -> None:
     else:
         names = ", ".join(f'"{m._meta.table_name}"' for m in tables)
         db.execute_sql(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.fixture(scope="session")
+def example_package(tmp_path_factory: pytest.TempPathFactory):
+    """``install(name)``: the package examples/<name> pip-installed (no dependencies) into a
+    folder of its own, as an operator installs a third-party plugin; returns the folder."""
+    installed: dict[str, Path] = {}
+
+    def install(name: str) -> Path:
+        if name not in installed:
+            target = tmp_path_factory.mktemp(f"site-{name}")
+            proc = subprocess.run(
+                [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                 "--target", str(target), str(EXAMPLES / name)],
+                capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, proc.stderr
+            installed[name] = target
+        return installed[name]
+
+    return install
+
+
+@pytest.fixture
+def plugins_from(monkeypatch: pytest.MonkeyPatch):
+    """``load(folder)``: plugins installed in ``folder`` join this process's registry for the
+    test (the registry and the providers it opened are rebuilt before and after)."""
+    from engine.delivery import providers
+    from engine.plugins import manager
+
+    def load(folder: Path) -> None:
+        monkeypatch.syspath_prepend(str(folder))
+        manager.default_registry.cache_clear()
+        providers.close_all()
+
+    yield load
+    manager.default_registry.cache_clear()
+    providers.close_all()

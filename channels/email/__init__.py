@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from email.utils import make_msgid
 from typing import Any
 
+from email_validator import EmailNotValidError, validate_email
+
+from channels.email import planning, sending
 from channels.email.mime import ascii_domain, build_mime, one_line
-from engine.formats.plaintext import html_to_text
-from engine.plugins.contracts import Attachment, OutboundEmail
-from engine.plugins.hookspecs import hookimpl
+from channels.email.options import validate_email_options
+from engine.plugin_api import (
+    Attachment,
+    BaseChannel,
+    FieldErrors,
+    OutboundEmail,
+    Plan,
+    PlannedDelivery,
+    SendRequest,
+    hookimpl,
+    html_to_text,
+)
 
 
 def _domain(address: str) -> str:
@@ -28,11 +41,62 @@ def _attachments(payload: dict[str, Any]) -> list[Attachment]:
     ]
 
 
-class EmailChannel:
+EMAIL_TYPES = ("Transactional", "Marketing")
+
+
+def _address_problem(value: Any) -> str | None:
+    if not isinstance(value, str) or "\r" in value or "\n" in value:
+        return "must be a string without line breaks"
+    try:
+        validate_email(value, check_deliverability=False)
+    except EmailNotValidError as err:
+        return f"not a valid address: {err}"
+    return None
+
+
+class EmailChannel(BaseChannel):
     """Builds one OutboundEmail (structured fields and the MIME) per message to send."""
 
     name = "email"
-    needs_provider = True
+    options_field = "emailOptions"
+    content_fields = ("subject", "body", "htmlHead", "fromAddress", "fromName", "emailType",
+                      "trackOpens", "trackClicks")
+    content_defaults = {"emailType": "Transactional", "trackOpens": False,
+                        "trackClicks": False, "htmlHead": None, "fromName": None}
+    provider_setting = "HERALD_EMAIL_PROVIDER"
+    own_provider = True
+    previewable = True
+
+    def template_parts(self, content: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+        # The subject is plain text (a header), the body and head HTML.
+        return ("subject", "text"), ("body", "html"), ("htmlHead", "html")
+
+    def check_content(self, content: Mapping[str, Any]) -> list[tuple[str, str]]:
+        problems = super().check_content(content)
+        if not isinstance(content.get("subject"), str):
+            problems.append(("subject", "is required"))
+        if content.get("fromAddress") is not None and (
+                problem := _address_problem(content["fromAddress"])):
+            problems.append(("fromAddress", problem))
+        if content.get("emailType", "Transactional") not in EMAIL_TYPES:
+            problems.append(("emailType", "must be Transactional or Marketing"))
+        for flag in ("trackOpens", "trackClicks"):
+            if not isinstance(content.get(flag, False), bool):
+                problems.append((flag, "must be true or false"))
+        return problems
+
+    def validate_options(self, options: object, errors: FieldErrors) -> None:
+        validate_email_options(errors, options)
+
+    def admit(self, request: SendRequest) -> None:
+        sending.admit(request)
+
+    def payload(self, request: SendRequest,
+                rendered: Mapping[str, str | None]) -> dict[str, Any]:
+        return sending.payload(request, rendered)
+
+    def plan(self, delivery: PlannedDelivery) -> Plan:
+        return planning.plan(delivery)
 
     def build(self, payload: dict[str, Any]) -> OutboundEmail:
         sender = ascii_domain(payload["from"]["address"])

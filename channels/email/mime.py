@@ -12,10 +12,14 @@ from email.mime.base import MIMEBase
 from email.utils import formataddr, formatdate, parseaddr, quote
 from typing import Any
 
-from engine.formats.addresses import ascii_form
-from engine.formats.header_text import CONTROLS, MEDIA_TYPE
-from engine.formats.message_bytes import PLAIN_ADDRESS
-from engine.plugins.contracts import Attachment, OutboundEmail
+from engine.plugin_api import (
+    CONTROLS,
+    MEDIA_TYPE,
+    PLAIN_ADDRESS,
+    Attachment,
+    OutboundEmail,
+    ascii_form,
+)
 
 PRIORITY_HEADERS = {
     "High": ("1 (Highest)", "high"),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine import runtime
-from engine.sending.recipients import inherited_defaults
+from engine.catalog.defaults import inherited_defaults
 from engine.store.models import Account, Sender, Template, TemplateVersion, Workspace
 
 

@@ -4,29 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.plugins.manager import default_registry
 from engine.store.models import Template, TemplateVersion, utcnow
 
 # Retained previous versions per plan; locked versions are always kept (spec 3.1).
 RETENTION = {"basic": 10, "pro": 50, "business": 200}
-
-# The parts of each channel that are template text.
-TEMPLATE_PARTS = {
-    "email": ("subject", "body", "htmlHead"),
-    "sms": ("body",),
-    "webhook": ("body",),
-}
-
 
 class VersionError(ValueError):
     """A lifecycle step that the version's state does not allow."""
 
 
 def template_parts(channel: str, content: dict[str, Any]) -> dict[str, str]:
-    return {
-        part: content[part]
-        for part in TEMPLATE_PARTS[channel]
-        if isinstance(content.get(part), str)
-    }
+    """The parts of ``content`` that are template text, as the channel declares them."""
+    declared = default_registry().channel(channel).template_parts(content)
+    return {part: content[part] for part, _ in declared if isinstance(content.get(part), str)}
 
 
 def check_content(channel: str, content: dict[str, Any]) -> None:

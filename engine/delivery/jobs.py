@@ -20,15 +20,16 @@ from engine.delivery.outcomes import (
     described,
     status_rule,
 )
-from engine.delivery.planning import plan_email, plan_sms
+from engine.delivery.planning import plan
 from engine.delivery.providers import current_notification, provider_for
-from engine.delivery.retry import MAX_EMAIL_ATTEMPTS
+from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, webhook_channel
+from engine.delivery.webhook_job import deliver_webhook_notification
+from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import DeliveryError, PermanentError
 from engine.plugins.manager import default_registry
 from engine.store import notification_store
 from engine.store.db import database
 from engine.store.models import Notification
-from engine.webhooks.delivery import deliver_webhook_notification
 
 log = logging.getLogger("herald.delivery")
 
@@ -40,7 +41,8 @@ def claim(notification_id: str) -> Notification | None:
     """Take the notification for this job, or None when another job has it or it is done."""
     settings = runtime.settings()
     return notification_store.claim(notification_id, settings.reconcile_after_seconds,
-                                    settings.webhook_max_attempts, MAX_EMAIL_ATTEMPTS)
+                                    settings.webhook_max_attempts, MAX_EMAIL_ATTEMPTS,
+                                    webhook_channel=webhook_channel())
 
 
 def deliver_notification(notification_id: str) -> str:
@@ -65,9 +67,10 @@ def _deliver(notification_id: str) -> str:
         return "skipped"
     token = current_notification.set((str(notification.workspace_id), notification_id))
     try:
-        if notification.channel == "webhook":
+        channel = default_registry().channel(notification.channel)
+        if channel.delivery == "webhook":
             return deliver_webhook_notification(notification)
-        return _deliver_messages(notification)
+        return _deliver_messages(channel, notification)
     except INFRASTRUCTURE:
         raise  # as a crash: the row, still `sending`, waits for the reconciler
     except Exception as err:
@@ -86,8 +89,7 @@ def _failed(notification: Notification, err: Exception) -> str:
               exc_info=err)
     attempt = attempt_row(notification, None, "permanent", 0, PermanentError(described(err)))
     # A fan-out may have reached some, in an earlier attempt or in a checkpoint of this one.
-    reached = notification.channel == "email" and \
-        notification_store.reached_a_recipient(notification.id)
+    reached = notification_store.reached_a_recipient(notification.id)
     status = "delivered" if reached else "failed"
     notification_store.record_outcome(notification, [attempt], status,
                                       None if reached else attempt["error"], None)
@@ -95,29 +97,31 @@ def _failed(notification: Notification, err: Exception) -> str:
     return status
 
 
-def _deliver_messages(notification: Notification) -> str:
-    channel = default_registry().channel(notification.channel)
-    plan = plan_email(notification) if notification.channel == "email" else plan_sms(notification)
-    outcomes = Outcomes(notification, len(plan.messages))
+def _deliver_messages(channel: Channel, notification: Notification) -> str:
+    planned = plan(channel, notification)
+    outcomes = Outcomes(notification, len(planned.messages))
     provider = None
-    if plan.messages:
+    if planned.messages:
         try:
-            provider = provider_for(notification.channel, notification.workspace_id)
+            # A channel that needs no provider sends its messages itself.
+            provider = provider_for(channel, notification.workspace_id) \
+                if channel.needs_provider else channel
         except DeliveryError as err:
-            outcomes.failed = len(plan.messages)
+            outcomes.failed = len(planned.messages)
             outcomes.attempts.append(attempt_row(notification, None, "permanent", 0, err))
     if provider is not None:
-        with contextlib.closing(send_all(channel, provider, plan.messages)) as sent:
+        with contextlib.closing(send_all(channel, provider, planned.messages)) as sent:
             for outcome in sent:
                 outcomes.add(*outcome)
     outcomes.log_unexpected()
     outcomes.save_bounces()
-    plan.suppressed.extend(outcomes.bounced)
-    verdict = status_rule(notification, outcomes, plan.suppressed, plan.reached_before)
+    planned.suppressed.extend(outcomes.bounced)
+    verdict = status_rule(notification, outcomes, planned.suppressed, planned.reached_before)
     attempts = outcomes.attempts
     notification_store.record_outcome(notification, attempts[outcomes.saved:], verdict.status,
                                       verdict.error, verdict.wait)
-    if plan.suppressed:
-        outcome_events.emit("notification_suppressed", notification, recipients=plan.suppressed)
+    if planned.suppressed:
+        outcome_events.emit("notification_suppressed", notification,
+                            recipients=planned.suppressed)
     outcome_events.emit_outcome(notification, attempts[-1] if attempts else {})
     return verdict.status

@@ -9,8 +9,9 @@ import time
 from typing import Any
 
 from engine import runtime
+from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import PermanentError, Provider, ProviderContext
-from engine.plugins.manager import open_provider, provider_scheme
+from engine.plugins.manager import open_provider, provider_scheme, provider_url
 from engine.store.models import InboxMessage, Workspace
 
 # The notification being delivered, so the dev inbox can file what it stores under it.
@@ -49,21 +50,19 @@ def _own_provider(workspace_id: Any) -> str | None:
     return value
 
 
-def provider_for(channel: str, workspace_id: Any) -> Provider:
-    """Cached per process and URL, so an SMTP connection is kept across notifications."""
-    settings = runtime.settings()
+def provider_for(channel: Channel, workspace_id: Any) -> Provider:
+    """The workspace's own provider when the channel takes one, else the one its setting
+    names; cached per process and URL, so an SMTP connection is kept across notifications."""
     plugin, url = None, ""
-    own_setting = _own_provider(workspace_id) if channel == "email" else None
+    own_setting = _own_provider(workspace_id) if channel.own_provider else None
     if own_setting:
         own = json.loads(own_setting)
         plugin, url = own.get("plugin"), own.get("url", "")
-    elif channel == "email":
-        url = settings.email_provider
-    elif channel == "sms":
-        url = settings.sms_provider
+    elif channel.provider_setting:
+        url = provider_url(runtime.settings(), channel.provider_setting)
     if not url:
-        raise PermanentError(f"no {channel} provider is configured (HERALD_"
-                             f"{channel.upper()}_PROVIDER)")
+        raise PermanentError(f"no {channel.name} provider is configured "
+                             f"({channel.provider_setting})")
     key = (provider_scheme(url, plugin), url)
     with _lock:
         provider = _cache.get(key)

@@ -30,7 +30,7 @@ from engine.delivery.retry import max_attempts
 from engine.store import notification_store, redis_outages
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, utcnow
-from engine.store.queueing import enqueue_notification, queue
+from engine.store.queueing import JOB_FUNCTION, enqueue_notification, queue
 
 log = logging.getLogger("herald.reconciler")
 LOCK_KEY = "herald:reconciler:lock"
@@ -45,12 +45,20 @@ def _job_pending(notification_id: str) -> bool:
     """True only when the job will really run: scheduled, or queued AND in the queue list.
 
     A worker killed between taking a job off the list and marking it started leaves a job
-    whose hash still says "queued" but that no worker will ever see: it must be re-enqueued.
+    whose hash still says "queued" but that no worker will ever see: it must be re-enqueued,
+    as must a job whose function is not today's JOB_FUNCTION.
     Re-enqueuing a job that does run is harmless (the job's claim lets only one through).
     """
     try:
         job = Job.fetch(notification_id, connection=runtime.redis())
+        if job.func_name != JOB_FUNCTION:
+            # Enqueued by a release whose job function had another path (the move into
+            # engine/delivery/ changed it once): RQ cannot import it, so it would only fail.
+            # Enqueuing again rewrites the job with today's path (docs/operations.md).
+            return False
     except NoSuchJobError:
+        return False
+    except Exception:  # a job hash RQ cannot read: replaced the same way
         return False
     status = job.get_status(refresh=False)
     if status == JobStatus.QUEUED:

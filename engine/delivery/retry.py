@@ -6,22 +6,25 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from engine.plugins.manager import default_registry
+
 MAX_WAIT = 900.0  # 15 minutes, whatever Retry-After asks
 BASE_WAIT = 5.0
 MAX_EMAIL_ATTEMPTS = 8  # email and SMS; webhooks: HERALD_WEBHOOK_MAX_ATTEMPTS
 
 
+def webhook_channel() -> str:
+    """The channel whose delivery is the engine's signed webhook POST (its attempts follow
+    HERALD_WEBHOOK_MAX_ATTEMPTS); "" when none is installed."""
+    for channel in default_registry().ordered_channels():
+        if channel.delivery == "webhook":
+            return channel.name
+    return ""
+
+
 def max_attempts(channel: str, webhook_max_attempts: int) -> int:
     """The attempts a notification of ``channel`` gets, however they end (a crash counts)."""
-    return webhook_max_attempts if channel == "webhook" else MAX_EMAIL_ATTEMPTS
-
-
-def classify_status(status: int) -> str:
-    if 200 <= status < 300:
-        return "delivered"
-    if status in (408, 429) or status >= 500:
-        return "transient"
-    return "permanent"
+    return webhook_max_attempts if channel == webhook_channel() else MAX_EMAIL_ATTEMPTS
 
 
 def retry_delay(attempt: int, *, backoff: Sequence[float] | None = None,

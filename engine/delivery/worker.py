@@ -25,6 +25,7 @@ from engine.delivery import handoff, lifeline
 from engine.delivery.reconciler import run_periodically
 from engine.delivery.supervisor import Supervisor
 from engine.delivery.worker_class import ForkingHeraldWorker, HeraldWorker
+from engine.plugins.manager import check_providers
 from engine.store import redis_outages
 from engine.store.queueing import QUEUE_NAME
 
@@ -136,7 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.parent:
         lifeline.bind_to_parent(args.parent)
     try:
-        return _work(load_settings(), args.burst, args.fork, urgent=args.replacement)
+        settings = load_settings()
+        check_providers(settings)
+        return _work(settings, args.burst, args.fork, urgent=args.replacement)
     except ConfigError as err:
         print(f"herald: configuration error: {err}", file=sys.stderr)
         return 2

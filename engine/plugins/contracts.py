@@ -1,6 +1,6 @@
 """The types a channel or provider plugin sees: plain messages in, one of four outcomes out.
 
-Plugins import this module (and nothing else of Herald's); it imports no model.
+Plugins reach them through engine/plugin_api.py; this module imports no model.
 """
 
 from __future__ import annotations
@@ -125,9 +125,8 @@ class SuppressedError(PermanentError):
 
 
 class Provider(Protocol):
-    """A backend for one channel: ``send`` raises a DeliveryError or returns a SendResult."""
-
-    channel: str
+    """A backend for a channel's messages: ``send`` raises a DeliveryError or returns a
+    SendResult. Which channel it serves is the setting or workspace that names its URL."""
 
     def send(self, message: Any) -> SendResult: ...
 

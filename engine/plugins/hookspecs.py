@@ -6,46 +6,59 @@ registry, a plugin only calls back. Event hooks are notifications and return not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pluggy
+
+from engine.plugins.channel_contract import Channel
+from engine.plugins.contracts import ProviderFactory
 
 hookspec = pluggy.HookspecMarker("herald")
 hookimpl = pluggy.HookimplMarker("herald")
 
 
 @hookspec
-def register_channels(register: Any) -> None:
+def register_channels(register: Callable[[str, Channel], None]) -> None:
     """Call ``register(name, channel)`` for each channel this plugin provides.
 
-    A channel turns a notification payload into messages (``channel.build(payload, ctx)``).
+    ``channel`` follows the channel contract (engine/plugins/channel_contract.py): what its
+    versions hold, its request options and rules, its payload, its delivery plan, and
+    ``build(payload)``, which turns one planned message into what its provider sends.
     """
 
 
 @hookspec
-def register_providers(register: Any) -> None:
+def register_providers(register: Callable[[str, ProviderFactory], None]) -> None:
     """Call ``register(scheme, factory)`` for each provider URL scheme this plugin handles.
 
-    ``factory(url, context) -> Provider``; the URL is HERALD_EMAIL_PROVIDER,
-    HERALD_SMS_PROVIDER or a workspace's ``emailProvider.url``.
+    ``factory(url, context) -> Provider``; the URL is a channel's provider setting
+    (HERALD_EMAIL_PROVIDER, HERALD_SMS_PROVIDER) or a workspace's ``emailProvider.url``,
+    and the factory only parses it (it is called at start-up to check it).
     """
 
 
 @hookspec
 def notification_accepted(notification: dict[str, Any]) -> None:
-    """A notification was committed and queued (called in the API process)."""
+    """A send was accepted: its row committed and its job enqueued (called in the API
+    process, before the 202 is answered). ``notification`` has id, channel, workspaceId and
+    status ("queued")."""
 
 
 @hookspec
 def notification_delivered(notification: dict[str, Any], attempt: dict[str, Any]) -> None:
-    """The provider or receiver accepted the notification."""
+    """The provider or receiver accepted the notification; ``attempt`` is the recorded
+    attempt row (outcome, status_code, duration_ms, error, ...). Called in the worker once
+    the outcome is committed."""
 
 
 @hookspec
 def notification_failed(notification: dict[str, Any], attempt: dict[str, Any]) -> None:
-    """The notification failed for good (permanent error or attempts exhausted)."""
+    """The notification failed for good (a permanent error, or its attempts exhausted);
+    ``attempt`` is its last recorded attempt ({} when none was recorded)."""
 
 
 @hookspec
 def notification_suppressed(notification: dict[str, Any], recipients: list[str]) -> None:
-    """Recipients were dropped (suppression list) or newly suppressed (hard bounce)."""
+    """``recipients`` were dropped (on the suppression list) or newly suppressed (a hard
+    bounce, an unsubscribed number) by this attempt."""

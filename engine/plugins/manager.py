@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -10,6 +11,7 @@ from urllib.parse import urlsplit
 import pluggy
 
 from engine.plugins import hookspecs
+from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import Provider, ProviderContext, ProviderFactory
 
 ENTRY_POINT_GROUP = "herald"
@@ -20,14 +22,19 @@ class Registry:
     """What the loaded plugins registered: channels by name, provider factories by URL scheme."""
 
     manager: pluggy.PluginManager
-    channels: dict[str, Any] = field(default_factory=dict)
+    channels: dict[str, Channel] = field(default_factory=dict)
     providers: dict[str, ProviderFactory] = field(default_factory=dict)
 
-    def channel(self, name: str) -> Any:
+    def channel(self, name: str) -> Channel:
         try:
             return self.channels[name]
         except KeyError:
             raise LookupError(f"no channel plugin named {name!r} is installed") from None
+
+    def ordered_channels(self) -> list[Channel]:
+        """Every channel, by name: the order their request options are checked in (so a
+        request's errorCodes come in the same order whatever order plugins loaded in)."""
+        return [self.channels[name] for name in sorted(self.channels)]
 
     def provider_factory(self, scheme: str) -> ProviderFactory:
         try:
@@ -52,7 +59,7 @@ def make_plugin_manager(load_entrypoints: bool = True,
 def build_registry(manager: pluggy.PluginManager) -> Registry:
     registry = Registry(manager)
 
-    def register_channel(name: str, channel: Any) -> None:
+    def register_channel(name: str, channel: Channel) -> None:
         registry.channels[name] = channel
 
     def register_provider(scheme: str, factory: ProviderFactory) -> None:
@@ -101,3 +108,30 @@ def provider_problem(url: str, plugin: str | None = None, settings: Any = None) 
     if callable(close):
         close()
     return None
+
+
+def check_providers(settings: Any) -> None:
+    """Resolve each channel's provider URL (HERALD_EMAIL_PROVIDER, HERALD_SMS_PROVIDER, a
+    plugin channel's own) as a send would, at start-up
+    (every command, the app factory, each worker process): an unknown scheme, or a URL its
+    plugin refuses, is a ConfigError naming the setting instead of every send failing on it.
+
+    Here rather than in config/, which imports nothing of Herald's: the check needs the
+    plugins."""
+    from config.settings import ConfigError
+
+    for channel in default_registry().ordered_channels():
+        setting = channel.provider_setting if channel.needs_provider else None
+        url = provider_url(settings, setting) if setting else ""
+        if url and (problem := provider_problem(url, settings=settings)):
+            raise ConfigError(setting, problem)
+
+
+def provider_url(settings: Any, setting: str) -> str:
+    """The URL a channel's provider setting holds: HERALD_EMAIL_PROVIDER and
+    HERALD_SMS_PROVIDER are read (and checked) with the other settings; a plugin channel's
+    own variable is read from the environment as it is."""
+    attribute = setting.lower().removeprefix("herald_")
+    if hasattr(settings, attribute):
+        return getattr(settings, attribute) or ""
+    return os.environ.get(setting, "")

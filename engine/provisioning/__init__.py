@@ -4,7 +4,7 @@ one transaction), `herald export` (the same format back) and the demo tenant of 
 
 from engine.provisioning.applying import apply_document
 from engine.provisioning.checking import check_document
-from engine.provisioning.document import CHANNEL_FIELDS, NAME_RULE, ApplyError, Outcome, valid_name
+from engine.provisioning.document import NAME_RULE, ApplyError, Outcome, valid_name, version_fields
 
-__all__ = ["CHANNEL_FIELDS", "NAME_RULE", "ApplyError", "Outcome", "apply_document",
-           "check_document", "valid_name"]
+__all__ = ["NAME_RULE", "ApplyError", "Outcome", "apply_document", "check_document",
+           "valid_name", "version_fields"]

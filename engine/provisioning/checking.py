@@ -10,8 +10,8 @@ from email_validator import EmailNotValidError, validate_email
 
 from engine.catalog.keys import parse_time
 from engine.catalog.versions import check_content
-from engine.formats.header_text import MEDIA_TYPE
-from engine.provisioning.document import CHANNEL_FIELDS, NAME_RULE, ApplyError, valid_name
+from engine.plugins.manager import default_registry
+from engine.provisioning.document import NAME_RULE, ApplyError, valid_name, version_fields
 from engine.store.models import PLANS
 
 
@@ -153,8 +153,9 @@ class _Checker:
         self.name(node, path)
         self.defaults(node, path)
         channel = node.get("channel")
-        if channel not in CHANNEL_FIELDS:
-            self.fail(f"{path}.channel", "must be email, sms or webhook")
+        channels = default_registry().channels
+        if not isinstance(channel, str) or channel not in channels:
+            self.fail(f"{path}.channel", f"must be one of {', '.join(sorted(channels))}")
             return
         first_live: int | None = None
         for i, version in enumerate(self.items(node, "versions", path)):
@@ -170,7 +171,7 @@ class _Checker:
     def version(self, channel: str, node: dict[str, Any], path: str) -> None:
         from engine.rendering import TemplateSyntaxError
 
-        allowed = {*CHANNEL_FIELDS[channel], "status", "locked", "live"}
+        allowed = {*version_fields(channel), "status", "locked", "live"}
         for key in node:
             if key not in allowed:
                 self.fail(f"{path}.{key}", f"not a field of a {channel} version")
@@ -183,23 +184,8 @@ class _Checker:
                 self.fail(f"{path}.live", "must be true (leave it out on the other versions)")
             elif node.get("status") != "published":
                 self.fail(f"{path}.live", "only a published version can be live")
-        if not isinstance(node.get("body"), str):
-            self.fail(f"{path}.body", "is required")
-        if channel == "email":
-            if not isinstance(node.get("subject"), str):
-                self.fail(f"{path}.subject", "is required")
-            if node.get("fromAddress") is not None:
-                self.address(node["fromAddress"], f"{path}.fromAddress")
-            if node.get("emailType", "Transactional") not in ("Transactional", "Marketing"):
-                self.fail(f"{path}.emailType", "must be Transactional or Marketing")
-            for flag in ("trackOpens", "trackClicks"):
-                if not isinstance(node.get(flag, False), bool):
-                    self.fail(f"{path}.{flag}", "must be true or false")
-        if channel == "webhook" and node.get("contentType") is not None and not (
-                isinstance(node["contentType"], str) and MEDIA_TYPE.fullmatch(
-                    node["contentType"])):
-            # It is sent as the Content-Type header of every delivery.
-            self.fail(f"{path}.contentType", "must be a media type (type/subtype; params)")
+        for field, problem in default_registry().channel(channel).check_content(node):
+            self.fail(f"{path}.{field}", problem)
         try:
             check_content(channel, node)
         except TemplateSyntaxError as err:

@@ -1,19 +1,10 @@
-"""The `herald apply` document: the fields of each channel's versions, the name rule, and
-what an apply reports (its problems, or what it did)."""
+"""The `herald apply` document: the name rule, each channel's version fields (declared by the
+channel), and what an apply reports (its problems, or what it did)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-
-EMAIL_FIELDS = ("subject", "body", "htmlHead", "fromAddress", "fromName", "emailType",
-                "trackOpens", "trackClicks")
-SMS_FIELDS = ("body", "fromNumber")
-WEBHOOK_FIELDS = ("body", "contentType")
-CHANNEL_FIELDS = {"email": EMAIL_FIELDS, "sms": SMS_FIELDS, "webhook": WEBHOOK_FIELDS}
-EMAIL_DEFAULTS = {"emailType": "Transactional", "trackOpens": False, "trackClicks": False,
-                  "htmlHead": None, "fromName": None}
-WEBHOOK_DEFAULTS = {"contentType": "application/json"}
 
 
 class ApplyError(ValueError):
@@ -54,3 +45,21 @@ def valid_name(value: object) -> bool:
     prints of a key applies again)."""
     return isinstance(value, str) and bool(value.strip()) and len(value) <= 200
 
+
+
+def version_fields(channel: str) -> tuple[str, ...]:
+    """The content fields of a version of ``channel``, as the channel declares them."""
+    from engine.plugins.manager import default_registry
+
+    return default_registry().channel(channel).content_fields
+
+
+def version_content(channel: str, node: dict[str, Any]) -> dict[str, Any]:
+    """The stored content of a version: every field of its channel, defaults filled in."""
+    from engine.plugins.manager import default_registry
+
+    declared = default_registry().channel(channel)
+    content: dict[str, Any] = {key: None for key in declared.content_fields}
+    content.update(declared.content_defaults)
+    content.update({key: node[key] for key in declared.content_fields if key in node})
+    return content

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from engine.catalog.keys import iso
-from engine.provisioning import CHANNEL_FIELDS
+from engine.provisioning.document import version_fields
 from engine.store.models import (
     Account,
     ApiKey,
@@ -31,7 +31,7 @@ def _version(channel: str, row: TemplateVersion, marked: bool) -> dict[str, Any]
         out["live"] = True
     if row.locked:
         out["locked"] = True
-    for key in CHANNEL_FIELDS[channel]:
+    for key in version_fields(channel):
         if key in row.content:
             out[key] = row.content[key]
     return out

@@ -12,13 +12,7 @@ from typing import Any
 from engine.catalog import suppressions
 from engine.catalog.keys import create_key, parse_time
 from engine.catalog.versions import compile_content
-from engine.provisioning.document import (
-    CHANNEL_FIELDS,
-    EMAIL_DEFAULTS,
-    WEBHOOK_DEFAULTS,
-    ApplyError,
-    Outcome,
-)
+from engine.provisioning.document import ApplyError, Outcome, version_content
 from engine.store import secrets
 from engine.store.models import (
     SENDER_ALLOWANCES,
@@ -217,7 +211,7 @@ class Writer:
         existing = {v.number: v for v in template.versions}
         for index, node in enumerate(nodes):
             number = index + 1
-            content = _content(channel, node)
+            content = version_content(channel, node)
             if node.get("status") == "published":
                 status = "live" if index == live_index else "previous"
             else:
@@ -255,12 +249,3 @@ class Writer:
                        .execute())
             if demoted:
                 self.out.count(self.out.updated, "versions", demoted)
-
-
-def _content(channel: str, node: dict[str, Any]) -> dict[str, Any]:
-    """The stored content of a version: every field of its channel, defaults filled in."""
-    defaults = {"email": EMAIL_DEFAULTS, "webhook": WEBHOOK_DEFAULTS}.get(channel, {})
-    content: dict[str, Any] = {key: None for key in CHANNEL_FIELDS[channel]}
-    content.update(defaults)
-    content.update({key: node[key] for key in CHANNEL_FIELDS[channel] if key in node})
-    return content

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import uuid
 from typing import Any
 
 from engine.catalog import keycache
 from engine.errors import ApiError
+from engine.plugins.manager import default_registry
 from engine.sending import limits
 from engine.sending.admission import admit
-from engine.sending.payload import payload, render_failed, render_parts
+from engine.sending.payload import payload, render_parts, rendering_failed
 from engine.store import notification_store
 from engine.store.queueing import enqueue_notification
+
+log = logging.getLogger("herald.api")
 
 
 def send(body: object, header: str | None, ip: str, correlation_id: str,
@@ -23,7 +27,7 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     try:
         rendered, errors = render_parts(resolved)
         if errors:
-            raise render_failed(errors)
+            raise rendering_failed(errors)
         notification_id = uuid.uuid4()
         notification_store.insert(
             id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
@@ -37,5 +41,19 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     with contextlib.suppress(Exception):
         enqueue_notification(str(notification_id))
     keycache.touch(key)
+    _accepted(str(notification_id), resolved.channel.name, str(resolved.workspace.id))
     return {"accepted": True, "correlationId": correlation_id,
             "message": "Notification accepted and queued for delivery."}
+
+
+def _accepted(notification_id: str, channel: str, workspace_id: str) -> None:
+    """The ``notification_accepted`` event, in the API process, once the row is committed
+    and its job enqueued (or left to the reconciler)."""
+    hook = default_registry().manager.hook.notification_accepted
+    if not hook.get_hookimpls():  # nobody listens: nothing to build or call
+        return
+    try:
+        hook(notification={"id": notification_id, "channel": channel,
+                           "workspaceId": workspace_id, "status": "queued"})
+    except Exception:  # the send is accepted: a listener's bug must not answer 500
+        log.exception("a notification_accepted listener raised for %s", notification_id)

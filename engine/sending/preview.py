@@ -1,5 +1,9 @@
 """Preview (spec 4.2): the email as it would be sent, with what a send would refuse reported
-as warnings; nothing is queued or counted against the allowance."""
+as warnings; nothing is queued or counted against the allowance.
+
+The response is email-shaped (spec 4.2): only a channel that declares ``previewable`` (the
+email channel) reaches it.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,13 @@ from typing import Any
 from engine.catalog import keycache
 from engine.errors import ApiError
 from engine.formats.addresses import suppression_key
+from engine.formats.field_rules import decoded_size
+from engine.formats.plaintext import html_to_text
+from engine.plugins.channel_contract import Recipients
 from engine.rendering import variable_metadata
 from engine.sending.admission import admit
-from engine.sending.bodies import text_from_html
-from engine.sending.payload import email_payload, render_parts, sender
-from engine.sending.recipients import Recipients, resolve, suppressed
+from engine.sending.payload import render_parts
+from engine.sending.recipients import suppressed
 from engine.sending.resolution import Resolved
 
 
@@ -26,7 +32,7 @@ def preview(body: object, header: str | None, ip: str,
 
 def _unsuppressed(resolved: Resolved, warnings: list[dict[str, str]]) -> Recipients:
     """The resolved recipients less the suppressed ones, each of those reported."""
-    recipients = resolve(resolved.snap.defaults, resolved.body.get("emailOptions") or {})
+    recipients = resolved.request.recipients()
     blocked = suppressed(resolved.workspace.id, recipients.all())
     if not blocked:
         return recipients
@@ -38,47 +44,39 @@ def _unsuppressed(resolved: Resolved, warnings: list[dict[str, str]]) -> Recipie
     return Recipients(keep["to"], keep["cc"], keep["bcc"], recipients.was_overridden)
 
 
-def _final_bodies(resolved: Resolved, rendered: dict[str, str | None]) -> dict[str, str]:
+def _final_bodies(payload: dict[str, Any]) -> dict[str, str]:
     """The HTML a recipient gets (tracking applied) and the text derived from it (D6)."""
     from engine.delivery.tracking import apply_tracking
 
-    payload = email_payload(resolved, rendered)
     html = apply_tracking(payload["html"], notification_id=None,
                           track_opens=payload["trackOpens"],
                           track_clicks=payload["trackClicks"])
-    return {"htmlBody": html, "textBody": text_from_html(payload["html"])}
-
-
-def _option(options: dict[str, Any], content: dict[str, Any], name: str) -> bool:
-    """A tracking flag: the request's when it gives one, else the version's."""
-    return bool(content.get(name) if options.get(name) is None else options[name])
+    return {"htmlBody": html, "textBody": html_to_text(payload["html"])}
 
 
 def build_preview(resolved: Resolved) -> dict[str, Any]:
-    from engine.sending.validation import decoded_size
-
     content = resolved.version.content
-    options = resolved.body.get("emailOptions") or {}
+    options = resolved.request.options
     warnings = list(resolved.warnings)
     recipients = _unsuppressed(resolved, warnings)
     rendered, errors = render_parts(resolved)
-    email_type = content.get("emailType") or "Transactional"
+    payload = resolved.channel.payload(resolved.request, rendered)
+    email_type = payload["emailType"]
     addressed = len(recipients.all())
     single = email_type == "Transactional"
-    texts = [content.get(p) for p in ("subject", "body", "htmlHead") if content.get(p)]
-    from_address, from_name = sender(options, content)
+    texts = [content.get(p) for p, _ in resolved.channel.template_parts(content) if content.get(p)]
     return {"email": {
         "success": not errors,
         "templateMetadata": {"templateId": str(resolved.template.id),
                              "versionNumber": resolved.version.number,
                              "emailType": email_type, "notificationType": "email"},
-        "sender": {"fromAddress": from_address or "", "fromName": from_name,
-                   "replyTo": options.get("replyTo")},
+        "sender": {"fromAddress": payload["from"]["address"] or "",
+                   "fromName": payload["from"]["name"], "replyTo": payload["replyTo"]},
         "recipients": {"to": recipients.to, "cc": recipients.cc, "bcc": recipients.bcc,
                        "wasOverridden": recipients.was_overridden},
         "renderedContent": {part: rendered.get(part)
                             for part in ("subject", "body", "htmlHead")},
-        "finalBodies": None if errors else _final_bodies(resolved, rendered),
+        "finalBodies": None if errors else _final_bodies(payload),
         "variableMetadata": variable_metadata(texts, resolved.tags),
         "batchingInfo": {"emailType": email_type,
                          "messageCount": min(1, addressed) if single else addressed,
@@ -88,8 +86,8 @@ def build_preview(resolved: Resolved) -> dict[str, Any]:
                          "sizeBytes": decoded_size(a["content"]) or 0,
                          "contentId": a.get("cid")}
                         for a in options.get("attachments") or []],
-        "trackingSettings": {name: _option(options, content, name)
-                             for name in ("trackOpens", "trackClicks")},
+        "trackingSettings": {"trackOpens": payload["trackOpens"],
+                             "trackClicks": payload["trackClicks"]},
         "customHeaders": dict(options.get("customHeaders") or {}),
         "renderingErrors": errors,
         "errorMessage": "; ".join(f"{e['templatePart']}: {e['message']}" for e in errors)

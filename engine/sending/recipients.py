@@ -2,42 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from engine.catalog import suppression_cache
 from engine.formats.addresses import dedupe, suppression_key
-from engine.store.models import Container, Template
+from engine.plugins.channel_contract import Recipients
 
 LISTS = ("to", "cc", "bcc")
 
-
-@dataclass
-class Recipients:
-    to: list[str]
-    cc: list[str]
-    bcc: list[str]
-    was_overridden: bool
-
-    def all(self) -> list[str]:
-        return [*self.to, *self.cc, *self.bcc]
-
-
-def inherited_defaults(template: Template) -> dict[str, list[str]]:
-    """Project, then each container from the outermost, then the template, per list."""
-    chain: list[dict[str, Any]] = [template.project.defaults or {}]
-    folders: list[Container] = []
-    folder = template.container
-    while folder is not None:
-        folders.append(folder)
-        folder = folder.parent
-    chain.extend((f.defaults or {}) for f in reversed(folders))
-    chain.append(template.defaults or {})
-    return {k: [v for d in chain for v in (d.get(k) or [])] for k in LISTS}
+__all__ = ["Recipients", "resolve", "suppressed"]
 
 
 def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> Recipients:
-    """D4 over already-inherited defaults (see inherited_defaults)."""
+    """D4 over already-inherited defaults (engine/catalog/defaults.py)."""
     options = options or {}
     override = [v for v in options.get("overrideRecipients") or [] if v.strip()]
     base = {"to": override, "cc": [], "bcc": []} if override else defaults

@@ -1,6 +1,6 @@
 """Field rules of a NotificationRequest (spec 7 and 8.1): every broken rule, reported together.
 
-The rules of ``emailOptions`` are in engine/sending/email_options.py.
+Each channel checks its own options member (``emailOptions`` in channels/email/options.py).
 """
 
 from __future__ import annotations
@@ -9,15 +9,9 @@ import uuid
 from typing import Any
 
 from engine.errors import ApiError, FieldErrors
-from engine.formats.addresses import valid_e164
-from engine.sending.email_options import decoded_size, validate_email_options
-from engine.sending.field_rules import MAX_RECIPIENTS, addresses, options_object
-from engine.webhooks.headers import validate_webhook_headers
+from engine.plugins.manager import default_registry
 
 MAX_TAGS, MAX_TAG_KEY, MAX_TAG_VALUE = 100, 256, 8192
-
-__all__ = ["decoded_size", "validate_request"]
-
 
 def _is_uuid(value: object) -> bool:
     if not isinstance(value, str):
@@ -60,37 +54,6 @@ def _tags(errors: FieldErrors, body: dict[str, Any]) -> None:
         _tag(errors, tag, f"tags[{i}]")
 
 
-def _sms_options(errors: FieldErrors, value: object) -> None:
-    options = options_object(errors, value, "smsOptions")
-    if options is None:
-        return
-    count = addresses(errors, options.get("to"), "smsOptions.to", "notifications.sms.to_empty",
-                      "notifications.sms.to_invalid", check=valid_e164)
-    count += addresses(errors, options.get("overrideRecipients"),
-                       "smsOptions.overrideRecipients",
-                       "notifications.sms.override_recipient_empty",
-                       "notifications.sms.override_recipient_invalid", check=valid_e164)
-    if count > MAX_RECIPIENTS:
-        errors.add("smsOptions", "notifications.sms.too_many_recipients",
-                   f"at most {MAX_RECIPIENTS} recipients")
-    number = options.get("fromNumber")
-    if number is not None and not valid_e164(number):
-        errors.add("smsOptions.fromNumber", "notifications.sms.from_number_invalid",
-                   "must be an E.164 number")
-
-
-def _webhook_options(errors: FieldErrors, value: object) -> None:
-    options = options_object(errors, value, "webhookOptions")
-    if options is None:
-        return
-    url = options.get("urlOverride")
-    if url is not None and not isinstance(url, str):
-        errors.add("webhookOptions.urlOverride", "notifications.webhook_destination_invalid",
-                   "must be a string")
-    for path, code, message in validate_webhook_headers(options.get("headers")):
-        errors.add(path, code, message)
-
-
 def _ids(errors: FieldErrors, body: dict[str, Any]) -> None:
     tenant = body.get("tenantId")
     if tenant is None or (isinstance(tenant, str) and not tenant.strip()):
@@ -122,8 +85,8 @@ def validate_request(body: object) -> dict[str, Any]:
                                 or not 1 <= version <= 2**31 - 1):
         errors.add("versionNumber", "notifications.version_number_invalid",
                    "must be a positive 32-bit integer or null")
-    validate_email_options(errors, body.get("emailOptions"))
-    _sms_options(errors, body.get("smsOptions"))
-    _webhook_options(errors, body.get("webhookOptions"))
+    for channel in default_registry().ordered_channels():
+        if channel.options_field:  # every channel's, whatever the template's: D1 order
+            channel.validate_options(body.get(channel.options_field), errors)
     errors.raise_if_any()
     return body

@@ -22,7 +22,6 @@ from engine.store.db import database
 from engine.store.fields import EncryptedField, JSONField
 
 PLANS = ("basic", "pro", "business")
-CHANNELS = ("email", "sms", "webhook")
 VERSION_STATUSES = ("draft", "live", "previous")
 NOTIFICATION_STATUSES = ("queued", "sending", "delivered", "failed", "suppressed")
 # Sender verification allowances per plan (spec 8.3): (domains, single senders).
@@ -114,8 +113,7 @@ class TemplateVersion(BaseModel):
     number = IntegerField()
     status = CharField(max_length=10, default="draft")  # draft | live | previous
     locked = BooleanField(default=False)
-    # Per-channel content: subject, body, htmlHead, fromAddress, fromName, emailType,
-    # trackOpens, trackClicks (email); body, fromNumber (sms); body, contentType (webhook).
+    # The channel's content fields (each channel declares them: channels/).
     content = JSONField(default=dict)
     # Compiled template code stored at publish (engine.rendering.compile_parts).
     compiled = TextField(null=True)

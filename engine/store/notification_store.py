@@ -47,7 +47,7 @@ def _statements(db: Database) -> dict[str, str]:
     # the reconciler's to end (engine/reconciler.py).
     claim = (
         f'UPDATE {table} SET "status" = {p}, "updated_at" = {p}, "attempts" = "attempts" + 1 '
-        f'WHERE "id" = {p} AND "attempts" < CASE WHEN "channel" = \'webhook\' '
+        f'WHERE "id" = {p} AND "attempts" < CASE WHEN "channel" = {p} '
         f'THEN CAST({p} AS INTEGER) ELSE CAST({p} AS INTEGER) END '
         f'AND (("status" = {p} AND ("next_attempt_at" IS NULL '
         f'OR "next_attempt_at" <= {p})) OR ("status" = {p} AND "updated_at" < {p}))')
@@ -134,12 +134,13 @@ def insert(**values: Any) -> None:
 
 
 def claim(notification_id: str, stale_after: float, webhook_max_attempts: int,
-          other_max_attempts: int) -> Notification | None:
+          other_max_attempts: int, *, webhook_channel: str) -> Notification | None:
     """Atomically take the notification, so two jobs for one id never both send it.
 
     A row left in `sending` by a killed worker becomes claimable again once stale; a row
-    whose attempts reached its channel's maximum never is. Returns the claimed row, read by
-    the same statement where the database can.
+    whose attempts reached its channel's maximum never is (``webhook_channel``'s is
+    ``webhook_max_attempts``, every other's ``other_max_attempts``). Returns the claimed
+    row, read by the same statement where the database can.
     """
     db = database.obj
     sql = _statements(db)
@@ -147,8 +148,8 @@ def claim(notification_id: str, stale_after: float, webhook_max_attempts: int,
     key = Notification.id.db_value(notification_id)
     at = Notification.updated_at.db_value
     stale = at(now - dt.timedelta(seconds=stale_after))
-    params = ("sending", at(now), key, webhook_max_attempts, other_max_attempts, "queued",
-              at(now), "sending", stale)
+    params = ("sending", at(now), key, webhook_channel, webhook_max_attempts,
+              other_max_attempts, "queued", at(now), "sending", stale)
     cursor = prepared.execute(db, "herald_claim", sql["claim"], params, prefix=sql["lease"])
     if db.returning_clause:
         row = cursor.fetchone()

@@ -1,4 +1,6 @@
-"""Webhook attempts: check the destination again, sign, POST pinned, classify, record."""
+"""One webhook attempt: check the destination again, sign, POST pinned, classify the answer.
+
+Recording it and scheduling the next is the delivery's (engine/delivery/webhook_job.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,7 @@ from dataclasses import dataclass
 
 import dns.resolver
 
-from engine import runtime
-from engine.delivery import outcome_events
-from engine.delivery.retry import classify_status, retry_delay
 from engine.plugins.contracts import parse_retry_after
-from engine.store import notification_store
-from engine.store.models import Notification, utcnow
 from engine.webhooks.destinations import DestinationError, DestinationUnavailable, check_destination
 from engine.webhooks.headers import unsendable_headers
 from engine.webhooks.signatures import sign
@@ -22,6 +19,16 @@ from engine.webhooks.transport import USER_AGENT, post_pinned
 
 FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure",
             "too_large": "answer too large"}
+
+
+def classify_status(status: int) -> str:
+    """A receiver's answer as an outcome (spec 6.5): 2xx delivered; 408, 429 and 5xx worth
+    another attempt; anything else (redirects included) will fail the same way again."""
+    if 200 <= status < 300:
+        return "delivered"
+    if status in (408, 429) or status >= 500:
+        return "transient"
+    return "permanent"
 
 
 @dataclass
@@ -82,29 +89,3 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
     retry_after = parse_retry_after(answer.headers.get("retry-after"))
     return AttemptResult(outcome, answer.status_code, elapsed(), answer.excerpt, error,
                          retry_after if outcome == "transient" else None)
-
-
-def deliver_webhook_notification(notification: Notification) -> str:
-    settings = runtime.settings()
-    payload = notification.payload
-    # Read the secret now, not at send: a rotation applies to pending retries at once (D7).
-    secret = notification_store.signing_secret(notification)
-    started = utcnow()
-    result = deliver_webhook(
-        payload["url"], payload["body"].encode("utf-8"), content_type=payload["contentType"],
-        custom_headers=payload.get("headers") or {}, secret=secret,
-        delivery_id=notification.delivery_id, allow_private=settings.webhook_allow_private)
-    status, wait = "failed", None
-    if result.outcome == "delivered":
-        status = "delivered"
-    elif result.outcome == "transient" and notification.attempts < settings.webhook_max_attempts:
-        status = "queued"
-        wait = retry_delay(notification.attempts, backoff=settings.webhook_backoff or None,
-                           retry_after=result.retry_after)
-    attempt = {"notification": notification.id, "number": notification.attempts,
-               "started_at": started, "duration_ms": result.duration_ms,
-               "outcome": result.outcome, "status_code": result.status_code,
-               "response_excerpt": result.response_excerpt[:4096], "error": result.error}
-    notification_store.record_outcome(notification, [attempt], status, result.error, wait)
-    outcome_events.emit_outcome(notification, attempt)
-    return status

@@ -9,13 +9,10 @@ import json
 import threading
 from urllib.parse import unquote, urlsplit
 
-from engine.plugins.contracts import OutboundEmail, OutboundSms, PermanentError, SendResult
-from engine.plugins.hookspecs import hookimpl
+from engine.plugin_api import OutboundEmail, OutboundSms, PermanentError, SendResult, hookimpl
 
 
 class LogProvider:
-    channel = "email"
-
     def __init__(self, url: str, context: object = None) -> None:
         self.path = unquote(urlsplit(url).path)
         if not self.path:

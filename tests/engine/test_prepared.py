@@ -45,7 +45,7 @@ def test_insert_claim_and_outcome_are_prepared_once_per_connection(db, caplog):
     with caplog.at_level(logging.DEBUG, logger="peewee"):
         first, second = _inserted(ws), _inserted(ws)
         for n in (first, second):
-            claimed = notification_store.claim(str(n.id), *LIMITS)
+            claimed = notification_store.claim(str(n.id), *LIMITS, webhook_channel="webhook")
             assert claimed is not None and claimed.status == "sending"
             notification_store.record_outcome(claimed, [_attempt(claimed)], "delivered", None,
                                               None)
@@ -67,11 +67,11 @@ def test_insert_claim_and_outcome_are_prepared_once_per_connection(db, caplog):
 def test_a_connection_that_lost_its_statements_prepares_them_again(db):
     ws = factories.workspace()
     first, second = (factories.notification(ws, factories.email_payload()) for _ in range(2))
-    assert notification_store.claim(str(first.id), *LIMITS) is not None
+    assert notification_store.claim(str(first.id), *LIMITS, webhook_channel="webhook") is not None
     if prepared.enabled(database.obj):
         database.execute_sql("DEALLOCATE ALL")  # what a pooler's DISCARD ALL does to them
         assert "herald_claim" not in _held_by_server()
-    claimed = notification_store.claim(str(second.id), *LIMITS)
+    claimed = notification_store.claim(str(second.id), *LIMITS, webhook_channel="webhook")
     assert claimed is not None and claimed.id == second.id and claimed.attempts == 1
     if prepared.enabled(database.obj):
         assert "herald_claim" in _held_by_server()
@@ -79,7 +79,8 @@ def test_a_connection_that_lost_its_statements_prepares_them_again(db):
         notification_store.record_outcome(claimed, [_attempt(claimed)], "delivered", None, None)
         database.execute_sql("DEALLOCATE herald_claim")
         third = notification_store.claim(
-            str(factories.notification(ws, factories.email_payload()).id), *LIMITS)
+            str(factories.notification(ws, factories.email_payload()).id), *LIMITS,
+            webhook_channel="webhook")
         assert third is not None
         notification_store.record_outcome(third, [_attempt(third)], "delivered", None, None)
         assert Notification.get_by_id(third.id).status == "delivered"

@@ -6,8 +6,9 @@ import time
 
 import pytest
 
-from engine.delivery.retry import MAX_WAIT, classify_status, retry_delay
+from engine.delivery.retry import MAX_WAIT, retry_delay
 from engine.plugins.contracts import LONGEST_RETRY_AFTER, parse_retry_after
+from engine.webhooks.delivery import classify_status
 from engine.webhooks.signatures import sign, verify_webhook
 
 

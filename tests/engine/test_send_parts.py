@@ -6,8 +6,8 @@ import datetime as dt
 import time
 
 from engine import runtime
+from engine.formats.email_body import html_document, text_from_html
 from engine.sending import limits
-from engine.sending.bodies import html_document, text_from_html
 from tests import factories
 
 

@@ -1,6 +1,14 @@
 import pytest
 
 from config.settings import ConfigError, load_settings
+from engine.plugins.manager import check_providers
+
+
+def checked(environ: dict[str, str]):
+    """Settings as every command and the app factory start: read, then providers resolved."""
+    settings = load_settings(environ)
+    check_providers(settings)
+    return settings
 
 
 def test_defaults_are_development_with_inbox_providers():
@@ -68,7 +76,7 @@ def test_production_refuses_the_dev_inbox():
 )
 def test_bad_setting_is_named_in_the_error(name, value):
     with pytest.raises(ConfigError) as err:
-        load_settings({name: value})
+        checked({name: value})
     assert err.value.setting == name
     assert name in str(err.value)
 
@@ -97,13 +105,18 @@ def test_values_are_parsed():
 ])
 def test_a_provider_url_no_plugin_can_send_with_is_refused_at_start_up(name, value, problem):
     with pytest.raises(ConfigError) as err:
-        load_settings({name: value})
+        checked({name: value})
     assert err.value.setting == name
     assert problem in str(err.value)
 
 
 def test_provider_urls_the_plugins_take_are_accepted():
-    settings = load_settings({"HERALD_EMAIL_PROVIDER": "smtp://u:p@mail:587?tls=starttls&timeout=5",
-                              "HERALD_SMS_PROVIDER": "twilio://sid:token@?from=%2B15005550006"})
+    settings = checked({"HERALD_EMAIL_PROVIDER": "smtp://u:p@mail:587?tls=starttls&timeout=5",
+                        "HERALD_SMS_PROVIDER": "twilio://sid:token@?from=%2B15005550006"})
     assert settings.email_provider.startswith("smtp://")
-    assert load_settings({"HERALD_EMAIL_PROVIDER": "postmark://token@"}).sms_provider == "inbox://"
+    assert checked({"HERALD_EMAIL_PROVIDER": "postmark://token@"}).sms_provider == "inbox://"
+
+
+def test_reading_settings_loads_no_plugin():
+    # config/ imports nothing of Herald's: a scheme no plugin takes is the engine's to refuse.
+    assert load_settings({"HERALD_EMAIL_PROVIDER": "nosuch://x"}).email_provider == "nosuch://x"

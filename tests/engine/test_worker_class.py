@@ -34,9 +34,9 @@ def claims(settings, monkeypatch):
     threads: list[str] = []
     real = notification_store.claim
 
-    def claim(notification_id: str, *limits: float):
+    def claim(notification_id: str, *limits: float, **channel: str):
         threads.append(threading.current_thread().name)
-        return real(notification_id, *limits)
+        return real(notification_id, *limits, **channel)
 
     monkeypatch.setattr(notification_store, "claim", claim)
     handoff.start()
@@ -100,10 +100,10 @@ def test_an_error_in_a_handed_over_delivery_is_logged_and_leaves_the_row(claims,
                     for _ in range(2))
     real = notification_store.claim
 
-    def claim(notification_id: str, *limits: float):
+    def claim(notification_id: str, *limits: float, **channel: str):
         if notification_id == broken:
             raise RuntimeError("database gone")
-        return real(notification_id, *limits)
+        return real(notification_id, *limits, **channel)
 
     monkeypatch.setattr(notification_store, "claim", claim)
     enqueue_notification(broken)

@@ -3,35 +3,20 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.plugins import manager
 from engine.store.models import Notification
 from tests import factories
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "herald-provider-example"
-
 
 @pytest.fixture
-def installed_example(tmp_path, monkeypatch):
-    target = tmp_path / "site"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         "--target", str(target), str(EXAMPLE)],
-        capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    monkeypatch.syspath_prepend(str(target))
-    manager.default_registry.cache_clear()
-    providers.close_all()
-    yield target
-    manager.default_registry.cache_clear()
-    providers.close_all()
+def installed_example(example_package, plugins_from):
+    target = example_package("herald-provider-example")
+    plugins_from(target)
+    return target
 
 
 def test_installed_package_registers_its_provider_through_entry_points(installed_example):
@@ -59,7 +44,7 @@ def test_a_scheme_an_installed_plugin_declares_is_a_valid_provider_setting(insta
     from config.settings import ConfigError, load_settings
 
     url = f"example-log://{tmp_path / 'mail.jsonl'}"
-    assert load_settings({"HERALD_EMAIL_PROVIDER": url}).email_provider == url
+    manager.check_providers(load_settings({"HERALD_EMAIL_PROVIDER": url}))
     # The plugin's own URL check runs at start-up too.
     with pytest.raises(ConfigError, match="HERALD_SMS_PROVIDER: example-log provider: use"):
-        load_settings({"HERALD_SMS_PROVIDER": "example-log://"})
+        manager.check_providers(load_settings({"HERALD_SMS_PROVIDER": "example-log://"}))

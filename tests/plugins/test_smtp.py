@@ -16,6 +16,7 @@ from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.formats.addresses import suppression_key
 from engine.formats.message_bytes import message_bytes
+from engine.plugins.manager import default_registry
 from engine.store.models import DeliveryAttempt, Notification, Suppression
 from plugins.smtp import SmtpProvider
 from tests import factories
@@ -135,7 +136,7 @@ def test_the_connection_is_reused_across_messages(smtp_settings, smtp):
     first = factories.notification(ws, factories.email_payload())
     second = factories.notification(ws, factories.email_payload())
     deliver_notification(str(first.id))
-    provider = providers.provider_for("email", ws.id)
+    provider = providers.provider_for(default_registry().channel("email"), ws.id)
     connection = provider._connection
     deliver_notification(str(second.id))
     assert provider._connection is connection and connection is not None
@@ -209,7 +210,7 @@ def test_a_421_closes_the_connection_and_the_next_message_reconnects(smtp_settin
         to=["ok@example.net", "busy@example.net"]))
     assert deliver_notification(str(first.id)) == "queued"
     assert "421" in Notification.get_by_id(first.id).last_error
-    provider = providers.provider_for("email", ws.id)
+    provider = providers.provider_for(default_registry().channel("email"), ws.id)
     assert provider._connection is None  # closed by the client, as smtplib does: not kept
     second = factories.notification(ws, factories.email_payload())
     assert deliver_notification(str(second.id)) == "delivered"
@@ -301,7 +302,7 @@ def test_a_connection_dropped_by_the_server_is_reopened_once(smtp_settings, smtp
     ws = factories.workspace()
     first = factories.notification(ws, factories.email_payload())
     deliver_notification(str(first.id))
-    provider = providers.provider_for("email", ws.id)
+    provider = providers.provider_for(default_registry().channel("email"), ws.id)
     provider._connection.docmd("QUIT")  # the server hangs up, as idle timeouts do
     second = factories.notification(ws, factories.email_payload())
     assert deliver_notification(str(second.id)) == "delivered"

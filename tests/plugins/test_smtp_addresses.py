@@ -8,7 +8,7 @@ import smtplib
 import pytest
 
 from engine.formats.message_bytes import PLAIN_ADDRESS
-from plugins.smtp_exchange import angle_address
+from plugins.smtp.exchange import angle_address
 
 ATEXT = "abcxyzABCXYZ0189!#$%&'*+/=?^_`{|}~-"
 ODD = ATEXT + '.@ "<>(),;:\\[]\tüé'

@@ -15,6 +15,7 @@ from engine.delivery import providers
 from engine.delivery.jobs import CHECKPOINT_ROWS, deliver_notification
 from engine.formats.message_bytes import message_bytes
 from engine.plugins.contracts import PermanentError, SendResult, SuppressedError, TransientError
+from engine.plugins.manager import default_registry
 from engine.store.models import DeliveryAttempt, Notification, Suppression, utcnow
 from tests import factories
 
@@ -209,7 +210,7 @@ def test_fan_outs_one_after_another_reuse_the_kept_connections(smtp_settings, sm
     assert len(smtp.received) == 36
     # Never more connections than lanes, however many fan-outs: none is left open behind.
     assert greetings(smtp.reads) <= 3
-    provider = providers.provider_for("email", ws.id)
+    provider = providers.provider_for(default_registry().channel("email"), ws.id)
     assert 1 <= len(provider._idle) <= 3
     assert all(conn.sock is not None for conn in provider._idle)
 

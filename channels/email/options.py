@@ -3,15 +3,20 @@ custom headers, tracking and receipt flags."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from typing import Any
 
-from engine.errors import FieldErrors
-from engine.formats.addresses import valid_email
-from engine.formats.header_text import CONTROL, MEDIA_TYPE
-from engine.sending.field_rules import MAX_RECIPIENTS, addresses, boolean, options_object
+from engine.plugin_api import (
+    CONTROL,
+    MAX_RECIPIENTS,
+    MEDIA_TYPE,
+    FieldErrors,
+    addresses,
+    boolean,
+    decoded_size,
+    options_object,
+    valid_email,
+)
 
 MAX_EMAIL_HEADERS, MAX_EMAIL_HEADER_BYTES = 10, 4096
 MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES, MAX_ATTACHMENTS_TOTAL = 10, 10 * 1024**2, 25 * 1024**2
@@ -91,15 +96,6 @@ def _custom_headers(errors: FieldErrors, headers: object) -> None:
     if total > MAX_EMAIL_HEADER_BYTES:
         errors.add(path, "notifications.email.custom_headers.too_large",
                    f"at most {MAX_EMAIL_HEADER_BYTES} bytes in all")
-
-
-def decoded_size(content: str) -> int | None:
-    """Decoded byte size of strict base64, or None when it is not base64."""
-    compact = "".join(content.split())
-    try:
-        return len(base64.b64decode(compact, validate=True))
-    except (binascii.Error, ValueError):
-        return None
 
 
 def _executable_name(name: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
 from typing import Any
 
@@ -50,3 +52,12 @@ def options_object(errors: FieldErrors, options: object, path: str) -> dict[str,
         errors.add(path, "notifications.validation_type", "must be an object or null")
         return None
     return options
+
+
+def decoded_size(content: str) -> int | None:
+    """Decoded byte size of strict base64, or None when it is not base64."""
+    compact = "".join(content.split())
+    try:
+        return len(base64.b64decode(compact, validate=True))
+    except (binascii.Error, ValueError):
+        return None

@@ -11,17 +11,17 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from engine.formats.message_bytes import message_bytes
-from engine.plugins.contracts import (
+from engine.plugin_api import (
     DeliveryError,
     OutboundEmail,
     PermanentError,
     ProviderContext,
     SendResult,
     TransientError,
+    hookimpl,
+    message_bytes,
 )
-from engine.plugins.hookspecs import hookimpl
-from plugins.smtp_exchange import (
+from plugins.smtp.exchange import (
     Envelope,
     accepted,
     classified,
@@ -38,8 +38,6 @@ class SmtpProvider:
 
     ``connections`` (default 4) bounds the messages of one fan-out in flight at once.
     """
-
-    channel = "email"
 
     def __init__(self, url: str, context: ProviderContext | None = None) -> None:
         parts = urlsplit(url)

@@ -1,19 +1,20 @@
 """One message's SMTP exchange with PIPELINING (RFC 2920), and what the server's replies
-mean as the engine's outcomes. Used by the SMTP provider (plugins/smtp.py); not a plugin."""
+mean as the engine's outcomes. Used by the SMTP provider (plugins/smtp); not a plugin."""
 
 from __future__ import annotations
 
 import smtplib
 from collections.abc import Callable
 
-from engine.formats.message_bytes import PLAIN_ADDRESS, message_bytes
-from engine.plugins.contracts import (
+from engine.plugin_api import (
+    PLAIN_ADDRESS,
     DeliveryError,
     OutboundEmail,
     PermanentError,
     SendResult,
     SuppressedError,
     TransientError,
+    message_bytes,
 )
 
 Refused = dict[str, tuple[int, bytes]]

@@ -1,0 +1,151 @@
+"""The channel contract: what a channel declares and the engine calls, for every channel, the
+built-in ones included (docs/plugins.md, "The channel contract").
+
+The engine owns tenancy, the recipients' defaults, suppression, tracking, retries and the
+records; a channel says which parts of a version are template text and in which language,
+which content fields a version has, what its request options may hold, the rules a send
+must pass, the payload stored with the notification, how a delivery is planned into
+messages, and how one message is built. The engine's side of each step is an object passed
+in (``SendRequest``, ``PlannedDelivery``), so a channel needs nothing else of Herald's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# A message still to send: its recipient (one address of a fan-out, else None) and what
+# makes its payload, called when the send lanes ask for it (engine/delivery/message_lanes.py).
+Planned = tuple[str | None, Callable[[], dict[str, Any]]]
+
+
+@dataclass
+class Recipients:
+    """The recipients of a send after D4 (docs/api.md): defaults, override, additions."""
+
+    to: list[str]
+    cc: list[str]
+    bcc: list[str]
+    was_overridden: bool
+
+    def all(self) -> list[str]:
+        return [*self.to, *self.cc, *self.bcc]
+
+
+@dataclass
+class SendRequest:
+    """A send or preview that passed validation and tenancy, as its channel sees it.
+
+    ``options`` is the request's member named by the channel's ``options_field`` ({} when
+    absent); ``content`` the version's content. The callables are the engine's policy.
+    """
+
+    options: dict[str, Any]
+    content: dict[str, Any]
+    defaults: dict[str, list[str]]       # the template's inherited default recipients
+    preview: bool
+    own_provider: bool                    # the workspace brings its own email provider (D9)
+    webhook_delivery: bool                # the account's plan includes webhook delivery
+    recipients: Callable[[], Recipients]  # D4 over the defaults and these options
+    sender_verified: Callable[[str], bool]
+    check_destination: Callable[[str], None]  # spec 6.1; raises the ApiError itself
+    rendering_failed: Callable[[str, str], Exception]  # (part, message) -> the ApiError
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
+    def warn(self, field_path: str, message: str) -> None:
+        """A preview's validationErrors entry: what a send would refuse."""
+        self.warnings.append({"field": field_path, "message": message})
+
+
+@dataclass
+class Plan:
+    """The messages still to send and what was decided without sending."""
+
+    messages: list[Planned] = field(default_factory=list)
+    suppressed: list[str] = field(default_factory=list)
+    reached_before: bool = False  # an earlier attempt delivered to some (a fan-out)
+
+
+@dataclass
+class PlannedDelivery:
+    """One delivery attempt of a notification, as its channel plans it."""
+
+    notification_id: str
+    attempt: int                                   # 1 for the first
+    payload: dict[str, Any]
+    suppressed: Callable[[list[str]], set[str]]    # of these suppression keys, the suppressed
+    settled: Callable[[], dict[str, str]]          # a fan-out's recipients settled before
+    tracked_html: Callable[[dict[str, Any], str | None], str | None]  # (payload, recipient)
+    unsubscribe_url: Callable[[str], str]          # the recipient's one-click link
+
+
+class Channel(Protocol):
+    """What a channel plugin registers with ``register(name, channel)``."""
+
+    name: str
+    options_field: str | None          # the request member with its options ("emailOptions")
+    content_fields: tuple[str, ...]    # a version's fields in `herald apply` and export
+    content_defaults: Mapping[str, Any]
+    delivery: str                      # "messages", or "webhook" (the engine's signed POST)
+    needs_provider: bool               # False: the channel's own ``send`` delivers
+    provider_setting: str | None       # the HERALD_* variable naming its provider
+    own_provider: bool                 # a workspace's emailProvider serves it
+    previewable: bool                  # POST /notifications/preview renders it
+
+    def template_parts(self, content: Mapping[str, Any]) -> Sequence[tuple[str, str]]: ...
+
+    def check_content(self, content: Mapping[str, Any]) -> list[tuple[str, str]]: ...
+
+    def validate_options(self, options: object, errors: Any) -> None: ...
+
+    def admit(self, request: SendRequest) -> None: ...
+
+    def payload(self, request: SendRequest,
+                rendered: Mapping[str, str | None]) -> dict[str, Any]: ...
+
+    def plan(self, delivery: PlannedDelivery) -> Plan: ...
+
+    def build(self, payload: dict[str, Any]) -> Any: ...
+
+
+class BaseChannel:
+    """Defaults for a channel: a required ``body`` in plain text, no request options, one
+    message a delivery through the provider its setting names. A channel overrides what
+    differs (channels/sms.py is the shortest built-in example)."""
+
+    name = ""
+    options_field: str | None = None
+    content_fields: tuple[str, ...] = ("body",)
+    content_defaults: Mapping[str, Any] = {}
+    delivery = "messages"
+    needs_provider = True
+    provider_setting: str | None = None
+    own_provider = False
+    previewable = False
+
+    def template_parts(self, content: Mapping[str, Any]) -> Sequence[tuple[str, str]]:
+        """Each part that is template text, with the language its ``{{x}}`` escapes for."""
+        return (("body", "text"),)
+
+    def check_content(self, content: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """Problems of a version's content in `herald apply`: (field, message)."""
+        return [] if isinstance(content.get("body"), str) else [("body", "is required")]
+
+    def validate_options(self, options: object, errors: Any) -> None:
+        """Add to ``errors`` (a FieldErrors) every rule the request's options break."""
+
+    def admit(self, request: SendRequest) -> None:
+        """The channel's rules at send (D1's channel rules): raise the ApiError."""
+
+    def payload(self, request: SendRequest,
+                rendered: Mapping[str, str | None]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def plan(self, delivery: PlannedDelivery) -> Plan:
+        """One message, the payload as it was stored."""
+        payload = delivery.payload
+        return Plan(messages=[(None, lambda: payload)])
+
+    def build(self, payload: dict[str, Any]) -> Any:
+        return payload

@@ -1,0 +1,82 @@
+"""A Herald channel plugin in one module: ``chat``, a message POSTed as JSON to a room.
+
+A version of a ``chat`` template has a ``body`` (template text, plain) and the room's
+incoming ``url``; a send may name the ``username`` the message is posted as in
+``chatOptions``. The channel needs no provider: it sends each message itself.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from engine.plugin_api import (
+    BaseChannel,
+    FieldErrors,
+    PermanentError,
+    SendRequest,
+    SendResult,
+    TransientError,
+    hookimpl,
+    options_object,
+    parse_retry_after,
+)
+
+MAX_USERNAME = 80
+TIMEOUT = 10.0
+
+
+class ChatChannel(BaseChannel):
+    name = "chat"
+    options_field = "chatOptions"
+    content_fields = ("body", "url")
+    needs_provider = False
+
+    def check_content(self, content: Mapping[str, Any]) -> list[tuple[str, str]]:
+        problems = super().check_content(content)
+        url = content.get("url")
+        if not (isinstance(url, str) and urlsplit(url).scheme in ("http", "https")
+                and urlsplit(url).hostname):
+            problems.append(("url", "must be the room's http(s) incoming URL"))
+        return problems
+
+    def validate_options(self, options: object, errors: FieldErrors) -> None:
+        found = options_object(errors, options, "chatOptions")
+        username = (found or {}).get("username")
+        if username is not None and not (isinstance(username, str)
+                                         and 0 < len(username) <= MAX_USERNAME):
+            errors.add("chatOptions.username", "notifications.chat.username_invalid",
+                       f"a name of 1 to {MAX_USERNAME} characters")
+
+    def payload(self, request: SendRequest,
+                rendered: Mapping[str, str | None]) -> dict[str, Any]:
+        return {"url": request.content["url"], "text": rendered.get("body") or "",
+                "username": request.options.get("username")}
+
+    def send(self, message: dict[str, Any]) -> SendResult:
+        """POST the message; 2xx delivered, 429 and 5xx later, anything else never."""
+        body = {"text": message["text"], **({"username": message["username"]}
+                                             if message.get("username") else {})}
+        request = urllib.request.Request(message["url"], data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
+                return SendResult(provider_message_id=answer.headers.get("X-Message-Id"))
+        except urllib.error.HTTPError as err:
+            detail = f"chat server answered {err.code}"
+            if err.code == 429 or err.code >= 500:
+                raise TransientError(detail, status_code=err.code,
+                                     retry_after=parse_retry_after(
+                                         err.headers.get("Retry-After"))) from None
+            raise PermanentError(detail, status_code=err.code) from None
+        except (urllib.error.URLError, TimeoutError) as err:
+            raise TransientError(f"chat server unreachable: {err}") from None
+
+
+@hookimpl
+def register_channels(register) -> None:
+    register("chat", ChatChannel())

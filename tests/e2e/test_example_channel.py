@@ -1,0 +1,96 @@
+"""A third-party channel, end to end: examples/herald-chat-channel installed as an operator
+installs it, a template of its channel applied with `herald apply`, sent through the API,
+and delivered by a real worker process to a local HTTP server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.plugins import manager
+from engine.store.models import DeliveryAttempt, Notification
+from tests.conftest import TEST_SECRET_KEY
+from tests.support.vendor_server import VendorServer
+
+
+@pytest.fixture
+def chat_server():
+    server = VendorServer(lambda path, headers, body: (200, {"X-Message-Id": "m-1"}, {}))
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def chat_plugin(example_package, plugins_from) -> Path:
+    target = example_package("herald-chat-channel")
+    plugins_from(target)
+    return target
+
+
+def _env(settings, plugin: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(plugin), "HERALD_ENV": "test",
+            "HERALD_DATABASE_URL": settings.database_url, "HERALD_REDIS_URL": settings.redis_url,
+            "HERALD_SECRET_KEY": TEST_SECRET_KEY}
+
+
+def _apply(settings, plugin: Path, tmp_path: Path, url: str) -> dict:
+    document = {"accounts": [{"name": "Chat Co", "plan": "pro", "monthlyLimit": 100,
+                              "workspaces": [{"name": "Ops", "apiKeys": [{"name": "bot"}],
+                                              "projects": [{"name": "Alerts", "templates": [{
+                                                  "name": "Deploys", "channel": "chat",
+                                                  "versions": [{"status": "published",
+                                                                "body": "Deployed {{service}}",
+                                                                "url": url}]}]}]}]}]}
+    path = tmp_path / "chat.yaml"
+    path.write_text(json.dumps(document))
+    proc = subprocess.run([sys.executable, "-m", "cli", "apply", str(path)],
+                          env=_env(settings, plugin), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_a_chat_template_is_applied_sent_and_delivered_by_a_worker(settings, chat_plugin,
+                                                                   chat_server, tmp_path):
+    from api.app import create_app
+    from engine.store.models import Template
+
+    assert "chat" in manager.default_registry().channels
+    applied = _apply(settings, chat_plugin, tmp_path,
+                     f"http://127.0.0.1:{chat_server.port}/hooks/ops")
+    (key,) = applied["apiKeys"]
+    template = Template.get(Template.name == "Deploys")
+    assert template.channel == "chat"
+
+    client = create_app(settings).test_client()
+    body = {"tenantId": key["workspaceId"], "templateId": str(template.id),
+            "tags": [{"key": "service", "value": "api"}],
+            "chatOptions": {"username": "deploy-bot"}}
+    refused = client.post("/api/v1/notifications/send", headers={"X-Api-Key": key["key"]},
+                          json={**body, "chatOptions": {"username": ""}})
+    assert refused.status_code == 400
+    assert refused.get_json()["errorCodes"] == ["notifications.chat.username_invalid"]
+    sent = client.post("/api/v1/notifications/send", headers={"X-Api-Key": key["key"]},
+                       json=body)
+    assert sent.status_code == 202, sent.get_json()
+
+    worker = subprocess.run([sys.executable, "-m", "engine.delivery.worker", "--burst"],
+                            env=_env(settings, chat_plugin), capture_output=True, text=True,
+                            timeout=120)
+    assert worker.returncode == 0, worker.stderr
+    deadline = time.monotonic() + 30
+    while not chat_server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ((path, headers, raw),) = chat_server.requests
+    assert path == "/hooks/ops" and headers["Content-Type"] == "application/json"
+    assert json.loads(raw) == {"text": "Deployed api", "username": "deploy-bot"}
+    notification = Notification.get(Notification.template == template.id)
+    assert notification.channel == "chat" and notification.status == "delivered"
+    (attempt,) = DeliveryAttempt.select().where(DeliveryAttempt.notification == notification)
+    assert attempt.outcome == "delivered" and attempt.provider_message_id == "m-1"

@@ -1,0 +1,78 @@
+"""The import contract (setup.cfg [importlinter], docs/architecture.md) holds, and breaks when a
+layer is crossed: `make lint` runs the same `lint-imports`."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import pkgutil
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import engine
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("api", "channels", "cli", "config", "engine", "plugins")
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _contracts() -> configparser.ConfigParser:
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    return config
+
+
+def test_plugins_are_forbidden_every_engine_module_but_the_plugin_api():
+    forbidden = set(_contracts()["importlinter:contract:plugin-api"]["forbidden_modules"].split())
+    children = {f"engine.{m.name}" for m in pkgutil.iter_modules(engine.__path__)}
+    assert children - forbidden == {"engine.plugin_api"}
+    assert forbidden <= children
+
+
+def _lint(tree: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache"], cwd=tree, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the packages and setup.cfg, to break without touching the real ones."""
+    root = tmp_path_factory.mktemp("layers")
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, root / package,
+                        ignore=shutil.ignore_patterns("__pycache__", "templates", "static"))
+    shutil.copy(ROOT / "setup.cfg", root / "setup.cfg")
+    return root
+
+
+def test_the_contract_holds_here(tree: Path):
+    result = _lint(tree)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(("module", "line", "contract"), [
+    ("engine/store/fields.py", "import api.problems", "then engine, then config BROKEN"),
+    ("config/settings.py", "import engine.errors", "then engine, then config BROKEN"),
+    ("engine/catalog/keys.py", "import engine.sending.limits", "the leaves BROKEN"),
+    ("channels/sms.py", "import engine.store.models", "only engine.plugin_api of Herald's BROKEN"),
+    ("plugins/twilio.py", "import channels.sms", "then engine, then config BROKEN"),
+    ("plugins/postmark.py", "import plugins.inbox", "each provider stands alone BROKEN"),
+], ids=["engine-imports-api", "config-imports-engine", "catalog-imports-sending",
+        "channel-imports-store", "provider-imports-channel", "provider-imports-provider"])
+def test_an_import_across_a_layer_breaks_the_contract(tree: Path, module: str, line: str,
+                                                      contract: str):
+    path = tree / module
+    original = path.read_text()
+    path.write_text(original + f"\n{line}  # the break under test\n")
+    try:
+        result = _lint(tree)
+    finally:
+        path.write_text(original)
+    assert result.returncode != 0
+    assert contract in " ".join(result.stdout.split()), result.stdout
