@@ -26,6 +26,7 @@ from peewee import Database, PostgresqlDatabase
 from engine.store import prepared
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
+from engine.store.vocabulary import NotificationStatus, Outcome
 
 ATTEMPT_FIELDS = [f for f in DeliveryAttempt._meta.sorted_fields if f.name != "id"]
 NOTIFICATION_FIELDS = Notification._meta.sorted_fields
@@ -148,8 +149,9 @@ def claim(notification_id: str, stale_after: float, webhook_max_attempts: int,
     key = Notification.id.db_value(notification_id)
     at = Notification.updated_at.db_value
     stale = at(now - dt.timedelta(seconds=stale_after))
-    params = ("sending", at(now), key, webhook_channel, webhook_max_attempts,
-              other_max_attempts, "queued", at(now), "sending", stale)
+    sending, queued = NotificationStatus.SENDING, NotificationStatus.QUEUED
+    params = (sending, at(now), key, webhook_channel, webhook_max_attempts,
+              other_max_attempts, queued, at(now), sending, stale)
     cursor = prepared.execute(db, "herald_claim", sql["claim"], params, prefix=sql["lease"])
     if db.returning_clause:
         row = cursor.fetchone()
@@ -191,7 +193,7 @@ def reached_a_recipient(notification_id: Any) -> bool:
     """Whether an attempt of the notification delivered to someone: a fan-out that stopped
     part way, or gave up, counts as delivered."""
     return DeliveryAttempt.select().where(DeliveryAttempt.notification == notification_id,
-                                          DeliveryAttempt.outcome == "delivered").exists()
+                                          DeliveryAttempt.outcome == Outcome.DELIVERED).exists()
 
 
 def _attempt_rows(attempts: list[dict[str, Any]]) -> list[tuple]:
