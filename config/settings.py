@@ -146,7 +146,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             "HERALD_DATABASE_URL", raw, ("sqlite", "postgres", "postgresql")
         )
         pool = parse_qs(urlsplit(raw).query).get("max_connections")
-        if pool:  # the pool's size (engine/db.py): read here, not at the first connection
+        if pool:  # the pool's size (engine/store/db.py): read here, not at the first connection
             _int("HERALD_DATABASE_URL", pool[-1], minimum=1)
         if urlsplit(raw).scheme != "sqlite" and importlib.util.find_spec("psycopg2") is None:
             # The driver is an extra: a SQLite install does not carry it.

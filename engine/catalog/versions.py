@@ -8,7 +8,7 @@ from engine.plugins.manager import default_registry
 from engine.store.models import Template, TemplateVersion, utcnow
 from engine.store.vocabulary import VersionStatus
 
-# Retained previous versions per plan; locked versions are always kept (spec 3.1).
+# Retained previous versions per plan; locked versions are always kept (spec 3.1, docs/api.md).
 RETENTION = {"basic": 10, "pro": 50, "business": 200}
 
 class VersionError(ValueError):

@@ -16,7 +16,8 @@ from engine.webhooks.delivery import deliver_webhook
 def deliver_webhook_notification(notification: Notification) -> str:
     settings = runtime.settings()
     payload = notification.payload
-    # Read the secret now, not at send: a rotation applies to pending retries at once (D7).
+    # Read the secret now, not at send: a rotation applies to pending retries at once
+    # (D7, docs/api.md).
     secret = notification_store.signing_secret(notification)
     started = utcnow()
     result = deliver_webhook(

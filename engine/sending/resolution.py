@@ -96,7 +96,8 @@ def _send_request(body: dict[str, Any], channel: Channel, snap: snapshots.Templa
 
 def resolve_request(body: object, key: KeyInfo, *, preview: bool,
                     parse_error: ApiError | None = None) -> Resolved:
-    """Validation, tenancy, template, version and channel rules (D1 positions 5 to 10)."""
+    """Validation, tenancy, template, version and channel rules (D1 in docs/api.md,
+    positions 5 to 10)."""
     if parse_error is not None:
         raise parse_error
     request = validate_request(body)

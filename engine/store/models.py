@@ -23,7 +23,7 @@ from engine.store.fields import EncryptedField, JSONField
 from engine.store.vocabulary import UNFINISHED, NotificationStatus, VersionStatus
 
 PLANS = ("basic", "pro", "business")
-# Sender verification allowances per plan (spec 8.3): (domains, single senders).
+# Sender verification allowances per plan (spec 8.3, docs/api.md): (domains, single senders).
 SENDER_ALLOWANCES = {"basic": (1, 2), "pro": (3, 5), "business": (10, 10)}
 
 
@@ -48,7 +48,8 @@ class Account(BaseModel):
 
 
 class Sender(BaseModel):
-    """A verified domain or single address; shared by every workspace of the account (D9)."""
+    """A verified domain or single address; shared by every workspace of the account (D9 in
+    docs/api.md)."""
 
     id = UUIDField(primary_key=True, default=uuid.uuid4)
     account = ForeignKeyField(Account, backref="senders", on_delete="CASCADE")

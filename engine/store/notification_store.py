@@ -1,10 +1,10 @@
 """The hot statements on notification rows, written once as SQL.
 
 A send inserts one row; a delivery job claims it, looks up suppressions and records the
-outcome. Built by peewee each of these cost about 1 ms of Python, four times the database
-round trip, so they are written here as SQL with the models' own column names and value
-conversions (``db_value`` / ``python_value``), cached per database. Every other statement
-stays with peewee.
+outcome. Built by peewee each of these cost several times the database round trip in Python
+(docs/performance.md, "Measurements behind the code's shape"), so they are written here as
+SQL with the models' own column names and value conversions (``db_value`` /
+``python_value``), cached per database. Every other statement stays with peewee.
 
 Round trips: a send, one (the insert commits alone, no BEGIN/COMMIT pair); a delivery job,
 two: the claim, which also reads the signing secret and the suppressed recipients, and the
@@ -45,7 +45,7 @@ def _statements(db: Database) -> dict[str, str]:
     table = _quoted(Notification._meta.table_name)
     columns = ", ".join(_quoted(f.column_name) for f in NOTIFICATION_FIELDS)
     # Never an attempt past the channel's maximum, whoever enqueued the job: such a row is
-    # the reconciler's to end (engine/reconciler.py).
+    # the reconciler's to end (engine/delivery/reconciler.py).
     claim = (
         f'UPDATE {table} SET "status" = {p}, "updated_at" = {p}, "attempts" = "attempts" + 1 '
         f'WHERE "id" = {p} AND "attempts" < CASE WHEN "channel" = {p} '
@@ -54,8 +54,9 @@ def _statements(db: Database) -> dict[str, str]:
         f'OR "next_attempt_at" <= {p})) OR ("status" = {p} AND "updated_at" < {p}))')
     if db.returning_clause:
         # Two answers ride along in the same round trip: the workspace's signing secret (a
-        # webhook attempt signs with the current one, D7), and which of the recipients the
-        # payload lists under "suppressionKeys" are suppressed now (a JSON array).
+        # webhook attempt signs with the current one, D7 in docs/api.md), and which of the
+        # recipients the payload lists under "suppressionKeys" are suppressed now (a JSON
+        # array).
         postgres = isinstance(db, PostgresqlDatabase)
         keys = (f"SELECT json_array_elements_text({table}.\"payload\"::json -> "
                 "'suppressionKeys')" if postgres else
@@ -217,7 +218,7 @@ def record_outcome(notification: Notification, attempts: list[dict[str, Any]], s
     """Insert the attempts and set the row's state in one commit (one statement on PostgreSQL).
 
     ``notification`` is updated in memory to match the row once it is committed (until then
-    its status stays ``sending``: engine/jobs.py reads that as "no outcome recorded").
+    its status stays ``sending``: engine/delivery/jobs.py reads that as "no outcome recorded").
     """
     now = utcnow()
     next_attempt_at = now + dt.timedelta(seconds=wait) if wait else None

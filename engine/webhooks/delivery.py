@@ -23,8 +23,9 @@ FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network fai
 
 
 def classify_status(status: int) -> Outcome:
-    """A receiver's answer as an outcome (spec 6.5): 2xx delivered; 408, 429 and 5xx worth
-    another attempt; anything else (redirects included) will fail the same way again."""
+    """A receiver's answer as an outcome (spec 6.5, docs/api.md): 2xx delivered; 408, 429
+    and 5xx worth another attempt; anything else (redirects included) fails the same way
+    again."""
     if 200 <= status < 300:
         return Outcome.DELIVERED
     if status in (408, 429) or status >= 500:

@@ -1,4 +1,5 @@
-"""Custom webhook header rules (spec 6.2); errors sit under notifications.validation_failed."""
+"""Custom webhook header rules (spec 6.2, docs/api.md); errors sit under
+notifications.validation_failed."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ VALUE = re.compile(r"[\t\x20-\x7e]*")
 REFUSED = {"host", "authorization", "cookie", "set-cookie", "proxy-authorization",
            "content-length", "content-type", "transfer-encoding", "connection", "upgrade",
            "te", "trailer", "expect", "keep-alive", "idempotency-key", "user-agent"}
-# Anything that looks like it carries a credential, token or secret (spec 6.2): these
+# Anything that looks like it carries a credential, token or secret (spec 6.2, docs/api.md): these
 # anywhere in the name...
 CREDENTIAL = re.compile(r"auth|token|secret|passw|passphrase|credential|api[-_]?key|session|"
                         r"cookie|signature|bearer|private|jwt|hmac|csrf|xsrf|"
