@@ -1,4 +1,4 @@
-"""Problem details (RFC 7807, D3): the one place an error becomes a response."""
+"""Problem details (RFC 7807, D3, docs/api.md): the one place an error becomes a response."""
 
 from __future__ import annotations
 
@@ -68,5 +68,5 @@ def from_api_error(err: ApiError) -> Response:
 
 
 def bare(status: int) -> Response:
-    """413 from the gateway: status only, no errorCode (spec 7)."""
+    """413 from the gateway: status only, no errorCode (spec 7, docs/api.md)."""
     return Response(b"", status=status, mimetype="text/plain")

@@ -52,7 +52,8 @@ class SmsChannel(BaseChannel):
                        "must be an E.164 number")
 
     def _numbers(self, request: SendRequest) -> list[str]:
-        """The override or the template's numbers, then the request's own (D4's SMS form)."""
+        """The override or the template's numbers, then the request's own: D4's SMS form
+        (docs/api.md)."""
         override = [n for n in request.options.get("overrideRecipients") or [] if n.strip()]
         base = override or list(request.defaults.get("to") or [])
         return dedupe([*base, *(request.options.get("to") or [])])

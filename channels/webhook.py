@@ -72,7 +72,8 @@ class WebhookChannel(BaseChannel):
             errors.add(path, code, message)
 
     def admit(self, request: SendRequest) -> None:
-        """D1's webhook rules in order: a URL, the plan's entitlement, the destination."""
+        """D1's webhook rules in order (docs/api.md): a URL, the plan's entitlement, the
+        destination."""
         url = request.options.get("urlOverride")
         if not url:
             raise ApiError(400, "notifications.webhook_destination_required",

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from cli.common import CommandError
 from config.settings import Settings
 
 STATE_DIR = Path("var")
@@ -92,7 +93,11 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
     redis = None
     env = dict(os.environ)
     if not settings.redis_url:
-        redis = start_redis()
+        try:
+            redis = start_redis()
+        except RuntimeError as err:  # no redis-server to embed: one line, not a traceback
+            raise CommandError(f"{err} (pip install 'herald[dev]', or set "
+                               "HERALD_REDIS_URL)") from None
         env["HERALD_REDIS_URL"] = redis.url
     env.setdefault("HERALD_PUBLIC_URL", f"http://127.0.0.1:{port}")
     env["HERALD_ENV"] = settings.env

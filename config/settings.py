@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 from collections.abc import Mapping
@@ -145,8 +146,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             "HERALD_DATABASE_URL", raw, ("sqlite", "postgres", "postgresql")
         )
         pool = parse_qs(urlsplit(raw).query).get("max_connections")
-        if pool:  # the pool's size (engine/db.py): read here, not at the first connection
+        if pool:  # the pool's size (engine/store/db.py): read here, not at the first connection
             _int("HERALD_DATABASE_URL", pool[-1], minimum=1)
+        if urlsplit(raw).scheme != "sqlite" and importlib.util.find_spec("psycopg2") is None:
+            # The driver is an extra: a SQLite install does not carry it.
+            raise ConfigError("HERALD_DATABASE_URL", "PostgreSQL needs its driver, which is "
+                              "not installed: pip install 'herald[postgres]'")
     if raw := get("HERALD_REDIS_URL"):
         values["redis_url"] = _url("HERALD_REDIS_URL", raw, ("redis", "rediss", "unix"))
 

@@ -24,7 +24,7 @@ VALIDATION_FAILED = "notifications.validation_failed"
 
 
 class FieldErrors:
-    """Collects every broken rule so that one 400 reports them all (D2)."""
+    """Collects every broken rule so that one 400 reports them all (D2, docs/api.md)."""
 
     def __init__(self) -> None:
         self.errors: dict[str, list[str]] = {}

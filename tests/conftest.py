@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trustme
 from redis import Redis
 
 from config.settings import Settings
@@ -20,6 +21,8 @@ from engine.people.models import PEOPLE_MODELS
 from engine.store.embedded_redis import EmbeddedRedis, start_redis
 from engine.store.migrations import upgrade
 from engine.store.models import ALL_MODELS as ENGINE_MODELS
+from tests.support.dns_server import LoopbackDns
+from tests.support.https_receiver import HttpsReceiver
 
 # Every table the migrations make, in dependency order (emptied in reverse).
 ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS)
@@ -142,3 +145,49 @@ def plugins_from(monkeypatch: pytest.MonkeyPatch):
     yield load
     manager.default_registry.cache_clear()
     providers.close_all()
+
+
+# The webhook receiver side: a test CA, an HTTPS receiver, a DNS server on loopback.
+PUBLIC = "93.184.215.14"  # resolution only: nothing ever connects to it
+
+
+@pytest.fixture(scope="session")
+def ca():
+    return trustme.CA()
+
+
+@pytest.fixture(scope="session")
+def ca_file(ca, tmp_path_factory):
+    path = tmp_path_factory.mktemp("ca") / "ca.pem"
+    ca.cert_pem.write_to_path(str(path))
+    return str(path)
+
+
+@pytest.fixture
+def receiver(ca):
+    server = HttpsReceiver(ca)
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def dns_server():
+    server = LoopbackDns({
+        "hook.test": {"A": ["127.0.0.1"]},
+        "down.test": {"fail": True},
+        "slow.test": {"silent": True},
+        "other.test": {"A": ["127.0.0.1"]},
+        "public.test": {"A": [PUBLIC]},
+        "v6only.test": {"AAAA": ["2606:2800:220:1:248:1893:25c8:1946"]},
+        "mixed.test": {"A": [PUBLIC, "10.0.0.5"]},
+        "mixed6.test": {"A": [PUBLIC], "AAAA": ["fd00::1"]},
+        "alias.test": {"CNAME": "internal.test."},
+        "internal.test": {"A": ["192.168.1.10"]},
+        "metadata.test": {"A": ["169.254.169.254"]},
+        "cgnat.test": {"A": ["100.64.0.1"]},
+        "nat64.test": {"AAAA": ["64:ff9b::a00:1"]},
+        "mapped.test": {"AAAA": ["::ffff:127.0.0.1"]},
+        "loop.test": {"A": ["127.0.0.1"]},
+    })
+    yield server
+    server.close()

@@ -67,7 +67,7 @@ def email_payload(**overrides: Any) -> dict[str, Any]:
         "requestReadReceipt": False, "requestDeliveryReceipt": False,
     }
     payload.update(overrides)
-    if "suppressionKeys" not in overrides:  # as the API writes it (engine/sending.py)
+    if "suppressionKeys" not in overrides:  # as the API writes it (channels/email/sending.py)
         everyone = [*payload["to"], *payload["cc"], *payload["bcc"]]
         payload["suppressionKeys"] = sorted({suppression_key(a) for a in everyone})
     return payload

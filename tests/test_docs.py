@@ -38,3 +38,31 @@ def test_every_member_of_the_channel_contract_is_documented():
     members += list(Channel.__annotations__)
     missing = sorted({name for name in members if f"`{name}" not in DOCS})
     assert missing == []
+
+
+ARCHITECTURE = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _drawn() -> dict[str, set[str]]:
+    block = ARCHITECTURE.split("## The folders", 1)[1].split("```")[1]
+    drawn = {}
+    for line in block.strip().splitlines():
+        folder, *modules = line.split()
+        drawn[folder] = set(modules)
+    return drawn
+
+
+def _actual() -> dict[str, set[str]]:
+    actual: dict[str, set[str]] = {}
+    for top in ("api", "channels", "cli", "config", "engine", "plugins"):
+        for path in (ROOT / top).rglob("*.py"):
+            if path.name == "__init__.py":
+                continue
+            folder = path.parent.relative_to(ROOT).as_posix() + "/"
+            actual.setdefault(folder, set()).add(path.stem)
+    return actual
+
+
+def test_architecture_draws_every_module_as_it_is():
+    assert _drawn() == _actual()

@@ -1,5 +1,5 @@
-"""Field rules of ``emailOptions`` (spec 2.5, 7 and 8.1): recipients, sender, attachments,
-custom headers, tracking and receipt flags."""
+"""Field rules of ``emailOptions`` (spec 2.5, 7 and 8.1, docs/api.md): recipients, sender,
+attachments, custom headers, tracking and receipt flags."""
 
 from __future__ import annotations
 

@@ -30,10 +30,10 @@ def sender(options: Mapping[str, Any], content: Mapping[str, Any]) -> tuple[str 
 
 def admit(request: SendRequest) -> None:
     """No recipient left after resolution is ``to_empty``; the from address must be verified
-    unless the workspace brings its own provider (D9); a preview warns instead."""
+    unless the workspace brings its own provider (D9, docs/api.md); a preview warns instead."""
     recipients = request.recipients()
     if not recipients.all():
-        # The 1,000 of spec 8.1 counts the request's own lists (channels/email/options.py):
+        # The 1,000 of spec 8.1 (docs/api.md) counts the request's own lists (options.py):
         # the template's defaults, which the caller cannot see, never make a request fail.
         errors = FieldErrors()
         errors.add("emailOptions.to", "notifications.email.to_empty",

@@ -16,6 +16,7 @@ from typing import Any
 from engine import runtime
 from engine.catalog.defaults import inherited_defaults
 from engine.store.models import Account, Sender, Template, TemplateVersion, Workspace
+from engine.store.vocabulary import VersionStatus
 
 
 @dataclass
@@ -63,8 +64,8 @@ def _load(workspace_id: str, template_id: uuid.UUID) -> TemplateSnapshot | None:
     # One live version per template; should a database hold two, the newest is the live one
     # (the file format's rule), never whichever the database returns first.
     live = TemplateVersion.select().where(
-        TemplateVersion.template == template, TemplateVersion.status == "live").order_by(
-        TemplateVersion.number.desc()).first()
+        TemplateVersion.template == template, TemplateVersion.status == VersionStatus.LIVE,
+    ).order_by(TemplateVersion.number.desc()).first()
     return TemplateSnapshot(
         template, workspace, account, inherited_defaults(template),
         frozenset(s.value for s in senders if s.kind == "domain"),

@@ -6,8 +6,9 @@ from typing import Any
 
 from engine.plugins.manager import default_registry
 from engine.store.models import Template, TemplateVersion, utcnow
+from engine.store.vocabulary import VersionStatus
 
-# Retained previous versions per plan; locked versions are always kept (spec 3.1).
+# Retained previous versions per plan; locked versions are always kept (spec 3.1, docs/api.md).
 RETENTION = {"basic": 10, "pro": 50, "business": 200}
 
 class VersionError(ValueError):
@@ -41,15 +42,15 @@ def compile_content(channel: str, content: dict[str, Any]) -> str:
 def publish(version: TemplateVersion) -> TemplateVersion:
     """Make ``version`` live; the live one before it becomes previous."""
     template = version.template
-    if version.status != "draft":
+    if version.status != VersionStatus.DRAFT:
         raise VersionError(f"version {version.number} is {version.status}, not a draft")
     compiled = compile_content(template.channel, version.content)
     (
-        TemplateVersion.update(status="previous")
-        .where(TemplateVersion.template == template, TemplateVersion.status == "live")
+        TemplateVersion.update(status=VersionStatus.PREVIOUS)
+        .where(TemplateVersion.template == template, TemplateVersion.status == VersionStatus.LIVE)
         .execute()
     )
-    version.status = "live"
+    version.status = VersionStatus.LIVE
     version.compiled = compiled
     version.published_at = utcnow()
     version.save()
@@ -65,7 +66,7 @@ def prune(template: Template) -> int:
         TemplateVersion.select(TemplateVersion.id)
         .where(
             TemplateVersion.template == template,
-            TemplateVersion.status == "previous",
+            TemplateVersion.status == VersionStatus.PREVIOUS,
             TemplateVersion.locked == False,  # noqa: E712 (peewee expression)
         )
         .order_by(TemplateVersion.number.desc())
@@ -80,7 +81,7 @@ def prune(template: Template) -> int:
 def current_draft(template: Template) -> TemplateVersion | None:
     return (
         TemplateVersion.select()
-        .where(TemplateVersion.template == template, TemplateVersion.status == "draft")
+        .where(TemplateVersion.template == template, TemplateVersion.status == VersionStatus.DRAFT)
         .order_by(TemplateVersion.number.desc())
         .first()
     )
@@ -99,7 +100,7 @@ def next_number(template: Template) -> int:
 def restore(template: Template, number: int) -> TemplateVersion:
     """Start a new draft from a retained published version."""
     source = get_version(template, number)
-    if source.status == "draft":
+    if source.status == VersionStatus.DRAFT:
         raise VersionError(f"version {number} is a draft; only published versions are restored")
     draft = current_draft(template)
     if draft is not None:
@@ -107,7 +108,7 @@ def restore(template: Template, number: int) -> TemplateVersion:
             f"template already has a draft (version {draft.number}); publish it first"
         )
     return TemplateVersion.create(
-        template=template, number=next_number(template), status="draft",
+        template=template, number=next_number(template), status=VersionStatus.DRAFT,
         content=dict(source.content),
     )
 

@@ -14,7 +14,7 @@ events) runs on one delivery thread, one notification at a time:
   the next one, so a worker process never has more than one message sent and not yet
   recorded: the bound it had when each job wrote its own outcome.
 - **Errors.** RQ has counted the job done when its delivery fails (the database or Redis
-  gone; any other exception the job records as an outcome, engine/jobs.py): the error is
+  gone; any other exception the job records as an outcome, engine/delivery/jobs.py): the error is
   logged with the notification id, and the row, still ``queued`` or ``sending``, waits for
   the reconciler, as after a crash.
 - **Shutdown** (SIGTERM, the end of a burst): the worker finishes the delivery in hand and

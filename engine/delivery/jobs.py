@@ -16,8 +16,8 @@ from engine.delivery.outcomes import (
     CHECKPOINT_ROWS,
     INFRASTRUCTURE,
     Outcomes,
-    attempt_row,
     described,
+    message_row,
     status_rule,
 )
 from engine.delivery.planning import plan
@@ -30,6 +30,7 @@ from engine.plugins.manager import default_registry
 from engine.store import notification_store
 from engine.store.db import database
 from engine.store.models import Notification
+from engine.store.vocabulary import NotificationStatus, Outcome
 
 log = logging.getLogger("herald.delivery")
 
@@ -74,7 +75,7 @@ def _deliver(notification_id: str) -> str:
     except INFRASTRUCTURE:
         raise  # as a crash: the row, still `sending`, waits for the reconciler
     except Exception as err:
-        if notification.status != "sending":  # recorded: a plugin's outcome event raised
+        if notification.status != NotificationStatus.SENDING:  # recorded: an event raised
             raise
         return _failed(notification, err)
     finally:
@@ -87,10 +88,11 @@ def _failed(notification: Notification, err: Exception) -> str:
     which would send again whatever this attempt had sent."""
     log.error("delivering notification %s failed: %s", notification.id, type(err).__name__,
               exc_info=err)
-    attempt = attempt_row(notification, None, "permanent", 0, PermanentError(described(err)))
+    attempt = message_row(notification, None, Outcome.PERMANENT, 0,
+                          PermanentError(described(err)))
     # A fan-out may have reached some, in an earlier attempt or in a checkpoint of this one.
     reached = notification_store.reached_a_recipient(notification.id)
-    status = "delivered" if reached else "failed"
+    status = NotificationStatus.DELIVERED if reached else NotificationStatus.FAILED
     notification_store.record_outcome(notification, [attempt], status,
                                       None if reached else attempt["error"], None)
     outcome_events.emit_outcome(notification, attempt)
@@ -108,7 +110,7 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
                 if channel.needs_provider else channel
         except DeliveryError as err:
             outcomes.failed = len(planned.messages)
-            outcomes.attempts.append(attempt_row(notification, None, "permanent", 0, err))
+            outcomes.attempts.append(message_row(notification, None, Outcome.PERMANENT, 0, err))
     if provider is not None:
         with contextlib.closing(send_all(channel, provider, planned.messages)) as sent:
             for outcome in sent:

@@ -1,7 +1,8 @@
 """Send a delivery's planned messages and report each one's outcome the moment it is known.
 
-Reported as they settle, a fan-out's outcomes can be committed while it runs (engine/jobs.py
-checkpoints them), so a worker killed in the middle re-sends only what it had not recorded.
+Reported as they settle, a fan-out's outcomes can be committed while it runs
+(engine/delivery/outcomes.py checkpoints them), so a worker killed in the middle re-sends
+only what it had not recorded.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 from queue import SimpleQueue
 from typing import Any
 
+from engine.plugins.channel_contract import Planned
 from engine.plugins.contracts import DeliveryError
 
-# A message still to send: its recipient (one address of a fan-out, else None) and what
-# makes its payload. A fan-out's per-recipient work (signed tracking and unsubscribe links)
-# runs when the send lanes ask for the message, beside the other lanes' network waits,
-# instead of for every recipient before the first message leaves.
-Planned = tuple[str | None, Callable[[], dict[str, Any]]]
+# A Planned message's payload is made when a lane asks for it: a fan-out's per-recipient
+# work (signed tracking and unsubscribe links) runs then, beside the other lanes' network
+# waits, instead of for every recipient before the first message leaves.
+
 # A message's outcome: its recipient, when it started (perf_counter; 0 when never sent),
 # the provider's result, and the error instead of a result.
 Sent = tuple[str | None, float, Any, Exception | None]

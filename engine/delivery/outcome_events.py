@@ -6,6 +6,7 @@ from typing import Any
 
 from engine.plugins.manager import default_registry
 from engine.store.models import Notification
+from engine.store.vocabulary import NotificationStatus
 
 
 def emit(name: str, notification: Notification, **kwargs: Any) -> None:
@@ -22,5 +23,5 @@ def emit(name: str, notification: Notification, **kwargs: Any) -> None:
 def emit_outcome(notification: Notification, attempt: dict[str, Any]) -> None:
     """``notification_delivered`` or ``notification_failed`` for a final status; nothing for
     a notification that waits for a retry or was suppressed."""
-    if notification.status in ("delivered", "failed"):
+    if notification.status in (NotificationStatus.DELIVERED, NotificationStatus.FAILED):
         emit(f"notification_{notification.status}", notification, attempt=attempt)

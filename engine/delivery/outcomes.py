@@ -13,6 +13,7 @@ from peewee import PeeweeException
 from redis.exceptions import RedisError
 
 from engine.catalog import suppressions
+from engine.delivery.attempts import attempt_row, elapsed_ms
 from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, retry_delay
 from engine.plugins.contracts import (
     DeliveryError,
@@ -21,7 +22,8 @@ from engine.plugins.contracts import (
     TransientError,
 )
 from engine.store import notification_store
-from engine.store.models import Notification, utcnow
+from engine.store.models import Notification
+from engine.store.vocabulary import NotificationStatus, Outcome
 
 log = logging.getLogger("herald.delivery")
 
@@ -42,22 +44,14 @@ CHECKPOINT_ROWS = 50
 CHECKPOINT_SECONDS = 1.0
 
 
-def attempt_row(notification: Notification, recipient: str | None, outcome: str,
+def message_row(notification: Notification, recipient: str | None, outcome: Outcome,
                 started: float, error: Exception | None) -> dict[str, Any]:
-    """One DeliveryAttempt row of this attempt (``started``: perf_counter, 0 if never sent)."""
-    duration = int((time.perf_counter() - started) * 1000) if started else 0
-    return {
-        "notification": notification.id,
-        "number": notification.attempts,
-        "recipient": recipient,
-        "started_at": utcnow(),
-        "duration_ms": duration,
-        "outcome": outcome,
-        "status_code": getattr(error, "status_code", None),
-        "provider_message_id": None,
-        "response_excerpt": None,
-        "error": str(error)[:2000] if error else None,
-    }
+    """The attempt row of one message's outcome (``started``: perf_counter, 0 if never
+    sent); a provider's error carries its status code."""
+    return attempt_row(notification, outcome, recipient=recipient,
+                       duration_ms=elapsed_ms(started),
+                       status_code=getattr(error, "status_code", None),
+                       error=str(error) if error else None)
 
 
 def described(err: BaseException) -> str:
@@ -97,18 +91,20 @@ class Outcomes:
             err = _as_outcome(err)
         if isinstance(err, TransientError):
             self.transient = err
-            self.attempts.append(attempt_row(notification, recipient, "transient", started, err))
+            self.attempts.append(message_row(notification, recipient, Outcome.TRANSIENT,
+                                             started, err))
         elif isinstance(err, SuppressedError):
             self.bounced.extend(err.recipients)
-            self.attempts.append(attempt_row(notification, recipient, "suppressed", started,
-                                             err))
+            self.attempts.append(message_row(notification, recipient, Outcome.SUPPRESSED,
+                                             started, err))
         elif err is not None:
             self.failed += 1
-            self.attempts.append(attempt_row(notification, recipient, "permanent", started, err))
+            self.attempts.append(message_row(notification, recipient, Outcome.PERMANENT,
+                                             started, err))
         else:
             self.bounced.extend(result.bounced)
             self.delivered += 1
-            row = attempt_row(notification, recipient, "delivered", started, None)
+            row = message_row(notification, recipient, Outcome.DELIVERED, started, None)
             row["provider_message_id"] = result.provider_message_id
             if result.rejected:
                 row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
@@ -147,7 +143,7 @@ class Verdict:
     """What an attempt's outcomes make of the notification: its status, the error it keeps,
     and the wait before the next attempt (a retry only)."""
 
-    status: str
+    status: NotificationStatus
     error: str | None
     wait: float | None = None
 
@@ -158,13 +154,13 @@ def status_rule(notification: Notification, outcomes: Outcomes, suppressed: list
     earlier attempt of a fan-out) makes it delivered; else it failed, or was suppressed."""
     attempts, transient = outcomes.attempts, outcomes.transient
     if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
-        return Verdict("queued", str(transient),
+        return Verdict(NotificationStatus.QUEUED, str(transient),
                        retry_delay(notification.attempts, backoff=EMAIL_BACKOFF,
                                    retry_after=transient.retry_after))
     if outcomes.delivered > 0 or reached_before:
-        return Verdict("delivered", None)
+        return Verdict(NotificationStatus.DELIVERED, None)
     if outcomes.failed or transient is not None:
-        return Verdict("failed", attempts[-1]["error"] if attempts else None)
+        return Verdict(NotificationStatus.FAILED, attempts[-1]["error"] if attempts else None)
     if suppressed:
-        return Verdict("suppressed", None)
-    return Verdict("failed", "no recipient left to send to")
+        return Verdict(NotificationStatus.SUPPRESSED, None)
+    return Verdict(NotificationStatus.FAILED, "no recipient left to send to")

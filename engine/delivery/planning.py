@@ -11,6 +11,7 @@ from engine.delivery.tracking import apply_tracking, unsubscribe_url
 from engine.plugins.channel_contract import Channel, Plan, PlannedDelivery
 from engine.store import notification_store
 from engine.store.models import DeliveryAttempt, Notification
+from engine.store.vocabulary import Outcome
 
 
 def _tracked_html(notification_id: str, payload: dict[str, Any],
@@ -39,7 +40,7 @@ def _settled_recipients(notification: Notification) -> dict[str, str]:
     permanent or suppressed. Only a transient outcome is tried again: a permanent one would
     fail the same way (or, its outcome unknown, might be sent twice)."""
     rows = DeliveryAttempt.select(DeliveryAttempt.recipient, DeliveryAttempt.outcome).where(
-        DeliveryAttempt.notification == notification, DeliveryAttempt.outcome != "transient",
+        DeliveryAttempt.notification == notification, DeliveryAttempt.outcome != Outcome.TRANSIENT,
         DeliveryAttempt.recipient.is_null(False))
     return {row.recipient: row.outcome for row in rows}
 

@@ -25,12 +25,14 @@ from rq.scripts import release_lock
 
 from engine import runtime
 from engine.delivery import outcome_events
+from engine.delivery.attempts import attempt_row
 from engine.delivery.redis_watch import RedisWatch
 from engine.delivery.retry import max_attempts
 from engine.store import notification_store, redis_outages
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, utcnow
 from engine.store.queueing import JOB_FUNCTION, enqueue_notification, queue
+from engine.store.vocabulary import NotificationStatus, Outcome
 
 log = logging.getLogger("herald.reconciler")
 LOCK_KEY = "herald:reconciler:lock"
@@ -72,8 +74,10 @@ def reconcile(batch: int = 500) -> dict[str, int]:
     settings = runtime.settings()
     now = utcnow()
     grace = now - dt.timedelta(seconds=settings.reconcile_after_seconds)
-    due_retry = (Notification.status == "queued") & (Notification.next_attempt_at <= now)
-    stuck = (Notification.status == "sending") & (Notification.updated_at < grace)
+    due_retry = ((Notification.status == NotificationStatus.QUEUED)
+                 & (Notification.next_attempt_at <= now))
+    stuck = ((Notification.status == NotificationStatus.SENDING)
+             & (Notification.updated_at < grace))
     counts = {"retries": 0, "lost": 0, "stuck": 0, "exhausted": 0, "pending": 0}
     database.connect(reuse_if_open=True)
     for kind, condition in (("retries", due_retry), ("lost", _lost(grace)), ("stuck", stuck)):
@@ -105,8 +109,8 @@ def reconcile_lost_now(batch: int = 500) -> dict[str, int]:
 
 def _lost(before: dt.datetime) -> Any:
     """Queued rows no retry is waiting for, last touched before ``before``."""
-    return ((Notification.status == "queued") & Notification.next_attempt_at.is_null()
-            & (Notification.updated_at < before))
+    return ((Notification.status == NotificationStatus.QUEUED)
+            & Notification.next_attempt_at.is_null() & (Notification.updated_at < before))
 
 
 def _rows(condition: Any) -> Any:
@@ -139,11 +143,12 @@ def _give_up(row: Notification, condition: Any) -> int:
     went away): that attempt gets its row. The notification ends `delivered` when an earlier
     attempt reached a recipient of its fan-out, else `failed`.
     """
+    unfinished = row.status == NotificationStatus.SENDING
     error = (f"gave up after {row.attempts} attempts"
-             + (f": attempt {row.attempts} never finished" if row.status == "sending" else ""))
+             + (f": attempt {row.attempts} never finished" if unfinished else ""))
     with database.atomic() as transaction:
         reached = notification_store.reached_a_recipient(row.id)
-        status = "delivered" if reached else "failed"
+        status = NotificationStatus.DELIVERED if reached else NotificationStatus.FAILED
         ended = (Notification.update(status=status, last_error=None if reached else error,
                                      next_attempt_at=None, updated_at=utcnow())
                  .where(Notification.id == row.id, condition).execute())
@@ -151,9 +156,8 @@ def _give_up(row: Notification, condition: Any) -> int:
             transaction.rollback()
             return 0
         attempt: dict[str, Any] = {}
-        if row.status == "sending":
-            attempt = {"notification": row.id, "number": row.attempts, "outcome": "permanent",
-                       "error": error}
+        if unfinished:
+            attempt = attempt_row(row, Outcome.PERMANENT, error=error)
             DeliveryAttempt.create(**attempt)
     log.warning("notification %s %s: %s", row.id, status, error)
     row.status = status

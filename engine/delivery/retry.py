@@ -1,5 +1,5 @@
-"""Retry policy (spec 6.5 for webhooks; email and SMS alike): what is retried, how long to
-wait, and how many attempts a channel gets."""
+"""Retry policy (spec 6.5 for webhooks, docs/api.md; email and SMS alike): what is retried,
+how long to wait, and how many attempts a channel gets."""
 
 from __future__ import annotations
 

@@ -23,8 +23,9 @@ from engine import runtime
 
 # An <a tag with no http(s) href is taken whole by the second branch, so the search goes on
 # after it instead of back at each "<a" inside it, each read on to the same ">" again
-# (quadratic: 65 KB of "<a href" took 6.5 s). An "<a" inside can find no href that the tag's
-# own start did not, so the links rewritten are the same.
+# (quadratic in the body: seconds for tens of kilobytes, docs/performance.md). An "<a"
+# inside can find no href that the tag's own start did not, so the links rewritten are the
+# same.
 _HREF = re.compile(r"""(<a\b)(?:([^>]*?\bhref\s*=\s*)(["'])(https?://[^"'\s>]+)\3|[^>]*)""",
                    re.IGNORECASE)
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
@@ -127,8 +128,8 @@ def unsubscribe_url(notification_id: str, recipient: str) -> str:
 
 
 # Links a message's click tracking rewrites; later ones are left as written. Each signed
-# link adds ~200 bytes and ~5 us a recipient: a 1 MiB body of 36,000 links became 7.4 MB
-# and 0.19 s of CPU for every recipient of a fan-out.
+# link adds bytes and CPU for every recipient of a fan-out: a body of tens of thousands of
+# links would multiply both (docs/performance.md, "Measurements behind the code's shape").
 MAX_TRACKED_LINKS = 1000
 
 

@@ -1,4 +1,5 @@
-"""Address checks shared by validation and recipient resolution: email (D4) and E.164 numbers."""
+"""Address checks shared by validation and recipient resolution: email (D4, docs/api.md)
+and E.164 numbers."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from engine.formats.header_text import CONTROL
 # One mailbox, ``Name <addr>``: the name a quoted string, or words of letters, digits,
 # atext and periods (``John Q. Public``, ``=?utf-8?q?...?=``); no comment, no second
 # address, no group. A grammar of our own, linear, where the standard library's strict
-# parser costs ~19 us a character and raises AttributeError on some hostile input.
+# parser is slow on long input (docs/performance.md, "Measurements behind the code's shape")
+# and raises AttributeError on some hostile input.
 _NAMED = re.compile(r"""(?:"(?:[^"\\]|\\.)*" *|[\w!#$%&'*+/=?^`{|}~. -]*)"""
                     r"""<([^\s<>()\[\]\\,;:@"]+@[^\s<>()\[\]\\,;:@"]+)>""")
 

@@ -1,4 +1,5 @@
-"""Final email bodies (D6): a whole HTML document with htmlHead inside <head>, text from HTML."""
+"""Final email bodies (D6, docs/api.md): a whole HTML document with htmlHead inside <head>,
+text from HTML."""
 
 from __future__ import annotations
 
@@ -32,6 +33,6 @@ def html_document(body: str, head: str | None) -> str:
 
 
 def text_from_html(html: str) -> str:
-    """The plain-text alternative, derived from the HTML (D6; rules in
+    """The plain-text alternative, derived from the HTML (D6 in docs/api.md; rules in
     engine/formats/plaintext.py)."""
     return html_to_text(html)

@@ -1,4 +1,5 @@
-"""Small field checks that every channel's options share (D2: every broken rule reported)."""
+"""Small field checks that every channel's options share (D2 in docs/api.md: every broken
+rule reported)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def addresses(errors: FieldErrors, value: object, path: str, empty: str, invalid
 
 def boolean(errors: FieldErrors, options: dict[str, Any], key: str, path: str,
             nullable: bool = True) -> None:
-    """A boolean option; spec 2.5 types some as "boolean or null", others as "boolean"."""
+    """A boolean option; spec 2.5 (docs/api.md) types some as "boolean or null", others as
+    "boolean"."""
     value = options.get(key, False)
     if (value is not None or not nullable) and not isinstance(value, bool):
         errors.add(f"{path}.{key}", "notifications.validation_type",

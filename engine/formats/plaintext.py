@@ -1,8 +1,9 @@
-"""The plain-text alternative of an HTML email (D6), from libxml2's parse of the HTML.
+"""The plain-text alternative of an HTML email (D6, docs/api.md), from libxml2's parse of the HTML.
 
 Every preview and every email without a text part needs one. html2text, which we used
-first, parses in pure Python (which was ten times slower, docs/performance.md); this walks
-lxml's tree without recursion. The rules are those of a readable text email:
+first, parses in pure Python; this walks lxml's tree without recursion, in a fraction of
+its time (docs/performance.md, "Measurements behind the code's shape"). The rules are
+those of a readable text email:
 
 - ``head``, ``script``, ``style`` and other non-content elements are left out, as are images;
 - block elements (paragraphs, headings, lists, tables, ...) start on a new line, and
@@ -39,9 +40,9 @@ _TAG = re.compile(r"<[^<>]*>")  # no '<' inside: linear on any input
 _parsers = threading.local()  # an lxml parser serves one thread at a time
 
 # libxml2 builds an element's attributes as a list it walks to the end to add each one, so
-# k attributes on one element cost k² (80,000 took 7 s, a 1 MB tag of them 24 s). Past this
-# budget of the sum of k² over the elements (~20 ms of that work) the text comes from the
-# stripped tags, as for nesting libxml2 refuses; real mail is many orders of magnitude below.
+# k attributes on one element cost k² (seconds for one hostile tag, docs/performance.md).
+# Past this budget of the sum of k² over the elements the text comes from the stripped
+# tags, as for nesting libxml2 refuses; real mail is many orders of magnitude below.
 ATTRIBUTE_BUDGET = 1 << 24
 # What libxml2's tokenizer (HTML5's) can have just before an attribute's first character:
 # the space or "/" ending the tag name or the previous name or value, or a value's closing

@@ -136,7 +136,7 @@ class BaseChannel:
         """Add to ``errors`` (a FieldErrors) every rule the request's options break."""
 
     def admit(self, request: SendRequest) -> None:
-        """The channel's rules at send (D1's channel rules): raise the ApiError."""
+        """The channel's rules at send (D1's (docs/api.md) channel rules): raise the ApiError."""
 
     def payload(self, request: SendRequest,
                 rendered: Mapping[str, str | None]) -> dict[str, Any]:

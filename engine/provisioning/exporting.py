@@ -18,6 +18,7 @@ from engine.store.models import (
     TemplateVersion,
     Workspace,
 )
+from engine.store.vocabulary import VersionStatus
 
 
 def _defaults(row: Any) -> dict[str, list[str]]:
@@ -26,7 +27,7 @@ def _defaults(row: Any) -> dict[str, list[str]]:
 
 
 def _version(channel: str, row: TemplateVersion, marked: bool) -> dict[str, Any]:
-    out: dict[str, Any] = {"status": "draft" if row.status == "draft" else "published"}
+    out: dict[str, Any] = {"status": "draft" if row.status == VersionStatus.DRAFT else "published"}
     if marked:
         out["live"] = True
     if row.locked:
@@ -39,8 +40,8 @@ def _version(channel: str, row: TemplateVersion, marked: bool) -> dict[str, Any]
 
 def _template(row: Template) -> dict[str, Any]:
     versions = list(row.versions.order_by(TemplateVersion.number))
-    published = [v.number for v in versions if v.status != "draft"]
-    live = next((v.number for v in versions if v.status == "live"), None)
+    published = [v.number for v in versions if v.status != VersionStatus.DRAFT]
+    live = next((v.number for v in versions if v.status == VersionStatus.LIVE), None)
     # apply makes the last published version live unless one is marked `live: true`: mark
     # the live one only when it is not the last published (an older draft was published).
     marked = live if published and live != published[-1] else None

@@ -26,6 +26,7 @@ from engine.store.models import (
     Workspace,
     utcnow,
 )
+from engine.store.vocabulary import VersionStatus
 
 
 def _sync(model: Any, values: dict[str, Any]) -> bool:
@@ -213,38 +214,39 @@ class Writer:
             number = index + 1
             content = version_content(channel, node)
             if node.get("status") == "published":
-                status = "live" if index == live_index else "previous"
+                status = VersionStatus.LIVE if index == live_index else VersionStatus.PREVIOUS
             else:
-                status = "draft"
+                status = VersionStatus.DRAFT
             locked = bool(node.get("locked", False))
             row = existing.get(number)
             if row is None:
-                compiled = compile_content(channel, content) if status != "draft" else None
+                draft = status == VersionStatus.DRAFT
+                compiled = None if draft else compile_content(channel, content)
                 TemplateVersion.create(
                     template=template, number=number, status=status, locked=locked,
                     content=content, compiled=compiled,
-                    published_at=utcnow() if status != "draft" else None,
+                    published_at=None if draft else utcnow(),
                 )
                 self.out.count(self.out.created, "versions")
                 continue
-            if row.status != "draft" and row.content != content:
+            if row.status != VersionStatus.DRAFT and row.content != content:
                 raise ApplyError([f"template {template.name!r} version {number} is published; "
                                   "its content cannot change (add a new version)"])
-            if row.status != "draft" and status == "draft":
+            if row.status != VersionStatus.DRAFT and status == VersionStatus.DRAFT:
                 raise ApplyError([f"template {template.name!r} version {number} is published "
                                   "and cannot become a draft again"])
             values: dict[str, Any] = {"status": status, "locked": locked or row.locked,
                                       "content": content}
-            if row.status == "draft" and status != "draft":
+            if row.status == VersionStatus.DRAFT and status != VersionStatus.DRAFT:
                 values["compiled"] = compile_content(channel, content)
                 values["published_at"] = utcnow()
             if _sync(row, values):
                 self.out.count(self.out.updated, "versions")
         if live_index is not None:
             # A file that lists no published version says nothing about which one is live.
-            demoted = (TemplateVersion.update(status="previous")
+            demoted = (TemplateVersion.update(status=VersionStatus.PREVIOUS)
                        .where(TemplateVersion.template == template,
-                              TemplateVersion.status == "live",
+                              TemplateVersion.status == VersionStatus.LIVE,
                               TemplateVersion.number != live_index + 1)
                        .execute())
             if demoted:

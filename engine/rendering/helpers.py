@@ -1,4 +1,4 @@
-"""The helpers of spec 2.3: names, arities and the inline helper functions.
+"""The helpers of spec 2.3 (docs/api.md): names, arities and the inline helper functions.
 
 Helper names are matched case-insensitively, so every table here is keyed by lower case.
 Block helpers (if, unless, each, with, ifEquals) are control flow and live in runtime.py.

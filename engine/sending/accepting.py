@@ -15,6 +15,7 @@ from engine.sending.admission import admit
 from engine.sending.payload import payload, render_parts, rendering_failed
 from engine.store import notification_store
 from engine.store.queueing import enqueue_notification
+from engine.store.vocabulary import NotificationStatus
 
 log = logging.getLogger("herald.api")
 
@@ -54,6 +55,7 @@ def _accepted(notification_id: str, channel: str, workspace_id: str) -> None:
         return
     try:
         hook(notification={"id": notification_id, "channel": channel,
-                           "workspaceId": workspace_id, "status": "queued"})
+                           "workspaceId": workspace_id,
+                           "status": NotificationStatus.QUEUED})
     except Exception:  # the send is accepted: a listener's bug must not answer 500
         log.exception("a notification_accepted listener raised for %s", notification_id)

@@ -1,4 +1,5 @@
-"""Rate limits (D10) and the monthly allowance (D9) in one Redis round trip per request.
+"""Rate limits (D10) and the monthly allowance (D9) in one Redis round trip per request
+(docs/api.md, "Decisions").
 
 Fixed windows aligned to the clock minute. The allowance counter is per account and UTC
 month; when Redis has lost it, it is rebuilt from the database before counting.

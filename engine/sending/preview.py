@@ -1,5 +1,5 @@
-"""Preview (spec 4.2): the email as it would be sent, with what a send would refuse reported
-as warnings; nothing is queued or counted against the allowance.
+"""Preview (spec 4.2, docs/api.md): the email as it would be sent, with what a send would
+refuse reported as warnings; nothing is queued or counted against the allowance.
 
 The response is email-shaped (spec 4.2): only a channel that declares ``previewable`` (the
 email channel) reaches it.
@@ -45,7 +45,8 @@ def _unsuppressed(resolved: Resolved, warnings: list[dict[str, str]]) -> Recipie
 
 
 def _final_bodies(payload: dict[str, Any]) -> dict[str, str]:
-    """The HTML a recipient gets (tracking applied) and the text derived from it (D6)."""
+    """The HTML a recipient gets (tracking applied) and the text derived from it (D6 in
+    docs/api.md)."""
     from engine.delivery.tracking import apply_tracking
 
     html = apply_tracking(payload["html"], notification_id=None,

@@ -1,4 +1,4 @@
-"""Recipient resolution (D4): inherited defaults, request additions, override."""
+"""Recipient resolution (D4, docs/api.md): inherited defaults, request additions, override."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ __all__ = ["Recipients", "resolve", "suppressed"]
 
 
 def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> Recipients:
-    """D4 over already-inherited defaults (engine/catalog/defaults.py)."""
+    """D4 (docs/api.md) over already-inherited defaults (engine/catalog/defaults.py)."""
     options = options or {}
     override = [v for v in options.get("overrideRecipients") or [] if v.strip()]
     base = {"to": override, "cc": [], "bcc": []} if override else defaults

@@ -16,6 +16,7 @@ from engine.plugins.manager import default_registry
 from engine.sending.recipients import resolve
 from engine.sending.validation import validate_request
 from engine.store.models import Account, Template, TemplateVersion, Workspace
+from engine.store.vocabulary import VersionStatus
 
 
 @dataclass
@@ -53,7 +54,7 @@ def _version(snap: snapshots.TemplateSnapshot, number: int | None) -> TemplateVe
     if version is None:
         raise ApiError(400, "notifications.template_version_not_found",
                        f"The template has no version {number}.")
-    if version.status == "draft":
+    if version.status == VersionStatus.DRAFT:
         raise ApiError(400, "notifications.template_version_is_draft",
                        f"Version {number} is a draft; pin a published version.")
     return version
@@ -95,7 +96,8 @@ def _send_request(body: dict[str, Any], channel: Channel, snap: snapshots.Templa
 
 def resolve_request(body: object, key: KeyInfo, *, preview: bool,
                     parse_error: ApiError | None = None) -> Resolved:
-    """Validation, tenancy, template, version and channel rules (D1 positions 5 to 10)."""
+    """Validation, tenancy, template, version and channel rules (D1 in docs/api.md,
+    positions 5 to 10)."""
     if parse_error is not None:
         raise parse_error
     request = validate_request(body)

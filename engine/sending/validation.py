@@ -1,4 +1,5 @@
-"""Field rules of a NotificationRequest (spec 7 and 8.1): every broken rule, reported together.
+"""Field rules of a NotificationRequest (spec 7 and 8.1, docs/api.md): every broken rule,
+reported together.
 
 Each channel checks its own options member (``emailOptions`` in channels/email/options.py).
 """

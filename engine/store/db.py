@@ -49,7 +49,7 @@ def make_database(url: str) -> Database:
             stale_timeout=300,
             **options,
         )
-        db.herald_prepare = prepare  # read by engine/prepared.py
+        db.herald_prepare = prepare  # read by engine/store/prepared.py
         return db
     raise ValueError(f"unsupported database URL scheme: {parts.scheme!r}")
 

@@ -20,11 +20,10 @@ from peewee import (
 
 from engine.store.db import database
 from engine.store.fields import EncryptedField, JSONField
+from engine.store.vocabulary import UNFINISHED, NotificationStatus, VersionStatus
 
 PLANS = ("basic", "pro", "business")
-VERSION_STATUSES = ("draft", "live", "previous")
-NOTIFICATION_STATUSES = ("queued", "sending", "delivered", "failed", "suppressed")
-# Sender verification allowances per plan (spec 8.3): (domains, single senders).
+# Sender verification allowances per plan (spec 8.3, docs/api.md): (domains, single senders).
 SENDER_ALLOWANCES = {"basic": (1, 2), "pro": (3, 5), "business": (10, 10)}
 
 
@@ -49,7 +48,8 @@ class Account(BaseModel):
 
 
 class Sender(BaseModel):
-    """A verified domain or single address; shared by every workspace of the account (D9)."""
+    """A verified domain or single address; shared by every workspace of the account (D9 in
+    docs/api.md)."""
 
     id = UUIDField(primary_key=True, default=uuid.uuid4)
     account = ForeignKeyField(Account, backref="senders", on_delete="CASCADE")
@@ -111,7 +111,7 @@ class TemplateVersion(BaseModel):
     id = UUIDField(primary_key=True, default=uuid.uuid4)
     template = ForeignKeyField(Template, backref="versions", on_delete="CASCADE")
     number = IntegerField()
-    status = CharField(max_length=10, default="draft")  # draft | live | previous
+    status = CharField(max_length=10, default=VersionStatus.DRAFT)
     locked = BooleanField(default=False)
     # The channel's content fields (each channel declares them: channels/).
     content = JSONField(default=dict)
@@ -175,7 +175,7 @@ class Notification(BaseModel):
     template = ForeignKeyField(Template, null=True, on_delete="SET NULL")
     version_number = IntegerField()
     channel = CharField(max_length=10)
-    status = CharField(max_length=12, default="queued")  # see UNFINISHED_INDEX
+    status = CharField(max_length=12, default=NotificationStatus.QUEUED)  # UNFINISHED_INDEX
     is_test = BooleanField(default=False)
     correlation_id = CharField(max_length=64)
     delivery_id = CharField(max_length=64)  # a uuid4, never looked up
@@ -195,7 +195,7 @@ class Notification(BaseModel):
 # delivered or failed) adds no entry, and the index stays as small as the backlog.
 UNFINISHED_INDEX = Notification.index(
     Notification.status, Notification.updated_at, name="notification_unfinished",
-    where=Notification.status.in_(["queued", "sending"]))
+    where=Notification.status.in_([str(status) for status in UNFINISHED]))
 Notification.add_index(UNFINISHED_INDEX)
 
 
@@ -206,7 +206,7 @@ class DeliveryAttempt(BaseModel):
     recipient = CharField(max_length=320, null=True)  # set when a message went to one address
     started_at = DateTimeField(default=utcnow)
     duration_ms = IntegerField(default=0)
-    outcome = CharField(max_length=12)  # delivered | transient | permanent | suppressed
+    outcome = CharField(max_length=12)  # an Outcome (engine/store/vocabulary.py)
     status_code = IntegerField(null=True)
     provider_message_id = CharField(max_length=200, null=True)
     response_excerpt = TextField(null=True)

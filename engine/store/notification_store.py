@@ -1,10 +1,10 @@
 """The hot statements on notification rows, written once as SQL.
 
 A send inserts one row; a delivery job claims it, looks up suppressions and records the
-outcome. Built by peewee each of these cost about 1 ms of Python, four times the database
-round trip, so they are written here as SQL with the models' own column names and value
-conversions (``db_value`` / ``python_value``), cached per database. Every other statement
-stays with peewee.
+outcome. Built by peewee each of these cost several times the database round trip in Python
+(docs/performance.md, "Measurements behind the code's shape"), so they are written here as
+SQL with the models' own column names and value conversions (``db_value`` /
+``python_value``), cached per database. Every other statement stays with peewee.
 
 Round trips: a send, one (the insert commits alone, no BEGIN/COMMIT pair); a delivery job,
 two: the claim, which also reads the signing secret and the suppressed recipients, and the
@@ -26,6 +26,7 @@ from peewee import Database, PostgresqlDatabase
 from engine.store import prepared
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
+from engine.store.vocabulary import NotificationStatus, Outcome
 
 ATTEMPT_FIELDS = [f for f in DeliveryAttempt._meta.sorted_fields if f.name != "id"]
 NOTIFICATION_FIELDS = Notification._meta.sorted_fields
@@ -44,7 +45,7 @@ def _statements(db: Database) -> dict[str, str]:
     table = _quoted(Notification._meta.table_name)
     columns = ", ".join(_quoted(f.column_name) for f in NOTIFICATION_FIELDS)
     # Never an attempt past the channel's maximum, whoever enqueued the job: such a row is
-    # the reconciler's to end (engine/reconciler.py).
+    # the reconciler's to end (engine/delivery/reconciler.py).
     claim = (
         f'UPDATE {table} SET "status" = {p}, "updated_at" = {p}, "attempts" = "attempts" + 1 '
         f'WHERE "id" = {p} AND "attempts" < CASE WHEN "channel" = {p} '
@@ -53,8 +54,9 @@ def _statements(db: Database) -> dict[str, str]:
         f'OR "next_attempt_at" <= {p})) OR ("status" = {p} AND "updated_at" < {p}))')
     if db.returning_clause:
         # Two answers ride along in the same round trip: the workspace's signing secret (a
-        # webhook attempt signs with the current one, D7), and which of the recipients the
-        # payload lists under "suppressionKeys" are suppressed now (a JSON array).
+        # webhook attempt signs with the current one, D7 in docs/api.md), and which of the
+        # recipients the payload lists under "suppressionKeys" are suppressed now (a JSON
+        # array).
         postgres = isinstance(db, PostgresqlDatabase)
         keys = (f"SELECT json_array_elements_text({table}.\"payload\"::json -> "
                 "'suppressionKeys')" if postgres else
@@ -148,8 +150,9 @@ def claim(notification_id: str, stale_after: float, webhook_max_attempts: int,
     key = Notification.id.db_value(notification_id)
     at = Notification.updated_at.db_value
     stale = at(now - dt.timedelta(seconds=stale_after))
-    params = ("sending", at(now), key, webhook_channel, webhook_max_attempts,
-              other_max_attempts, "queued", at(now), "sending", stale)
+    sending, queued = NotificationStatus.SENDING, NotificationStatus.QUEUED
+    params = (sending, at(now), key, webhook_channel, webhook_max_attempts,
+              other_max_attempts, queued, at(now), sending, stale)
     cursor = prepared.execute(db, "herald_claim", sql["claim"], params, prefix=sql["lease"])
     if db.returning_clause:
         row = cursor.fetchone()
@@ -191,7 +194,7 @@ def reached_a_recipient(notification_id: Any) -> bool:
     """Whether an attempt of the notification delivered to someone: a fan-out that stopped
     part way, or gave up, counts as delivered."""
     return DeliveryAttempt.select().where(DeliveryAttempt.notification == notification_id,
-                                          DeliveryAttempt.outcome == "delivered").exists()
+                                          DeliveryAttempt.outcome == Outcome.DELIVERED).exists()
 
 
 def _attempt_rows(attempts: list[dict[str, Any]]) -> list[tuple]:
@@ -215,7 +218,7 @@ def record_outcome(notification: Notification, attempts: list[dict[str, Any]], s
     """Insert the attempts and set the row's state in one commit (one statement on PostgreSQL).
 
     ``notification`` is updated in memory to match the row once it is committed (until then
-    its status stays ``sending``: engine/jobs.py reads that as "no outcome recorded").
+    its status stays ``sending``: engine/delivery/jobs.py reads that as "no outcome recorded").
     """
     now = utcnow()
     next_attempt_at = now + dt.timedelta(seconds=wait) if wait else None

@@ -1,10 +1,11 @@
 """The hot statements as named server-side statements on PostgreSQL: parsed and planned once
 per connection instead of at every call.
 
-A claim sent as text cost PostgreSQL ~0.55 ms of CPU, most of it parsing and planning a
-statement that never changes; run as ``EXECUTE`` of a statement prepared on that
-connection it costs ~0.25 ms, and the client sends and psycopg2 interpolates a far shorter
-string. Which statements a connection holds is kept beside the connection object (a new
+A claim sent as text made PostgreSQL parse and plan, at every call, a statement that never
+changes: most of its CPU (docs/performance.md, "Measurements behind the code's shape"). As
+``EXECUTE`` of a statement prepared on that connection it costs half as much, and the
+client sends and psycopg2 interpolates a far shorter string. Which statements a
+connection holds is kept beside the connection object (a new
 connection, after a reconnect, starts with none).
 
 A pooler in transaction mode (PgBouncer's ``pool_mode = transaction``) may run a

@@ -5,7 +5,7 @@ hash, the id pushed on the queue list), written in one script call. RQ builds a 
 object and sends five commands in a transaction for each enqueue, which was a third of
 a send's CPU time; here RQ builds the job hash once per process, with a placeholder id,
 and each enqueue fills in what differs: the id, the call data and the two timestamps.
-tests/engine/test_queueing.py holds this to what RQ itself writes, field by field.
+tests/engine/store/test_queueing.py holds this to what RQ itself writes, field by field.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 A send makes two script calls (the admission, the enqueue). Through redis-py's ``Script``
 each goes the client's general way: a pool checkout that polls the socket, a retry
-wrapper, the arguments encoded one by one, the release. On the bench machine that cost
-114-150 µs of CPU per call, against 60-78 µs for packing, sending and reading the same
-command on a connection directly (docs/performance.md, fourth round). Anything unexpected
+wrapper, the arguments encoded one by one, the release: about twice the CPU of packing,
+sending and reading the same command on a connection directly (docs/performance.md,
+"Measurements behind the code's shape"). Anything unexpected
 (a dropped connection, the server's script cache flushed) goes to redis-py's own call,
 which reconnects, retries and loads the script as before.
 """

@@ -59,7 +59,8 @@ def decrypt(token: str) -> str:
 
 
 def new_signing_secret() -> str:
-    """A webhook signing secret; the HMAC key is exactly these UTF-8 characters (D7)."""
+    """A webhook signing secret; the HMAC key is exactly these UTF-8 characters (D7 in
+    docs/api.md)."""
     return "whsec_" + secrets.token_urlsafe(32)
 
 

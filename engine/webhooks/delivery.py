@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import dns.resolver
 
 from engine.plugins.contracts import parse_retry_after
+from engine.store.vocabulary import Outcome
 from engine.webhooks.destinations import DestinationError, DestinationUnavailable, check_destination
 from engine.webhooks.headers import unsendable_headers
 from engine.webhooks.signatures import sign
@@ -21,19 +22,20 @@ FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network fai
             "too_large": "answer too large"}
 
 
-def classify_status(status: int) -> str:
-    """A receiver's answer as an outcome (spec 6.5): 2xx delivered; 408, 429 and 5xx worth
-    another attempt; anything else (redirects included) will fail the same way again."""
+def classify_status(status: int) -> Outcome:
+    """A receiver's answer as an outcome (spec 6.5, docs/api.md): 2xx delivered; 408, 429
+    and 5xx worth another attempt; anything else (redirects included) fails the same way
+    again."""
     if 200 <= status < 300:
-        return "delivered"
+        return Outcome.DELIVERED
     if status in (408, 429) or status >= 500:
-        return "transient"
-    return "permanent"
+        return Outcome.TRANSIENT
+    return Outcome.PERMANENT
 
 
 @dataclass
 class AttemptResult:
-    outcome: str  # delivered | transient | permanent
+    outcome: Outcome  # delivered, transient or permanent
     status_code: int | None
     duration_ms: int
     response_excerpt: str
@@ -54,15 +56,15 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
 
     if unsendable := unsendable_headers(custom_headers or {}):
         names = ", ".join(repr(name) for name in unsendable)
-        return AttemptResult("permanent", None, elapsed(), "",
+        return AttemptResult(Outcome.PERMANENT, None, elapsed(), "",
                              f"custom headers cannot be sent: {names}", None)
     try:
         checked = check_destination(url, allow_private=allow_private, resolver=resolver)
     except DestinationUnavailable as err:  # DNS down or slow: retried like a network failure
-        return AttemptResult("transient", None, elapsed(), "", f"{FAILURES['network']}: {err}",
-                             None)
+        return AttemptResult(Outcome.TRANSIENT, None, elapsed(), "",
+                             f"{FAILURES['network']}: {err}", None)
     except DestinationError as err:
-        return AttemptResult("permanent", None, elapsed(), "", f"destination refused: {err}",
+        return AttemptResult(Outcome.PERMANENT, None, elapsed(), "", f"destination refused: {err}",
                              None)
     timestamp = int(time.time())
     headers = {**(custom_headers or {}),
@@ -79,13 +81,13 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
     if answer.status_code is None:
         error = FAILURES[answer.failure or "network"]
         detail = f"{error}: {answer.detail}" if answer.detail else error
-        return AttemptResult("transient", None, elapsed(), "", detail, None)
+        return AttemptResult(Outcome.TRANSIENT, None, elapsed(), "", detail, None)
     outcome = classify_status(answer.status_code)
     error = None
     if 300 <= answer.status_code < 400:
         error = "redirects are never followed"
-    elif outcome != "delivered":
+    elif outcome != Outcome.DELIVERED:
         error = f"receiver answered {answer.status_code}"
     retry_after = parse_retry_after(answer.headers.get("retry-after"))
     return AttemptResult(outcome, answer.status_code, elapsed(), answer.excerpt, error,
-                         retry_after if outcome == "transient" else None)
+                         retry_after if outcome == Outcome.TRANSIENT else None)

@@ -1,4 +1,5 @@
-"""Webhook destination policy (spec 6.1): public https://host:443 only, judged on every DNS answer.
+"""Webhook destination policy (spec 6.1, docs/api.md): public https://host:443 only, judged
+on every DNS answer.
 
 An explicit deny list, not ``ipaddress.is_global`` alone (it is wrong for several ranges),
 and the host must be read the same way by urllib.parse and by urllib3.
@@ -37,7 +38,7 @@ _HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*"
 
 
 class DestinationError(ValueError):
-    """The destination breaks spec 6.1; the message says which rule."""
+    """The destination breaks spec 6.1 (docs/api.md); the message says which rule."""
 
 
 class DestinationUnavailable(DestinationError):

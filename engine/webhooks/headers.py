@@ -1,4 +1,5 @@
-"""Custom webhook header rules (spec 6.2); errors sit under notifications.validation_failed."""
+"""Custom webhook header rules (spec 6.2, docs/api.md); errors sit under
+notifications.validation_failed."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ VALUE = re.compile(r"[\t\x20-\x7e]*")
 REFUSED = {"host", "authorization", "cookie", "set-cookie", "proxy-authorization",
            "content-length", "content-type", "transfer-encoding", "connection", "upgrade",
            "te", "trailer", "expect", "keep-alive", "idempotency-key", "user-agent"}
-# Anything that looks like it carries a credential, token or secret (spec 6.2): these
+# Anything that looks like it carries a credential, token or secret (spec 6.2, docs/api.md): these
 # anywhere in the name...
 CREDENTIAL = re.compile(r"auth|token|secret|passw|passphrase|credential|api[-_]?key|session|"
                         r"cookie|signature|bearer|private|jwt|hmac|csrf|xsrf|"
@@ -30,7 +31,6 @@ CREDENTIAL_WORDS = {"pass", "pwd", "passwd", "otp", "totp", "pin", "sig", "sid"}
 # Bitbucket's X-Event-Key).
 DATA_KEYS = {"idempotency", "event", "cache", "routing", "partition", "dedup",
              "deduplication", "sort", "message", "correlation"}
-PREFIX = "notifications.webhook.custom_headers"
 
 
 def name_sendable(name: object) -> bool:
@@ -65,33 +65,39 @@ def validate_webhook_headers(headers: object) -> list[tuple[str, str, str]]:
     if headers is None:
         return []
     if not isinstance(headers, Mapping):
-        return [(base, f"{PREFIX}.invalid", "must be an object of string values")]
+        return [(base, "notifications.webhook.custom_headers.invalid",
+                 "must be an object of string values")]
     problems: list[tuple[str, str, str]] = []
     if len(headers) > MAX_HEADERS:
-        problems.append((base, f"{PREFIX}.too_many", f"at most {MAX_HEADERS} headers"))
+        problems.append((base, "notifications.webhook.custom_headers.too_many",
+                         f"at most {MAX_HEADERS} headers"))
     total = 0
     seen: set[str] = set()
     for name, value in headers.items():
         path = f"{base}.{name}"
         total += len(str(name).encode()) + len(str(value).encode())
         if not name_sendable(name):
-            problems.append((path, f"{PREFIX}.name_invalid", "not a valid header name"))
+            problems.append((path, "notifications.webhook.custom_headers.name_invalid",
+                             "not a valid header name"))
         elif len(name) > MAX_NAME:
-            problems.append((path, f"{PREFIX}.name_too_long", f"at most {MAX_NAME} characters"))
+            problems.append((path, "notifications.webhook.custom_headers.name_too_long",
+                             f"at most {MAX_NAME} characters"))
         lowered = name.lower()
         if (lowered in REFUSED or lowered.startswith(("x-service-", "x-herald-"))
                 or looks_like_credential(lowered)):
-            problems.append((path, f"{PREFIX}.name_not_permitted",
+            problems.append((path, "notifications.webhook.custom_headers.name_not_permitted",
                              "this header is set by Herald or may carry a credential"))
         if lowered in seen:
-            problems.append((path, f"{PREFIX}.name_duplicated", "duplicate header name"))
+            problems.append((path, "notifications.webhook.custom_headers.name_duplicated",
+                             "duplicate header name"))
         seen.add(lowered)
         if not value_sendable(value):
-            problems.append((path, f"{PREFIX}.value_invalid",
+            problems.append((path, "notifications.webhook.custom_headers.value_invalid",
                              "must be a string of printable ASCII characters, spaces and tabs"))
         elif len(value) > MAX_VALUE:
-            problems.append((path, f"{PREFIX}.value_too_long",
+            problems.append((path, "notifications.webhook.custom_headers.value_too_long",
                              f"at most {MAX_VALUE} characters"))
     if total > MAX_TOTAL_BYTES:
-        problems.append((base, f"{PREFIX}.too_large", f"at most {MAX_TOTAL_BYTES} bytes in all"))
+        problems.append((base, "notifications.webhook.custom_headers.too_large",
+                         f"at most {MAX_TOTAL_BYTES} bytes in all"))
     return problems

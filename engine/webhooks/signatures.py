@@ -1,4 +1,4 @@
-"""Webhook signatures (spec 6.3, 6.4), for Herald and for receivers alike.
+"""Webhook signatures (spec 6.3, 6.4, docs/api.md), for Herald and for receivers alike.
 
 Signed string: ``{timestamp}.{deliveryId}.{rawBody}`` as exact bytes; key: the workspace
 secret's UTF-8 bytes exactly as shown (D7); header: ``v1=`` + lowercase hex HMAC-SHA256.
@@ -36,5 +36,5 @@ def verify_webhook(secret: str, raw_body: bytes, headers: Mapping[str, str], *,
     if not delivery_id or abs((now if now is not None else time.time()) - timestamp) > tolerance:
         return False
     expected = sign(secret, timestamp, delivery_id, raw_body)
-    # Equal lengths first, then a constant-time comparison (spec 6.4).
+    # Equal lengths first, then a constant-time comparison (spec 6.4, docs/api.md).
     return len(signature) == len(expected) and hmac.compare_digest(signature, expected)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine.webhooks.destinations import DestinationError, check_destination, is_forbidden_address
-from tests.channels.conftest import PUBLIC
+from tests.conftest import PUBLIC
 
 HOSTILE = [
     # scheme, port, userinfo, characters

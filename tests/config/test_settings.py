@@ -120,3 +120,17 @@ def test_provider_urls_the_plugins_take_are_accepted():
 def test_reading_settings_loads_no_plugin():
     # config/ imports nothing of Herald's: a scheme no plugin takes is the engine's to refuse.
     assert load_settings({"HERALD_EMAIL_PROVIDER": "nosuch://x"}).email_provider == "nosuch://x"
+
+
+def test_postgresql_without_its_driver_is_one_configuration_error(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "psycopg2" else real(name, *args))
+    with pytest.raises(ConfigError) as err:
+        load_settings({"HERALD_DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/x"})
+    assert err.value.setting == "HERALD_DATABASE_URL"
+    assert "pip install 'herald[postgres]'" in str(err.value)
+    # SQLite needs no driver of its own.
+    assert load_settings({"HERALD_DATABASE_URL": "sqlite:///x.db"}).database_url == "sqlite:///x.db"

@@ -17,7 +17,7 @@ import pytest
 from engine.rendering import RenderError, compile_parts, render_part
 
 HERE = Path(__file__).resolve().parent
-NODE_DIR = HERE.parent / ".node"
+NODE_DIR = HERE.parents[1] / ".node"
 HANDLEBARS = "handlebars@4.7.8"
 
 PEOPLE = {"name": "Bob <b>", "first": "Ada", "Last": "Lovelace", "empty": "", "zero": "0",

@@ -13,7 +13,7 @@ import pytest
 
 from engine.webhooks.signatures import sign
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(__file__).resolve().parents[3] / "docs"
 SECRET = "whsec_docs-example"
 BODY = '{"order": "A-1", "note": "caf\u00e9"}'.encode()
 
