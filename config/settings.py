@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import math
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urlsplit
 
@@ -48,6 +50,11 @@ class Settings:
     key_cache_seconds: float = 5.0
     reconcile_after_seconds: float = 60.0
     mail_from: str | None = None  # the web application's own mail (invitations, resets)
+    # Sender verification (docs/senders.md): every DNS lookup Herald makes asks these
+    # servers, ("host", port) pairs (empty: the system resolver); the zones records point at.
+    dns_nameservers: tuple[tuple[str, int], ...] = ()
+    dkim_zone: str | None = None
+    return_path_domain: str | None = None
 
     @property
     def production(self) -> bool:
@@ -202,6 +209,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if raw := get("HERALD_RECONCILE_AFTER_SECONDS"):
         values["reconcile_after_seconds"] = _float(
             "HERALD_RECONCILE_AFTER_SECONDS", raw, maximum=MAX_RECONCILE_AFTER_SECONDS)
+    values.update(_sender_settings(get))
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()
@@ -211,3 +219,54 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
             # Unset in production means "not configured": deliveries fail visibly, not silently.
             values.setdefault(provider, "")
     return Settings(**values)  # type: ignore[arg-type]
+
+
+def _nameservers(name: str, raw: str) -> tuple[tuple[str, int], ...]:
+    """``host[:port]`` items, comma-separated; a host is an IP address (``[v6]:port`` with a
+    port), since the servers that resolve names cannot be found by name."""
+    servers = []
+    for item in (part.strip() for part in raw.split(",")):
+        if not item:
+            continue
+        host, port = item, "53"
+        if item.startswith("["):
+            host, _, rest = item[1:].partition("]")
+            port = rest[1:] if rest.startswith(":") else ("53" if not rest else "?")
+        elif item.count(":") == 1:
+            host, _, port = item.partition(":")
+        try:
+            address = str(ipaddress.ip_address(host))
+        except ValueError:
+            raise ConfigError(name, f"{item!r}: the host must be an IP address") from None
+        if not port.isdigit() or not 0 < int(port) < 65536:
+            raise ConfigError(name, f"{item!r}: the port must be a number from 1 to 65535")
+        servers.append((address, int(port)))
+    if not servers:
+        raise ConfigError(name, "expected host[:port] items separated by commas")
+    return tuple(servers)
+
+
+_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def _zone(name: str, raw: str) -> str:
+    """A DNS name Herald's records point into: ASCII, at least two labels, and short enough
+    that ``hd1.<label>.<zone>`` stays within DNS's 253 characters."""
+    value = raw.strip().rstrip(".").lower()
+    labels = value.split(".")
+    if len(labels) < 2 or not all(_LABEL.match(label) for label in labels):
+        raise ConfigError(name, f"expected a DNS name such as herald.example, got {raw!r}")
+    if len(value) > 180:
+        raise ConfigError(name, "must be at most 180 characters")
+    return value
+
+
+def _sender_settings(get: Callable[[str], str | None]) -> dict[str, object]:
+    values: dict[str, object] = {}
+    if raw := get("HERALD_DNS_NAMESERVERS"):
+        values["dns_nameservers"] = _nameservers("HERALD_DNS_NAMESERVERS", raw)
+    if raw := get("HERALD_DKIM_ZONE"):
+        values["dkim_zone"] = _zone("HERALD_DKIM_ZONE", raw)
+    if raw := get("HERALD_RETURN_PATH_DOMAIN"):
+        values["return_path_domain"] = _zone("HERALD_RETURN_PATH_DOMAIN", raw)
+    return values

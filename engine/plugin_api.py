@@ -39,6 +39,7 @@ from engine.plugins.channel_contract import (
 from engine.plugins.contracts import (
     Attachment,
     DeliveryError,
+    DkimKey,
     OutboundEmail,
     OutboundSms,
     PermanentError,
@@ -61,7 +62,7 @@ __all__ = [  # noqa: RUF022 -- grouped as docs/plugins.md lists them
     "BaseChannel", "Channel", "Plan", "Planned", "PlannedDelivery", "Recipients",
     "SendRequest",
     # messages and outcomes
-    "Attachment", "DeliveryError", "OutboundEmail", "OutboundSms", "PermanentError",
+    "Attachment", "DeliveryError", "DkimKey", "OutboundEmail", "OutboundSms", "PermanentError",
     "Provider", "ProviderContext", "ProviderFactory", "SendResult", "SuppressedError",
     "TransientError", "parse_retry_after",
     # HTTP providers

@@ -170,6 +170,16 @@ def receiver(ca):
     server.close()
 
 
+@pytest.fixture
+def zone() -> Iterator[object]:
+    """A DNS server on loopback answering from a zone the test edits (dnslib)."""
+    from tests.support.zone_server import ZoneServer
+
+    server = ZoneServer()
+    yield server
+    server.close()
+
+
 @pytest.fixture(scope="session")
 def dns_server():
     server = LoopbackDns({
@@ -191,3 +201,16 @@ def dns_server():
     })
     yield server
     server.close()
+
+
+@pytest.fixture
+def sender_settings(settings: Settings, zone, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """Settings whose every DNS lookup asks ``zone``, with the zones records point into."""
+    from engine.senders import identity
+
+    changed = settings.with_changes(dns_nameservers=(zone.nameserver,),
+                                    dkim_zone="dkim.herald.test",
+                                    return_path_domain="rp.herald.test")
+    monkeypatch.setattr(runtime, "_settings", changed)
+    identity.clear()
+    return changed

@@ -15,6 +15,7 @@ from channels.email.options import validate_email_options
 from engine.plugin_api import (
     Attachment,
     BaseChannel,
+    DkimKey,
     FieldErrors,
     OutboundEmail,
     Plan,
@@ -116,6 +117,8 @@ class EmailChannel(BaseChannel):
             attachments=_attachments(payload),
             request_delivery_receipt=bool(payload.get("requestDeliveryReceipt")),
             message_id=payload.get("messageId") or make_msgid(domain=_domain(sender)),
+            envelope_sender=payload.get("envelopeSender"),  # set by the worker, never stored
+            dkim=payload["dkim"] if isinstance(payload.get("dkim"), DkimKey) else None,
         )
         email.mime = build_mime(email, payload)
         return email

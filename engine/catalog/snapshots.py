@@ -15,6 +15,7 @@ from typing import Any
 
 from engine import runtime
 from engine.catalog.defaults import inherited_defaults
+from engine.formats.addresses import suppression_key
 from engine.store.models import Account, Sender, Template, TemplateVersion, Workspace
 from engine.store.vocabulary import VersionStatus
 
@@ -41,7 +42,10 @@ class TemplateSnapshot:
         return self._versions[number]
 
     def sender_verified(self, bare: str) -> bool:
-        return bare in self.addresses or bare.rpartition("@")[2] in self.domains
+        """Senders are kept with their domain in ASCII form: either spelling of an
+        internationalised domain is the same sender."""
+        kept = suppression_key(bare)
+        return kept in self.addresses or kept.rpartition("@")[2] in self.domains
 
 
 PINNED_VERSIONS_KEPT = 8

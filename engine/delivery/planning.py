@@ -7,8 +7,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from engine import runtime
+from engine.delivery.providers import uses_own_provider
+from engine.delivery.return_path import envelope_sender
 from engine.delivery.tracking import apply_tracking, unsubscribe_url
 from engine.plugins.channel_contract import Channel, Plan, PlannedDelivery
+from engine.senders.identity import sender_additions
 from engine.store import notification_store
 from engine.store.models import DeliveryAttempt, Notification
 from engine.store.vocabulary import Outcome
@@ -45,11 +49,25 @@ def _settled_recipients(notification: Notification) -> dict[str, str]:
     return {row.recipient: row.outcome for row in rows}
 
 
+def _payload(notification: Notification) -> dict[str, Any]:
+    """The payload, with what a verified sender adds to email through the service's
+    provider: the DKIM key, the envelope sender at the return-path host, the postal footer
+    of a single sender's Marketing mail (docs/senders.md)."""
+    payload = notification.payload
+    if notification.channel != "email" or uses_own_provider(notification.workspace_id):
+        return payload
+    added = sender_additions(notification.account_id, payload)
+    host = added.pop("returnPathHost", None) or runtime.settings().return_path_domain
+    if host:
+        added["envelopeSender"] = envelope_sender(notification.id, host)
+    return {**payload, **added} if added else payload
+
+
 def plan(channel: Channel, notification: Notification) -> Plan:
     """The channel's plan for this attempt of the notification."""
     nid = str(notification.id)
     return channel.plan(PlannedDelivery(
-        notification_id=nid, attempt=notification.attempts, payload=notification.payload,
+        notification_id=nid, attempt=notification.attempts, payload=_payload(notification),
         suppressed=functools.partial(_suppressed, notification),
         settled=functools.partial(_settled_recipients, notification),
         tracked_html=functools.partial(_tracked_html, nid),

@@ -50,6 +50,11 @@ def _own_provider(workspace_id: Any) -> str | None:
     return value
 
 
+def uses_own_provider(workspace_id: Any) -> bool:
+    """True when the workspace sends email through its own provider (D9)."""
+    return bool(_own_provider(workspace_id))
+
+
 def provider_for(channel: Channel, workspace_id: Any) -> Provider:
     """The workspace's own provider when the channel takes one, else the one its setting
     names; cached per process and URL, so an SMTP connection is kept across notifications."""

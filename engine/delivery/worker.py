@@ -15,7 +15,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from redis.exceptions import AuthenticationError, AuthorizationError, RedisError, ResponseError
 
@@ -26,6 +26,7 @@ from engine.delivery.reconciler import run_periodically
 from engine.delivery.supervisor import Supervisor
 from engine.delivery.worker_class import ForkingHeraldWorker, HeraldWorker
 from engine.plugins.manager import check_providers
+from engine.senders.recheck import run_periodically as recheck_senders
 from engine.store import redis_outages
 from engine.store.queueing import QUEUE_NAME
 
@@ -62,6 +63,7 @@ def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> 
     stop = threading.Event()
     threading.Thread(target=run_periodically, args=(stop, None, urgent), daemon=True,
                      name="herald-reconciler").start()
+    start_periodic_tasks(stop)
     # No fork per job by default: the delivery reuses this process's DB and SMTP connections,
     # and runs on the delivery thread beside RQ's bookkeeping (a forked child would exit first).
     if not fork:
@@ -74,6 +76,18 @@ def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> 
         stop.set()
         close_all()
     return 0
+
+
+# Periodic work beside the reconciler: each loop ``target(stop)`` runs on its own thread
+# until the worker stops, and takes its own Redis lock, so one worker at a time runs a pass.
+PERIODIC_TASKS: tuple[tuple[str, Callable[[threading.Event], None]], ...] = (
+    ("herald-senders-recheck", recheck_senders),
+)
+
+
+def start_periodic_tasks(stop: threading.Event) -> None:
+    for name, loop in PERIODIC_TASKS:
+        threading.Thread(target=loop, args=(stop,), daemon=True, name=name).start()
 
 
 def _stop_on_signals() -> None:

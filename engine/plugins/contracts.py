@@ -26,11 +26,20 @@ class Attachment:
     cid: str | None = None
 
 
+@dataclass(frozen=True)
+class DkimKey:
+    """What signs a message (RFC 6376): ``d=`` domain, ``s=`` selector, a PEM private key."""
+
+    domain: str
+    selector: str
+    private_key: bytes = field(repr=False)
+
+
 @dataclass
 class OutboundEmail:
     """One email as a provider sends it; ``mime`` is the exact message for SMTP-like providers."""
 
-    sender: str                      # bare address (envelope and From)
+    sender: str                      # bare address (From; the envelope's too, by default)
     sender_name: str | None
     to: list[str]
     cc: list[str]
@@ -44,6 +53,10 @@ class OutboundEmail:
     request_delivery_receipt: bool = False
     message_id: str | None = None
     mime: Message | None = None
+    # Mail from a verified domain through the service's provider: the bounce address for
+    # MAIL FROM (else ``sender``) and the key an SMTP-like provider signs ``mime`` with.
+    envelope_sender: str | None = None
+    dkim: DkimKey | None = None
 
     @property
     def recipients(self) -> list[str]:

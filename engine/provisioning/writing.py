@@ -13,6 +13,8 @@ from engine.catalog import suppressions
 from engine.catalog.keys import create_key, parse_time
 from engine.catalog.versions import compile_content
 from engine.provisioning.document import ApplyError, Outcome, version_content
+from engine.senders.allowances import COUNTED
+from engine.senders.names import kept_value
 from engine.store import secrets
 from engine.store.models import (
     SENDER_ALLOWANCES,
@@ -97,19 +99,28 @@ class Writer:
         senders = node.get("senders") or {}
         for kind, key in (("domain", "domains"), ("address", "addresses")):
             for value in senders.get(key) or []:
-                _, created = Sender.get_or_create(
-                    account=account, kind=kind, value=value.strip().lower()
-                )
-                if created:
-                    self.out.count(self.out.created, "senders")
+                self.sender(account, kind, value)
         domains, addresses = SENDER_ALLOWANCES[account.plan]
         for kind, allowed in (("domain", domains), ("address", addresses)):
-            have = Sender.select().where(Sender.account == account, Sender.kind == kind).count()
+            have = Sender.select().where(Sender.account == account, Sender.kind == kind,
+                                         Sender.status.in_(COUNTED[kind])).count()
             if have > allowed:
                 raise ApplyError([f"account {account.name!r}: plan {account.plan} allows "
                                   f"{allowed} verified {kind}s, the file gives {have}"])
         for i, ws in enumerate(node.get("workspaces") or []):
             self.workspace(account, ws, f"{path}.workspaces[{i}]")
+
+    def sender(self, account: Account, kind: str, value: str) -> None:
+        """Declared verified (templates as code), the verification flow's row included: the
+        one model the send rule reads (docs/senders.md)."""
+        row, created = Sender.get_or_create(account=account, kind=kind,
+                                            value=kept_value(kind, value))
+        if created:
+            self.out.count(self.out.created, "senders")
+        elif not row.verified:
+            Sender.update(status="verified", verified=True, declared=True, missing_since=None,
+                          token_hash=None).where(Sender.id == row.id).execute()
+            self.out.count(self.out.updated, "senders")
 
     def workspace(self, account: Account, node: dict[str, Any], path: str) -> None:
         provider = node.get("emailProvider")

@@ -10,6 +10,7 @@ from engine.store.models import (
     ALL_MODELS,
     Notification,
     SchemaVersion,
+    Sender,
     Suppression,
     TemplateVersion,
 )
@@ -67,10 +68,40 @@ def _people(db: Database) -> None:
     db.create_tables(PEOPLE_MODELS, safe=True)
 
 
+def _sender_verification(db: Database) -> None:
+    """The sender verification flow's columns (docs/senders.md), added where missing (a
+    database made by step 1 since has them); a domain is kept in its ASCII form, the one
+    mail is sent from (an address's too), so both spellings of an internationalised domain
+    find it."""
+    from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
+
+    from engine.formats.addresses import ascii_form, suppression_key
+
+    have = {column.name for column in db.get_columns(Sender._meta.table_name)}
+    migrator = (SqliteMigrator(db) if isinstance(db, SqliteDatabase)
+                else PostgresqlMigrator(db))
+    wanted = [(name, field) for name, field in Sender._meta.fields.items()
+              if field.column_name not in have]
+    migrate(*(migrator.add_column(Sender._meta.table_name, field.column_name, field)
+              for _, field in wanted))
+    rows = Sender.select(Sender.id, Sender.account, Sender.kind, Sender.value)
+    for row in list(rows):
+        ascii_value = (ascii_form(row.value).lower() if row.kind == "domain"
+                       else suppression_key(row.value))
+        if ascii_value == row.value:
+            continue
+        if Sender.select().where(Sender.account == row.account_id, Sender.kind == row.kind,
+                                 Sender.value == ascii_value).exists():
+            Sender.delete().where(Sender.id == row.id).execute()
+        else:
+            Sender.update(value=ascii_value).where(Sender.id == row.id).execute()
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
-                                                _one_live_version, _people]
+                                                _one_live_version, _people,
+                                                _sender_verification]
 
 
 def current_version(db: Database) -> int:

@@ -47,21 +47,6 @@ class Account(BaseModel):
     created_at = DateTimeField(default=utcnow)
 
 
-class Sender(BaseModel):
-    """A verified domain or single address; shared by every workspace of the account (D9 in
-    docs/api.md)."""
-
-    id = UUIDField(primary_key=True, default=uuid.uuid4)
-    account = ForeignKeyField(Account, backref="senders", on_delete="CASCADE")
-    kind = CharField(max_length=10)  # domain | address
-    value = CharField(max_length=320)
-    verified = BooleanField(default=True)
-    created_at = DateTimeField(default=utcnow)
-
-    class Meta:
-        indexes = ((("account", "kind", "value"), True),)
-
-
 class Workspace(BaseModel):
     id = UUIDField(primary_key=True, default=uuid.uuid4)
     account = ForeignKeyField(Account, backref="workspaces", on_delete="CASCADE")
@@ -73,6 +58,40 @@ class Workspace(BaseModel):
 
     class Meta:
         indexes = ((("account", "name"), True),)
+
+
+class Sender(BaseModel):
+    """A domain or single address an account sends from, shared by every workspace (D9).
+
+    ``herald apply`` declares senders verified (``declared``); the verification flow
+    (engine/senders, docs/senders.md) verifies a domain by DNS and an address by a
+    confirmation email. ``verified`` is what the send rule reads: true exactly when
+    ``status`` is ``verified``.
+    """
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    account = ForeignKeyField(Account, backref="senders", on_delete="CASCADE")
+    kind = CharField(max_length=10)  # domain | address
+    value = CharField(max_length=320)  # lower-cased, the domain in its ASCII form
+    verified = BooleanField(default=True)
+    created_at = DateTimeField(default=utcnow)
+    # Migration step 6: the verification flow.
+    status = CharField(max_length=10, default="verified")  # pending|verified|failed|expired
+    declared = BooleanField(default=True)  # by `herald apply`: verified, never checked
+    workspace = ForeignKeyField(Workspace, null=True, backref="requested_senders",
+                                on_delete="SET NULL")  # the workspace that asked
+    records = JSONField(default=list)  # a domain's records as issued, with their last check
+    dkim_keys = EncryptedField(null=True)  # JSON {selector: private key PEM}
+    expires_at = DateTimeField(null=True)  # a request's end (7 days), a link's (48 hours)
+    checked_at = DateTimeField(null=True)
+    verified_at = DateTimeField(null=True)
+    missing_since = DateTimeField(null=True)  # a verified domain's records found gone
+    from_name = CharField(max_length=200, null=True)
+    postal_address = TextField(null=True)
+    token_hash = CharField(max_length=64, null=True)  # a confirmation link's token, hashed
+
+    class Meta:
+        indexes = ((("account", "kind", "value"), True),)
 
 
 class Project(BaseModel):

@@ -18,6 +18,8 @@ import dns.exception
 import dns.resolver
 import urllib3.util
 
+from engine import dns_resolver
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 DENIED_V4 = [ipaddress.ip_network(n) for n in (
@@ -138,7 +140,7 @@ def _parse(url: str, allow_private: bool) -> tuple[str, str, int, str]:
 
 
 def _resolve(host: str, resolver: dns.resolver.Resolver | None, timeout: float) -> list[str]:
-    resolver = resolver or dns.resolver.Resolver()
+    resolver = resolver or dns_resolver.resolver()  # HERALD_DNS_NAMESERVERS
     answers: list[str] = []
     for rdtype in ("A", "AAAA"):
         try:

@@ -19,7 +19,6 @@ from engine.plugin_api import (
     SendResult,
     TransientError,
     hookimpl,
-    message_bytes,
 )
 from plugins.smtp.exchange import (
     Envelope,
@@ -29,6 +28,7 @@ from plugins.smtp.exchange import (
     settled,
     utf8_option,
 )
+from plugins.smtp.signing import wire_bytes
 
 TLS_MODES = ("none", "starttls", "ssl")
 
@@ -219,8 +219,8 @@ class SmtpProvider:
                 refused = envelope.finish(conn)
             else:  # one command a round trip; smtplib refuses SMTPUTF8 unless offered
                 mail_options, rcpt_options = dsn_options(conn, message)
-                refused = conn.sendmail(message.sender, message.recipients,
-                                        message_bytes(message.mime),
+                refused = conn.sendmail(message.envelope_sender or message.sender,
+                                        message.recipients, wire_bytes(message),
                                         mail_options=mail_options + utf8_option(message),
                                         rcpt_options=rcpt_options)
         except smtplib.SMTPServerDisconnected:

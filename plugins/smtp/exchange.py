@@ -14,8 +14,8 @@ from engine.plugin_api import (
     SendResult,
     SuppressedError,
     TransientError,
-    message_bytes,
 )
+from plugins.smtp.signing import wire_bytes
 
 Refused = dict[str, tuple[int, bytes]]
 
@@ -38,8 +38,9 @@ class Envelope:
         mail_options, rcpt_options = dsn_options(conn, message)
         size = [f"SIZE={len(content)}"] if conn.has_extn("size") else []
         utf8 = utf8_option(message)
+        mail_from = message.envelope_sender or message.sender
         self.commands = "".join([
-            _command(f"MAIL FROM:{angle_address(message.sender)}", *size, *utf8,
+            _command(f"MAIL FROM:{angle_address(mail_from)}", *size, *utf8,
                      *mail_options),
             *(_command(f"RCPT TO:{angle_address(to)}", *rcpt_options)
               for to in message.recipients),
@@ -54,7 +55,7 @@ class Envelope:
             return None
         if utf8_option(message) and not conn.has_extn("smtputf8"):
             raise smtplib.SMTPNotSupportedError("SMTPUTF8 not supported by server")
-        return cls(conn, message, message_bytes(message.mime))
+        return cls(conn, message, wire_bytes(message))
 
     def open(self, conn: smtplib.SMTP) -> Refused:
         """Read the commands' replies: the refused recipients when DATA answered 354 with a
@@ -80,7 +81,8 @@ class Envelope:
         else:
             conn._rset()
         if mail_code != 250:
-            raise smtplib.SMTPSenderRefused(mail_code, mail_text, self.message.sender)
+            raise smtplib.SMTPSenderRefused(mail_code, mail_text,
+                                            self.message.envelope_sender or self.message.sender)
         if not deliverable:
             raise smtplib.SMTPRecipientsRefused(self.refused)
         raise smtplib.SMTPDataError(code, text)

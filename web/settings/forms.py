@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
-from wtforms import DateField, EmailField, StringField
+from wtforms import DateField, EmailField, StringField, TextAreaField
 from wtforms.validators import Optional
 
 
@@ -34,6 +34,16 @@ class ProviderForm(FlaskForm):
 
 class ProviderTestForm(FlaskForm):
     recipient = EmailField("Test recipient")
+
+
+class DomainForm(FlaskForm):
+    domain = StringField("Domain", render_kw={"autocomplete": "off", "spellcheck": "false"})
+
+
+class SingleSenderForm(FlaskForm):
+    address = EmailField("Email address")
+    from_name = StringField("From name")
+    postal_address = TextAreaField("Postal address", render_kw={"rows": 3})
 
 
 def mark(field, message: str) -> None:
