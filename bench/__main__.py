@@ -19,8 +19,9 @@ TARGETS = {
     "marketing_fanout": ("min", 1000.0),
     "render_warm": ("max", 2.0),
     "render_cold": ("max", 50.0),
+    "web_preview": ("ratio", 0.8),
 }
-MODULES = ("bench.render", "bench.api", "bench.delivery")
+MODULES = ("bench.render", "bench.api", "bench.delivery", "bench.web")
 
 
 def verdict(row: dict) -> str:

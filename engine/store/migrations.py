@@ -97,11 +97,29 @@ def _sender_verification(db: Database) -> None:
             Sender.update(value=ascii_value).where(Sender.id == row.id).execute()
 
 
+def _authoring(db: Database) -> None:
+    """The editor: a draft's revision and who saved and published each version (columns of
+    template_version, made by step 1 on a new database), and the remembered sample tags."""
+    from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
+
+    from engine.authoring.models import AUTHORING_MODELS
+
+    table = TemplateVersion._meta.table_name
+    have = {column.name for column in db.get_columns(table)}
+    migrator = (SqliteMigrator(db) if isinstance(db, SqliteDatabase)
+                else PostgresqlMigrator(db))
+    fields = TemplateVersion._meta.fields
+    migrate(*(migrator.add_column(table, fields[name].column_name, fields[name])
+              for name in ("revision", "edited_at", "edited_by", "published_by")
+              if fields[name].column_name not in have))
+    db.create_tables(AUTHORING_MODELS, safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
                                                 _one_live_version, _people,
-                                                _sender_verification]
+                                                _sender_verification, _authoring]
 
 
 def current_version(db: Database) -> int:

@@ -6,6 +6,7 @@ import datetime as dt
 import uuid
 
 from peewee import (
+    SQL,
     AutoField,
     BigIntegerField,
     BooleanField,
@@ -138,6 +139,12 @@ class TemplateVersion(BaseModel):
     compiled = TextField(null=True)
     created_at = DateTimeField(default=utcnow)
     published_at = DateTimeField(null=True)
+    # The editor (engine/authoring/drafts.py): a draft's revision counts its saves, so a save
+    # made from an older revision (another tab) is refused rather than silently overwriting.
+    revision = IntegerField(default=0, constraints=[SQL("DEFAULT 0")])
+    edited_at = DateTimeField(null=True)
+    edited_by = CharField(max_length=320, null=True)  # who saved last (an email)
+    published_by = CharField(max_length=320, null=True)  # null: by `herald` or `apply`
 
     class Meta:
         indexes = ((("template", "number"), True),)

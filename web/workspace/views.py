@@ -1,11 +1,11 @@
-"""Templates as a read-only tree and Reports as counts, until their own pages arrive."""
+"""The workspace's home: Templates (pages in web/authoring/) and Reports as counts."""
 
 from __future__ import annotations
 
 from flask import Blueprint, g, redirect, render_template, url_for
 from peewee import fn
 
-from engine.store.models import Container, Notification, Project, Template
+from engine.store.models import Notification
 from engine.store.vocabulary import NotificationStatus
 from web.core import errors
 from web.permissions import workspace_view
@@ -24,14 +24,9 @@ def home():
 @blueprint.get("/templates")
 @workspace_view("member")
 def templates():
-    projects = list(Project.select().where(Project.workspace == g.workspace)
-                    .order_by(Project.name))
-    containers = list(Container.select().join(Project)
-                      .where(Project.workspace == g.workspace).order_by(Container.name))
-    items = list(Template.select().where(Template.workspace == g.workspace)
-                 .order_by(Template.name))
-    return render_template("workspace/templates.html", section="templates", projects=projects,
-                           containers=containers, items=items)
+    from web.authoring.tree import templates_page  # the authoring pages own this one
+
+    return templates_page()
 
 
 @blueprint.get("/reports")
