@@ -19,8 +19,11 @@ TARGETS = {
     "marketing_fanout": ("min", 1000.0),
     "render_warm": ("max", 2.0),
     "render_cold": ("max", 50.0),
+    "reports_page_p50": ("max", 300.0),
+    "reports_page_filtered_p50": ("max", 300.0),
+    "reports_export": ("min", 50000.0),
 }
-MODULES = ("bench.render", "bench.api", "bench.delivery")
+MODULES = ("bench.render", "bench.api", "bench.delivery", "bench.reports")
 
 
 def verdict(row: dict) -> str:
