@@ -13,10 +13,11 @@ def init_app(app: Flask, settings: Settings) -> None:
     from web import login, security
     from web.auth.views import blueprint as auth
     from web.core.views import blueprint as core
+    from web.reports.views import blueprint as reports
     from web.settings import blueprint as settings_pages
     from web.workspace.views import blueprint as workspace
 
     security.init_app(app, settings)
     login.init_app(app)
-    for blueprint in (core, auth, workspace, settings_pages):
+    for blueprint in (core, auth, workspace, reports, settings_pages):
         app.register_blueprint(blueprint)

@@ -1,12 +1,10 @@
-"""Templates as a read-only tree and Reports as counts, until their own pages arrive."""
+"""Templates as a read-only tree, until their own pages arrive (Reports: web/reports/)."""
 
 from __future__ import annotations
 
 from flask import Blueprint, g, redirect, render_template, url_for
-from peewee import fn
 
-from engine.store.models import Container, Notification, Project, Template
-from engine.store.vocabulary import NotificationStatus
+from engine.store.models import Container, Project, Template
 from web.core import errors
 from web.permissions import workspace_view
 
@@ -32,14 +30,3 @@ def templates():
                  .order_by(Template.name))
     return render_template("workspace/templates.html", section="templates", projects=projects,
                            containers=containers, items=items)
-
-
-@blueprint.get("/reports")
-@workspace_view("member")
-def reports():
-    rows = (Notification.select(Notification.status, fn.COUNT(Notification.id))
-            .where(Notification.workspace == g.workspace,
-                   Notification.is_test == False)  # noqa: E712 -- test sends are not counted
-            .group_by(Notification.status).tuples())
-    counts = dict.fromkeys(map(str, NotificationStatus), 0) | dict(rows)
-    return render_template("workspace/reports.html", section="reports", counts=counts)
