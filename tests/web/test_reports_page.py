@@ -39,7 +39,7 @@ def count(page: Page, label: str) -> int:
 def test_counts_match_the_feed_and_the_export_without_test_sends(page: Page, live):
     ws = factories.workspace()
     make_user("mia@example.com", ws, "member", "Mia")
-    _, made = mixed_run(ws)
+    mixed_run(ws)
     sign_in(page, "mia@example.com")
     page.get_by_role("link", name="Reports").click()
     shown = {label: count(page, label) for label in (
@@ -57,7 +57,8 @@ def test_counts_match_the_feed_and_the_export_without_test_sends(page: Page, liv
 
     with page.expect_download() as download:
         page.get_by_role("link", name="Export CSV").click()
-    text = open(download.value.path(), encoding="utf-8").read()
+    with open(download.value.path(), encoding="utf-8") as file:
+        text = file.read()
     exported = list(csv.DictReader(io.StringIO(text)))
     assert REQUIRED <= set(exported[0])
     assert len(exported) == shown["Accepted"]
@@ -68,7 +69,7 @@ def test_counts_match_the_feed_and_the_export_without_test_sends(page: Page, liv
 def test_filters_narrow_and_a_bad_one_is_marked(page: Page, live):
     ws = factories.workspace()
     make_user("mia@example.com", ws, "member", "Mia")
-    _, made = mixed_run(ws)
+    mixed_run(ws)
     sign_in(page, "mia@example.com", start=f"/w/{ws.id}/reports/")
     page.get_by_role("textbox", name="Recipient").fill("Bob@Example.net")
     page.get_by_role("button", name="Filter").click()
