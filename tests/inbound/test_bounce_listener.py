@@ -56,7 +56,8 @@ def over_smtp(settings):
     """The workspace's mail goes out through a real SMTP server (its Message-IDs recorded)."""
     controller, handler = start_smtp(free_port())
     runtime.configure(settings.with_changes(
-        email_provider=f"smtp://127.0.0.1:{controller.port}?tls=none&timeout=5"))
+        email_provider=f"smtp://127.0.0.1:{controller.port}?tls=none&timeout=5",
+        return_path_domain=HOST))
     close_all()
     yield handler
     close_all()
@@ -89,7 +90,9 @@ def test_a_dsn_delivered_to_herald_bounces_is_on_the_timeline_and_suppresses(
     ws = factories.workspace()
     n, message_id = sent(ws)
     assert message_id.startswith("<") and "@" in message_id
-    deliver(port, envelope_sender(n.id, HOST), dsn("ada@example.net", message_id))
+    return_path = over_smtp.received[0].mail_from  # the VERP address the mail went out with
+    assert return_path == envelope_sender(n.id, HOST)
+    deliver(port, return_path, dsn("ada@example.net", message_id))
     wait_for(lambda: NotificationEvent.select().where(
         NotificationEvent.notification == n.id).exists())
     bounce = [e for e in timeline(ws.id, str(n.id)).entries if e.kind == "bounced"]
