@@ -150,6 +150,7 @@ def run() -> list[dict]:
     from engine.reports.filters import parse
     from engine.store.migrations import upgrade
     from engine.store.models import ALL_MODELS
+    from engine.store.report_models import REPORT_MODELS
 
     url = bench_database_url()
     if not url.startswith("postgres"):
@@ -159,7 +160,7 @@ def run() -> list[dict]:
     db.connect(reuse_if_open=True)
     # The bench's own database: whatever an earlier run left goes (HERALD_BENCH_DATABASE_URL
     # may name one that is not recreated).
-    db.drop_tables(list(ALL_MODELS), safe=True, cascade=True)
+    db.drop_tables([*ALL_MODELS, *REPORT_MODELS], safe=True, cascade=True)
     upgrade(db)
     workspace, templates, seeded = _seed()
     print(f"reports: seeded {NOTIFICATIONS:,} notifications and their events in {seeded:.1f} s")

@@ -15,14 +15,8 @@ from engine import runtime
 from engine.reports import lookup, projection, rollups
 from engine.reports.filters import ReportFilters
 from engine.store.db import database
-from engine.store.models import (
-    NO_TEMPLATE,
-    Notification,
-    ReportDay,
-    ReportRollup,
-    Template,
-    utcnow,
-)
+from engine.store.models import Notification, Template, utcnow
+from engine.store.report_models import NO_TEMPLATE, ReportDay, ReportRollup
 
 # The counts the Reports page shows, in order (WEB.md names them).
 LABELS = ("Accepted", "Delivered", "Bounced", "Failed", "Complained", "Opened", "Clicked",

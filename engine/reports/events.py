@@ -19,7 +19,8 @@ from peewee import IntegrityError, SqliteDatabase
 from engine.catalog import suppressions
 from engine.formats.addresses import suppression_key
 from engine.store.db import database
-from engine.store.models import Notification, NotificationEvent, utcnow
+from engine.store.models import Notification, utcnow
+from engine.store.report_models import NotificationEvent
 
 log = logging.getLogger("herald.reports")
 

@@ -16,13 +16,8 @@ from typing import Any
 
 from engine.reports.projection import HOST_PATTERN, LOOKUP, N, is_postgres
 from engine.store.db import database
-from engine.store.models import (
-    Notification,
-    NotificationLookup,
-    ReportCursor,
-    Workspace,
-    utcnow,
-)
+from engine.store.models import Notification, Workspace, utcnow
+from engine.store.report_models import NotificationLookup, ReportCursor
 
 CURSOR = "lookup"
 # A row committed this long after its created_at is still indexed (an API process's

@@ -23,13 +23,8 @@ from peewee import Database, PostgresqlDatabase
 
 from engine.reports.filters import ReportFilters
 from engine.store.db import database
-from engine.store.models import (
-    DeliveryAttempt,
-    Notification,
-    NotificationEvent,
-    NotificationLookup,
-    TrackingEvent,
-)
+from engine.store.models import DeliveryAttempt, Notification, TrackingEvent
+from engine.store.report_models import NotificationEvent, NotificationLookup
 
 N = Notification._meta.table_name
 EVENTS = NotificationEvent._meta.table_name

@@ -12,7 +12,8 @@ from engine import runtime
 from engine.reports.projection import N
 from engine.reports.rollups import as_date, as_time
 from engine.store.db import database
-from engine.store.models import Notification, ReportDay, Workspace, utcnow
+from engine.store.models import Notification, Workspace, utcnow
+from engine.store.report_models import ReportDay
 
 log = logging.getLogger("herald.reports")
 BATCH = 500

@@ -24,14 +24,8 @@ from peewee import SqliteDatabase
 from engine.reports import projection
 from engine.reports.filters import ReportFilters
 from engine.store.db import database
-from engine.store.models import (
-    NO_TEMPLATE,
-    Notification,
-    ReportDay,
-    ReportRollup,
-    Workspace,
-    utcnow,
-)
+from engine.store.models import Notification, Workspace, utcnow
+from engine.store.report_models import NO_TEMPLATE, ReportDay, ReportRollup
 
 log = logging.getLogger("herald.reports")
 # How long after its creation a notification is surely committed (the API commits within

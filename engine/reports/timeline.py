@@ -11,13 +11,8 @@ from engine.reports import projection
 from engine.reports.feed import payload_recipients
 from engine.reports.filters import ReportFilters
 from engine.store.db import database
-from engine.store.models import (
-    DeliveryAttempt,
-    Notification,
-    NotificationEvent,
-    Template,
-    TrackingEvent,
-)
+from engine.store.models import DeliveryAttempt, Notification, Template, TrackingEvent
+from engine.store.report_models import NotificationEvent
 
 ANSWER_CHARS = 300
 TRACKED = {"open": "opened", "click": "clicked", "unsubscribe": "unsubscribed"}

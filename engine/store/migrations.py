@@ -103,8 +103,8 @@ def _delivery_reports(db: Database) -> None:
     workspace key (one index either way, so a send or an outcome maintains no more)."""
     from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
 
-    from engine.store.models import (
-        DeliveryAttempt,
+    from engine.store.models import DeliveryAttempt
+    from engine.store.report_models import (
         NotificationEvent,
         NotificationLookup,
         ReportCursor,

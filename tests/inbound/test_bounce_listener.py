@@ -19,7 +19,8 @@ from engine.delivery.providers import close_all
 from engine.delivery.return_path import envelope_sender
 from engine.reports.timeline import timeline
 from engine.store.embedded_redis import free_port
-from engine.store.models import DeliveryAttempt, NotificationEvent, Suppression
+from engine.store.models import DeliveryAttempt, Suppression
+from engine.store.report_models import NotificationEvent
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.inbound.reports_mail import arf, dsn

@@ -6,7 +6,8 @@ import pytest
 
 from engine.inbound.mail_reports import MalformedReport, parse
 from engine.reports import events
-from engine.store.models import NotificationEvent, Suppression
+from engine.store.models import Suppression
+from engine.store.report_models import NotificationEvent
 from tests import factories
 from tests.inbound.reports_mail import QMAIL, arf, dsn
 

@@ -9,7 +9,8 @@ from engine.delivery.jobs import deliver_notification
 from engine.inbound import postmark
 from engine.reports.counts import counts
 from engine.reports.filters import parse
-from engine.store.models import NotificationEvent, Suppression
+from engine.store.models import Suppression
+from engine.store.report_models import NotificationEvent
 from tests import factories
 
 

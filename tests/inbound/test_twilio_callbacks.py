@@ -7,7 +7,8 @@ import requests
 from engine.delivery.jobs import deliver_notification
 from engine.inbound.twilio import signature
 from engine.reports.timeline import timeline
-from engine.store.models import NotificationEvent, Suppression
+from engine.store.models import Suppression
+from engine.store.report_models import NotificationEvent
 from tests import factories
 from tests.inbound.conftest import SID, TOKEN
 

@@ -7,7 +7,7 @@ import time
 
 from engine.delivery import worker
 from engine.reports import job
-from engine.store.models import NotificationLookup, ReportCursor
+from engine.store.report_models import NotificationLookup, ReportCursor
 
 
 def test_the_worker_starts_the_report_job(monkeypatch, settings, run):

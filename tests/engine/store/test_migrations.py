@@ -86,14 +86,14 @@ def test_step_7_swaps_the_workspace_index_and_adds_the_attempt_provider(tmp_path
     from peewee import SqliteDatabase
 
     from engine.store.db import database
-    from engine.store.models import DeliveryAttempt, Notification, ReportRollup
+    from engine.store.models import DeliveryAttempt, Notification
+    from engine.store.report_models import ReportRollup
 
     old = SqliteDatabase(str(tmp_path / "old.sqlite3"), pragmas={"foreign_keys": 1})
     previous = database.obj
     database.initialize(old)
     try:
         MIGRATIONS[0](old)
-        old.execute_sql("DROP TABLE report_rollup")
         old.execute_sql("DROP INDEX notification_workspace_id_created_at")
         old.execute_sql("CREATE INDEX notification_workspace_id ON notification (workspace_id)")
         old.execute_sql("ALTER TABLE delivery_attempt DROP COLUMN provider")
