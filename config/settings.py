@@ -55,6 +55,7 @@ class Settings:
     dns_nameservers: tuple[tuple[str, int], ...] = ()
     dkim_zone: str | None = None
     return_path_domain: str | None = None
+    report_retention_days: int = 90
 
     @property
     def production(self) -> bool:
@@ -210,6 +211,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values["reconcile_after_seconds"] = _float(
             "HERALD_RECONCILE_AFTER_SECONDS", raw, maximum=MAX_RECONCILE_AFTER_SECONDS)
     values.update(_sender_settings(get))
+    if raw := get("HERALD_REPORT_RETENTION_DAYS"):
+        values["report_retention_days"] = _int("HERALD_REPORT_RETENTION_DAYS", raw, minimum=1,
+                                               maximum=36500)
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()

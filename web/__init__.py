@@ -15,10 +15,12 @@ def init_app(app: Flask, settings: Settings) -> None:
     from web.authoring import blueprint as authoring
     from web.authoring.frames import blueprint as preview_frames
     from web.core.views import blueprint as core
+    from web.reports.views import blueprint as reports
     from web.settings import blueprint as settings_pages
     from web.workspace.views import blueprint as workspace
 
     security.init_app(app, settings)
     login.init_app(app)
-    for blueprint in (core, auth, workspace, settings_pages, authoring, preview_frames):
+    for blueprint in (core, auth, workspace, reports, settings_pages, authoring,
+                      preview_frames):
         app.register_blueprint(blueprint)

@@ -27,6 +27,7 @@ from engine.delivery.reconciler import run_periodically
 from engine.delivery.supervisor import Supervisor
 from engine.delivery.worker_class import ForkingHeraldWorker, HeraldWorker
 from engine.plugins.manager import check_providers
+from engine.reports.job import run_periodically as report_job
 from engine.senders.recheck import run_periodically as recheck_senders
 from engine.store import redis_outages
 from engine.store.queueing import QUEUE_NAME
@@ -77,6 +78,7 @@ def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> 
 # until the worker stops, and takes its own Redis lock, so one worker at a time runs a pass.
 PERIODIC_TASKS: tuple[tuple[str, Callable[[threading.Event], None]], ...] = (
     ("herald-senders-recheck", recheck_senders),
+    ("herald-reports", report_job),  # rollups, search index, retention (docs/reports.md)
 )
 
 

@@ -115,11 +115,39 @@ def _authoring(db: Database) -> None:
     db.create_tables(AUTHORING_MODELS, safe=True)
 
 
+def _delivery_reports(db: Database) -> None:
+    """Reports (docs/reports.md): provider events, the lookup index, daily rollups, each
+    attempt's provider; the workspace's notifications indexed by time instead of the bare
+    workspace key (one index either way, so a send or an outcome maintains no more)."""
+    from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
+
+    from engine.store.models import DeliveryAttempt
+    from engine.store.report_models import (
+        NotificationEvent,
+        NotificationLookup,
+        ReportCursor,
+        ReportDay,
+        ReportRollup,
+    )
+
+    db.create_tables([NotificationEvent, NotificationLookup, ReportDay, ReportRollup,
+                      ReportCursor], safe=True)
+    columns = {c.name for c in db.get_columns(DeliveryAttempt._meta.table_name)}
+    if "provider" not in columns:
+        migrator = (SqliteMigrator if isinstance(db, SqliteDatabase) else PostgresqlMigrator)(db)
+        migrate(migrator.add_column(DeliveryAttempt._meta.table_name, "provider",
+                                    DeliveryAttempt.provider))
+    db.execute_sql('DROP INDEX IF EXISTS "notification_workspace_id"')
+    Notification._schema.create_indexes(safe=True)
+    DeliveryAttempt._schema.create_indexes(safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
                                                 _one_live_version, _people,
-                                                _sender_verification, _authoring]
+                                                _sender_verification, _authoring,
+                                                _delivery_reports]
 
 
 def current_version(db: Database) -> int:

@@ -197,7 +197,9 @@ class Notification(BaseModel):
     # Every index here is maintained by each of the two status updates of a delivery (they
     # cannot be HOT updates), so there is none that another one already covers.
     account = ForeignKeyField(Account, on_delete="CASCADE", index=False)  # (account, created_at)
-    workspace = ForeignKeyField(Workspace, backref="notifications", on_delete="CASCADE")
+    # (workspace, created_at): the reports' feed and counts, and the workspace's own lookups.
+    workspace = ForeignKeyField(Workspace, backref="notifications", on_delete="CASCADE",
+                                index=False)
     template = ForeignKeyField(Template, null=True, on_delete="SET NULL")
     version_number = IntegerField()
     channel = CharField(max_length=10)
@@ -214,7 +216,7 @@ class Notification(BaseModel):
     updated_at = DateTimeField(default=utcnow)
 
     class Meta:
-        indexes = ((("account", "created_at"), False),)
+        indexes = ((("account", "created_at"), False), (("workspace", "created_at"), False))
 
 
 # The reconciler's queries: only rows still to deliver are in it, so an outcome (sending to
@@ -234,9 +236,11 @@ class DeliveryAttempt(BaseModel):
     duration_ms = IntegerField(default=0)
     outcome = CharField(max_length=12)  # an Outcome (engine/store/vocabulary.py)
     status_code = IntegerField(null=True)
-    provider_message_id = CharField(max_length=200, null=True)
+    # Indexed: a provider's webhook names its message by this id (engine/inbound/matching.py).
+    provider_message_id = CharField(max_length=200, null=True, index=True)
     response_excerpt = TextField(null=True)
     error = TextField(null=True)
+    provider = CharField(max_length=40, null=True)  # the provider's scheme: smtp, postmark...
 
 
 class TrackingEvent(BaseModel):

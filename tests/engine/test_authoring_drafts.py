@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from engine.models import Template, TemplateVersion
 
 from engine import versions
 from engine.authoring import compare, drafts, publishing, samples
 from engine.authoring.drafts import Basis, DraftConflict, DraftError
 from engine.authoring.publishing import PublishRefused
-from engine.models import Template, TemplateVersion
 from engine.provisioning import _content
 from tests import factories
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from peewee import SqliteDatabase
-
 from engine.db import database
 from engine.migrations import MIGRATIONS
 from engine.models import TemplateVersion
+from peewee import SqliteDatabase
 
 NEW_COLUMNS = {"revision", "edited_at", "edited_by", "published_by"}
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from engine.jobs import deliver_notification
+from engine.models import InboxMessage, Notification, TemplateVersion
+from engine.queueing import QUEUE_NAME
 from redis import Redis
 
 from engine import keycache, limits, sending
 from engine.authoring import previews, test_sends
 from engine.authoring.test_sends import SendTestRefused
-from engine.jobs import deliver_notification
-from engine.models import InboxMessage, Notification, TemplateVersion
-from engine.queueing import QUEUE_NAME
 from tests import factories
 
 TAGS = {"name": "Ada <3"}

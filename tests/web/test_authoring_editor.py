@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
+from engine.models import InboxMessage, Template, TemplateVersion
 from playwright.sync_api import Browser, Page, expect
 
 from engine import versions
-from engine.models import InboxMessage, Template, TemplateVersion
 from tests import factories
 from tests.support.https_receiver import Scripted
 from tests.web.authoring_support import (

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.models import Sender, Template, TemplateVersion
+from engine.versions import RETENTION
 from flask import g, redirect, render_template, session, url_for
 
 from engine import runtime
 from engine.authoring import drafts, hierarchy, previews, publishing, samples
 from engine.authoring.drafts import Basis, DraftConflict, DraftError
 from engine.authoring.publishing import Problem, PublishRefused
-from engine.models import Sender, Template, TemplateVersion
 from engine.people import audit
-from engine.versions import RETENTION
 from web.authoring import blueprint, frames, loading, snippets
 from web.permissions import workspace_view
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from engine.models import Container, Project, Template
 from flask import abort, g, render_template, request
 from flask_login import current_user
 
 from engine import catalog
-from engine.models import Container, Project, Template
 
 KINDS = {"projects": Project, "folders": Container, "templates": Template}
 

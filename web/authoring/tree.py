@@ -3,11 +3,11 @@ project and folder pages, and creating each kind."""
 
 from __future__ import annotations
 
+from engine.models import Container, Project, Template, TemplateVersion
 from flask import g, redirect, render_template, request, url_for
 
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
-from engine.models import Container, Project, Template, TemplateVersion
 from engine.people import audit
 from web.authoring import blueprint, loading
 from web.permissions import workspace_view

@@ -3,13 +3,13 @@ Compare any two versions side by side, the draft included."""
 
 from __future__ import annotations
 
+from engine.models import Template, TemplateVersion
+from engine.versions import VersionError, get_version
 from flask import abort, g, redirect, render_template, request, url_for
 
 from engine.authoring import compare as comparing
 from engine.authoring import drafts
-from engine.models import Template, TemplateVersion
 from engine.people import audit
-from engine.versions import VersionError, get_version
 from web.authoring import blueprint, loading
 from web.authoring.editor import notice
 from web.permissions import workspace_view

@@ -1,12 +1,9 @@
-"""The workspace's home: Templates (pages in web/authoring/) and Reports as counts."""
+"""The workspace's home; Templates are web/authoring/'s pages, Reports web/reports/'s."""
 
 from __future__ import annotations
 
-from flask import Blueprint, g, redirect, render_template, url_for
-from peewee import fn
+from flask import Blueprint, g, redirect, url_for
 
-from engine.store.models import Notification
-from engine.store.vocabulary import NotificationStatus
 from web.core import errors
 from web.permissions import workspace_view
 
@@ -28,13 +25,3 @@ def templates():
 
     return templates_page()
 
-
-@blueprint.get("/reports")
-@workspace_view("member")
-def reports():
-    rows = (Notification.select(Notification.status, fn.COUNT(Notification.id))
-            .where(Notification.workspace == g.workspace,
-                   Notification.is_test == False)  # noqa: E712 -- test sends are not counted
-            .group_by(Notification.status).tuples())
-    counts = dict.fromkeys(map(str, NotificationStatus), 0) | dict(rows)
-    return render_template("workspace/reports.html", section="reports", counts=counts)
