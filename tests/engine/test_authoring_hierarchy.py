@@ -6,8 +6,8 @@ import pytest
 
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
-from engine.models import Container, Notification, Project, Template, TemplateVersion
-from engine.versions import publish
+from engine.catalog.versions import publish
+from engine.store.models import Container, Notification, Project, Template, TemplateVersion
 from tests import factories
 
 

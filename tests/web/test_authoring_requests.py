@@ -8,8 +8,8 @@ import re
 import pytest
 
 from api.app import create_app
-from engine import versions
-from engine.models import Container, Project, Template, TemplateVersion
+from engine.catalog import versions
+from engine.store.models import Container, Project, Template, TemplateVersion
 from tests import factories
 from tests.web.conftest import PASSWORD, make_user
 

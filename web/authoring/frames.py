@@ -23,7 +23,7 @@ from flask_login import current_user
 from engine import runtime
 from engine.authoring import drafts, previews, samples
 from engine.authoring.previews import EditorPreview
-from engine.models import Template
+from engine.store.models import Template
 from web.authoring import loading
 from web.core import errors
 from web.permissions import workspace_view

@@ -10,8 +10,8 @@ from flask import g, redirect, render_template, request, url_for
 
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
-from engine.models import Container, Project, Template
 from engine.people import audit
+from engine.store.models import Container, Project, Template
 from web.authoring import blueprint, loading
 from web.permissions import workspace_view
 
