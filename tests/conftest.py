@@ -17,7 +17,6 @@ from redis import Redis
 
 from config.settings import Settings
 from engine import runtime
-from engine.authoring.models import AUTHORING_MODELS
 from engine.people.models import PEOPLE_MODELS
 from engine.store.embedded_redis import EmbeddedRedis, start_redis
 from engine.store.migrations import upgrade
@@ -27,7 +26,7 @@ from tests.support.dns_server import LoopbackDns
 from tests.support.https_receiver import HttpsReceiver
 
 # Every table the migrations make, in dependency order (emptied in reverse).
-ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *AUTHORING_MODELS, *REPORT_MODELS)
+ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS)
 
 TEST_SECRET_KEY = "test-secret-key-0123456789-abcdefghijklmnop"
 

@@ -6,12 +6,10 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from engine.provisioning import CHANNEL_FIELDS
+from engine.provisioning.document import version_fields
 
-LABELS = {"subject": "Subject", "body": "Body", "htmlHead": "HTML head",
-          "fromAddress": "From address", "fromName": "From name", "emailType": "Email type",
-          "trackOpens": "Open tracking", "trackClicks": "Click tracking",
-          "fromNumber": "From number", "contentType": "Content type"}
+from .publishing import label
+
 # Lines compared in full; past this, a field is reported changed without its lines (a
 # quadratic worst case on two megabytes of text is not worth a page).
 MAX_LINES = 20_000
@@ -66,14 +64,14 @@ def _rows(left: list[str], right: list[str]) -> list[Row]:
 def compare(channel: str, left: dict[str, Any], right: dict[str, Any]) -> list[FieldDiff]:
     """Each field of the channel, with its line rows; unchanged fields are marked ``same``."""
     out = []
-    for name in CHANNEL_FIELDS[channel]:
+    for name in version_fields(channel):
         a, b = _lines(left.get(name)), _lines(right.get(name))
         same = left.get(name) == right.get(name)
         if same:
             rows = [Row("equal", n, line, n, line) for n, line in enumerate(a, start=1)]
-            out.append(FieldDiff(name, LABELS[name], True, rows))
+            out.append(FieldDiff(name, label(name), True, rows))
         elif len(a) > MAX_LINES or len(b) > MAX_LINES:
-            out.append(FieldDiff(name, LABELS[name], False, [], too_long=True))
+            out.append(FieldDiff(name, label(name), False, [], too_long=True))
         else:
-            out.append(FieldDiff(name, LABELS[name], False, _rows(a, b)))
+            out.append(FieldDiff(name, label(name), False, _rows(a, b)))
     return out

@@ -14,16 +14,15 @@ from typing import Any
 
 from peewee import IntegrityError
 
-from engine import versions
-from engine.db import database
-from engine.models import Template, TemplateVersion, utcnow
-from engine.provisioning import CHANNEL_FIELDS, EMAIL_DEFAULTS, WEBHOOK_DEFAULTS
+from engine.catalog import versions
+from engine.plugins.manager import default_registry
+from engine.provisioning.document import version_content
+from engine.store.db import database
+from engine.store.models import Template, TemplateVersion, utcnow
+from engine.store.vocabulary import VersionStatus
 
 MAX_FIELD_CHARS = 1_048_576  # a part renders to at most this much (spec 2.3)
-EMAIL_TYPES = ("Transactional", "Marketing")
-# Optional fields kept as null when left empty, as `herald apply` reads an absent one.
-OPTIONAL = ("htmlHead", "fromAddress", "fromName", "fromNumber", "contentType")
-FLAGS = ("trackOpens", "trackClicks")
+EMAIL_TYPES = ("Transactional", "Marketing")  # spec 2.2
 
 
 class DraftError(ValueError):
@@ -88,32 +87,38 @@ class Editable:
 
 
 def empty_content(channel: str) -> dict[str, Any]:
-    """A version's content as `herald apply` stores it: every field, defaults filled in."""
-    content: dict[str, Any] = dict.fromkeys(CHANNEL_FIELDS[channel])
-    content.update({"email": EMAIL_DEFAULTS, "webhook": WEBHOOK_DEFAULTS}.get(channel, {}))
-    content.update({"subject": "", "body": ""} if channel == "email" else {"body": ""})
+    """A version's content as `herald apply` stores it: every field the channel declares,
+    its defaults filled in, and the fields it requires (a body, a subject) as empty text."""
+    content = version_content(channel, {})
+    for field, _ in default_registry().channel(channel).check_content(content):
+        if content.get(field) is None:
+            content[field] = ""
     return content
 
 
+def _text(key: str, value: object, template_text: bool) -> str:
+    text = value if isinstance(value, str) else ""
+    # Browsers send CR LF for a textarea's line breaks: store what was typed.
+    text = text.replace("\r\n", "\n")
+    if len(text) > MAX_FIELD_CHARS:
+        raise DraftError(f"At most {MAX_FIELD_CHARS:,} characters.", key)
+    return text if template_text else text.strip()
+
+
 def content_from_form(channel: str, form: Mapping[str, Any]) -> dict[str, Any]:
-    """The editor's fields (strings, checkboxes present or not) as version content."""
+    """The editor's fields as version content: a field whose default is true or false is a
+    checkbox (present or not); template text is kept as typed, other text trimmed; an empty
+    optional field is its default (null when it has none), as an absent one in apply."""
+    declared = default_registry().channel(channel)
     content = empty_content(channel)
-    for key in CHANNEL_FIELDS[channel]:
-        if key in FLAGS:
+    parts = {part for part, _ in declared.template_parts(content)}
+    for key in declared.content_fields:
+        default = declared.content_defaults.get(key)
+        if isinstance(default, bool):
             content[key] = form.get(key) in ("on", "true", "1", True)
             continue
-        value = form.get(key)
-        value = value if isinstance(value, str) else ""
-        # Browsers send CR LF for a textarea's line breaks: store what was typed.
-        value = value.replace("\r\n", "\n")
-        if len(value) > MAX_FIELD_CHARS:
-            raise DraftError(f"At most {MAX_FIELD_CHARS:,} characters.", key)
-        if key in OPTIONAL:
-            value = value.strip() if key != "htmlHead" else value
-            content[key] = value or (WEBHOOK_DEFAULTS["contentType"] if key == "contentType"
-                                     else None)
-        else:
-            content[key] = value
+        text = _text(key, form.get(key), key in parts)
+        content[key] = text if text or content[key] == "" else default
     if channel == "email" and content["emailType"] not in EMAIL_TYPES:
         raise DraftError("Choose Transactional or Marketing.", "emailType")
     return content
@@ -121,7 +126,8 @@ def content_from_form(channel: str, form: Mapping[str, Any]) -> dict[str, Any]:
 
 def live_version(template: Template) -> TemplateVersion | None:
     return (TemplateVersion.select()
-            .where(TemplateVersion.template == template, TemplateVersion.status == "live")
+            .where(TemplateVersion.template == template,
+                   TemplateVersion.status == VersionStatus.LIVE)
             .order_by(TemplateVersion.number.desc()).first())
 
 
@@ -137,7 +143,8 @@ def _create(template: Template, content: dict[str, Any], by: str) -> TemplateVer
     try:
         with database.atomic():
             return TemplateVersion.create(
-                template=template, number=versions.next_number(template), status="draft",
+                template=template, number=versions.next_number(template),
+                status=VersionStatus.DRAFT,
                 content=content, revision=1, edited_at=utcnow(), edited_by=by)
     except IntegrityError:  # another tab created the draft at the same moment
         raise DraftConflict(versions.current_draft(template), live_version(template)) from None
@@ -159,7 +166,7 @@ def save_draft(template: Template, content: dict[str, Any], basis: Basis,
     now = utcnow()
     written = (TemplateVersion.update(content=content, revision=draft.revision + 1,
                                       edited_at=now, edited_by=by)
-               .where(TemplateVersion.id == draft.id, TemplateVersion.status == "draft",
+               .where(TemplateVersion.id == draft.id, TemplateVersion.status == VersionStatus.DRAFT,
                       TemplateVersion.revision == draft.revision)
                .execute())
     if not written:
@@ -174,7 +181,7 @@ def restore(template: Template, number: int, by: str) -> TemplateVersion:
     `herald templates restore`), else the draft's text is replaced (its revision moves on,
     so an editor open on the old text is told rather than overwriting it)."""
     source = versions.get_version(template, number)
-    if source.status == "draft":
+    if source.status == VersionStatus.DRAFT:
         raise versions.VersionError(f"version {number} is the draft itself")
     with database.atomic():
         draft = versions.current_draft(template)

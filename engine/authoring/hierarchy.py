@@ -13,12 +13,14 @@ from typing import Any
 
 from peewee import fn
 
-from engine import catalog
-from engine.addresses import dedupe, valid_e164, valid_email
-from engine.db import database
-from engine.models import CHANNELS, Container, Project, Template, TemplateVersion, Workspace
-from engine.provisioning import valid_name
-from engine.recipients import LISTS
+from engine.catalog import snapshots
+from engine.catalog.defaults import LISTS
+from engine.formats.addresses import dedupe, valid_e164, valid_email
+from engine.plugins.manager import default_registry
+from engine.provisioning.document import valid_name
+from engine.store.db import database
+from engine.store.models import Container, Project, Template, TemplateVersion, Workspace
+from engine.store.vocabulary import VersionStatus
 
 MAX_DEFAULTS = 1000  # per list, as a request's recipients (spec 8.1)
 
@@ -104,8 +106,9 @@ def create_folder(project: Project, parent: Container | None, name: str) -> Cont
 def create_template(project: Project, folder: Container | None, name: str,
                     channel: str) -> Template:
     name = check_name(name)
-    if channel not in CHANNELS:
-        raise HierarchyError("Choose Email, SMS or Webhook.", "channel")
+    if channel not in default_registry().channels:
+        raise HierarchyError("Choose a channel: Email, SMS, Webhook or an installed plugin's.",
+                             "channel")
     if _template_taken(project, folder, name):
         raise HierarchyError(f"A template named “{name}” is already there: choose another "
                              "name.", "name")
@@ -172,7 +175,7 @@ def _published(template_ids: list[Any]) -> int:
         return 0
     return (TemplateVersion.select(fn.COUNT(fn.DISTINCT(TemplateVersion.template)))
             .where(TemplateVersion.template.in_(template_ids),
-                   TemplateVersion.status != "draft").scalar() or 0)
+                   TemplateVersion.status != VersionStatus.DRAFT).scalar() or 0)
 
 
 def contents(item: Project | Container) -> Contents:
@@ -239,7 +242,7 @@ def set_defaults(item: Project | Container | Template, lists: dict[str, list[str
 def _changed() -> None:
     """Defaults or places changed: this process's send snapshots see it at once (others
     within HERALD_KEY_CACHE_SECONDS, as any change to a template)."""
-    catalog.clear()
+    snapshots.clear()
 
 
 def inherited(item: Container | Template) -> list[tuple[str, dict[str, list[str]]]]:

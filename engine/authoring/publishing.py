@@ -1,9 +1,10 @@
 """Publish from the editor: the checks a draft must pass, then the one lifecycle function
-`herald templates publish` calls (engine/versions.py).
+`herald templates publish` calls (engine/catalog/versions.py).
 
 A draft may hold anything while it is written; publishing refuses text that does not parse
-(naming the part, line and column), an email without a verified from address, and a
-webhook content type that is not a media type: what would otherwise fail every send.
+(naming the part, line and column), what the channel refuses in `herald apply` (a media
+type that is not one, an address that is not one), and an email without a verified from
+address: what would otherwise fail every send.
 """
 
 from __future__ import annotations
@@ -11,13 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine import catalog, versions
-from engine.addresses import bare_address, valid_e164, valid_email
-from engine.db import database
-from engine.header_text import MEDIA_TYPE
-from engine.models import Template, TemplateVersion, Workspace
+from engine.catalog import snapshots, versions
+from engine.formats.addresses import bare_address, valid_e164
+from engine.plugins.manager import default_registry
+from engine.store.db import database
+from engine.store.models import Template, TemplateVersion, Workspace
+from engine.store.vocabulary import VersionStatus
 
-PART_LABELS = {"subject": "Subject", "body": "Body", "htmlHead": "HTML head"}
+LABELS = {"subject": "Subject", "body": "Body", "htmlHead": "HTML head",
+          "fromAddress": "From address", "fromName": "From name", "emailType": "Email type",
+          "trackOpens": "Open tracking", "trackClicks": "Click tracking",
+          "fromNumber": "From number", "contentType": "Content type"}
+
+
+def label(field: str) -> str:
+    """How the editor names a content field (a plugin channel's own fields by their key)."""
+    return LABELS.get(field, field)
 
 
 @dataclass(frozen=True)
@@ -47,29 +57,26 @@ def syntax_problems(channel: str, content: dict[str, Any]) -> list[Problem]:
             check_template(text)
         except TemplateSyntaxError as err:
             where = "" if err.line is None else f"line {err.line}, column {err.column}: "
-            problems.append(Problem(part, f"{PART_LABELS.get(part, part)}: {where}"
-                                          f"{err.message}", err.line, err.column))
+            problems.append(Problem(part, f"{label(part)}: {where}{err.message}", err.line,
+                                    err.column))
     return problems
 
 
 def sender_verified(workspace: Workspace, template: Template, address: str) -> bool:
     """The send path's rule (a verified address, or an address at a verified domain), or
-    any address when the workspace sends through its own provider (D9)."""
+    any address when the workspace sends email through its own provider (D9)."""
     if workspace.email_provider is not None:
         return True
-    snap = catalog.snapshot(str(workspace.id), str(template.id))
+    snap = snapshots.snapshot(str(workspace.id), str(template.id))
     return snap is not None and snap.sender_verified(bare_address(address).lower())
 
 
-def _email_problems(workspace: Workspace, template: Template,
-                    content: dict[str, Any]) -> list[Problem]:
+def _sender_problems(workspace: Workspace, template: Template,
+                     content: dict[str, Any]) -> list[Problem]:
     address = content.get("fromAddress")
     if not address:
         return [Problem("fromAddress", "From address: enter the address this email is "
                                        "sent from.")]
-    if not valid_email(address):
-        return [Problem("fromAddress", f"From address: “{address}” is not an email "
-                                       "address.")]
     if not sender_verified(workspace, template, address):
         return [Problem("fromAddress", f"From address: {address} is not a verified sender "
                                        "of this account (Settings, Senders).")]
@@ -77,17 +84,18 @@ def _email_problems(workspace: Workspace, template: Template,
 
 
 def problems(workspace: Workspace, template: Template, content: dict[str, Any]) -> list[Problem]:
+    """Everything that keeps ``content`` from being published, each with its field."""
+    channel = default_registry().channel(template.channel)
     found = syntax_problems(template.channel, content)
-    if template.channel == "email":
-        found += _email_problems(workspace, template, content)
-    elif template.channel == "sms":
-        number = content.get("fromNumber")
-        if number and not valid_e164(number):  # the API's rule for smsOptions.fromNumber
-            found.append(Problem("fromNumber", "From number: an E.164 number such as "
-                                               "+14155550100."))
-    elif not MEDIA_TYPE.fullmatch(content.get("contentType") or ""):
-        found.append(Problem("contentType", "Content type: a media type such as "
-                                            "application/json."))
+    found += [Problem(field, f"{label(field)}: {message}")
+              for field, message in channel.check_content(content)]
+    fields = {p.field for p in found}
+    if "fromAddress" in channel.content_fields and "fromAddress" not in fields:
+        found += _sender_problems(workspace, template, content)
+    number = content.get("fromNumber")
+    if number and not valid_e164(number):  # the API's rule for smsOptions.fromNumber
+        found.append(Problem("fromNumber", "From number: an E.164 number such as "
+                                           "+14155550100."))
     return found
 
 
@@ -97,7 +105,7 @@ def publish_draft(workspace: Workspace, template: Template, revision: int,
     the live version previous, older ones pruned per plan; through versions.publish."""
     with database.atomic():
         query = TemplateVersion.select().where(TemplateVersion.template == template,
-                                               TemplateVersion.status == "draft")
+                                               TemplateVersion.status == VersionStatus.DRAFT)
         if database.obj.__class__.__name__ != "SqliteDatabase":
             query = query.for_update()
         draft = query.order_by(TemplateVersion.number.desc()).first()
@@ -113,5 +121,5 @@ def publish_draft(workspace: Workspace, template: Template, revision: int,
         versions.publish(draft, by=by)
     # This process sends and previews too: the next send here renders the new version
     # at once (other processes within HERALD_KEY_CACHE_SECONDS).
-    catalog.clear()
+    snapshots.clear()
     return draft

@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.models import Template, utcnow
-from engine.validation import MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS
-
-from .models import TemplateSample
+from engine.sending.validation import MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS
+from engine.store.models import Template, TemplateSample, utcnow
 
 
 class SampleError(ValueError):

@@ -12,6 +12,7 @@ from engine.store.models import (
     SchemaVersion,
     Sender,
     Suppression,
+    TemplateSample,
     TemplateVersion,
 )
 
@@ -102,8 +103,6 @@ def _authoring(db: Database) -> None:
     template_version, made by step 1 on a new database), and the remembered sample tags."""
     from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
 
-    from engine.authoring.models import AUTHORING_MODELS
-
     table = TemplateVersion._meta.table_name
     have = {column.name for column in db.get_columns(table)}
     migrator = (SqliteMigrator(db) if isinstance(db, SqliteDatabase)
@@ -112,7 +111,7 @@ def _authoring(db: Database) -> None:
     migrate(*(migrator.add_column(table, fields[name].column_name, fields[name])
               for name in ("revision", "edited_at", "edited_by", "published_by")
               if fields[name].column_name not in have))
-    db.create_tables(AUTHORING_MODELS, safe=True)
+    db.create_tables([TemplateSample], safe=True)
 
 
 def _delivery_reports(db: Database) -> None:

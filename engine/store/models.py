@@ -150,6 +150,15 @@ class TemplateVersion(BaseModel):
         indexes = ((("template", "number"), True),)
 
 
+class TemplateSample(BaseModel):
+    """The sample tag values last previewed with a template in the editor, for the next
+    person to edit it (engine/authoring/samples.py); not content, never exported."""
+
+    template = ForeignKeyField(Template, primary_key=True, backref="+", on_delete="CASCADE")
+    tags = JSONField(default=dict)
+    updated_at = DateTimeField(default=utcnow)
+
+
 class ApiKey(BaseModel):
     """Only the hash of a key is stored; the value is shown once at creation."""
 
@@ -288,6 +297,7 @@ ALL_MODELS: tuple[type[BaseModel], ...] = (
     Container,
     Template,
     TemplateVersion,
+    TemplateSample,
     ApiKey,
     Suppression,
     Notification,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from engine.models import Template, TemplateVersion
 
-from engine import versions
 from engine.authoring import compare, drafts, publishing, samples
 from engine.authoring.drafts import Basis, DraftConflict, DraftError
 from engine.authoring.publishing import PublishRefused
-from engine.provisioning import _content
+from engine.catalog import versions
+from engine.provisioning.document import version_content
+from engine.store.models import Template, TemplateVersion
 from tests import factories
 
 
@@ -36,7 +36,7 @@ def test_the_form_becomes_content_as_apply_stores_it():
                        "emailType": "Transactional", "trackOpens": True, "trackClicks": False}
     # What `herald apply` would store for the same version: export -> apply is a no-op.
     exported = {k: v for k, v in content.items()}
-    assert _content("email", exported) == content
+    assert version_content("email", exported) == content
     assert drafts.content_from_form("webhook", {"body": "{}"})["contentType"] == \
         "application/json"
     assert drafts.content_from_form("sms", {"body": "x", "fromNumber": " +14155550100 "}) == {
@@ -119,7 +119,7 @@ def test_a_draft_that_does_not_parse_saves_but_does_not_publish(ws, template):
 
 
 @pytest.mark.parametrize("address,expected", [
-    (None, "enter the address"), ("not-an-address", "is not an email address"),
+    (None, "enter the address"), ("not-an-address", "not a valid address"),
     ("ops@unverified.example", "is not a verified sender")])
 def test_a_from_address_that_is_not_a_verified_sender_is_not_published(
         ws, template, address, expected):

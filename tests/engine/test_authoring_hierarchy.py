@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from engine.models import Container, Notification, Project, Template, TemplateVersion
-from engine.versions import publish
 
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
+from engine.catalog.versions import publish
+from engine.store.models import Container, Notification, Project, Template, TemplateVersion
 from tests import factories
 
 

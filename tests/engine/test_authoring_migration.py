@@ -1,16 +1,17 @@
-"""Migration step 6 (the editor's columns and table) on a database made before it."""
+"""Migration step 7 (the editor's columns and table) on a database made before it."""
 
 from __future__ import annotations
 
-from engine.db import database
-from engine.migrations import MIGRATIONS
-from engine.models import TemplateVersion
 from peewee import SqliteDatabase
+
+from engine.store.db import database
+from engine.store.migrations import MIGRATIONS
+from engine.store.models import TemplateVersion
 
 NEW_COLUMNS = {"revision", "edited_at", "edited_by", "published_by"}
 
 
-def test_step_6_adds_the_draft_columns_and_the_sample_table(tmp_path):
+def test_step_7_adds_the_draft_columns_and_the_sample_table(tmp_path):
     old = SqliteDatabase(str(tmp_path / "old.sqlite3"))
     previous = database.obj
     database.initialize(old)
@@ -19,8 +20,8 @@ def test_step_6_adds_the_draft_columns_and_the_sample_table(tmp_path):
         for column in NEW_COLUMNS:  # as step 1 made the table before the editor existed
             old.execute_sql(f'ALTER TABLE template_version DROP COLUMN "{column}"')
         old.execute_sql("DROP TABLE IF EXISTS template_sample")
-        MIGRATIONS[5](old)
-        MIGRATIONS[5](old)  # step 1 of a new database made them already: nothing to do
+        MIGRATIONS[6](old)
+        MIGRATIONS[6](old)  # step 1 of a new database made them already: nothing to do
         columns = {c.name for c in old.get_columns(TemplateVersion._meta.table_name)}
         assert columns >= NEW_COLUMNS
         assert old.table_exists("template_sample")

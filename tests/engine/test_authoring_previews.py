@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from engine.jobs import deliver_notification
-from engine.models import InboxMessage, Notification, TemplateVersion
-from engine.queueing import QUEUE_NAME
 from redis import Redis
 
-from engine import keycache, limits, sending
 from engine.authoring import previews, test_sends
 from engine.authoring.test_sends import SendTestRefused
+from engine.catalog import keycache
+from engine.delivery.jobs import deliver_notification
+from engine.sending import limits
+from engine.sending.preview import build_preview
+from engine.sending.resolution import resolve_request
+from engine.store.models import InboxMessage, Notification, TemplateVersion
+from engine.store.queueing import QUEUE_NAME
 from tests import factories
 
 TAGS = {"name": "Ada <3"}
@@ -34,7 +37,7 @@ def test_the_preview_of_the_live_text_is_the_apis_preview(ws):
     key = keycache.lookup(factories.api_key(ws))
     body = {"tenantId": str(ws.id), "templateId": str(template.id),
             "tags": [{"key": "name", "value": "Ada <3"}]}
-    api = sending.build_preview(sending.resolve_request(body, key, preview=True))["email"]
+    api = build_preview(resolve_request(body, key, preview=True))["email"]
     mine = previews.preview(ws, template, dict(live.content), TAGS)
     assert mine.subject == api["renderedContent"]["subject"] == "Hi Ada <3"
     assert mine.html == api["finalBodies"]["htmlBody"]

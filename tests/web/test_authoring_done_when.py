@@ -7,10 +7,10 @@ Restore of version 1 after publishing version 2 gives a draft with version 1's t
 from __future__ import annotations
 
 import requests
-from engine.models import InboxMessage, Notification, Template, TemplateVersion
 from playwright.sync_api import Page, expect
 
-from engine import limits
+from engine.sending import limits
+from engine.store.models import InboxMessage, Notification, Template, TemplateVersion
 from tests import factories
 from tests.web.authoring_support import (
     click_when_ready,

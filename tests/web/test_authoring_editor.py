@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from engine.models import InboxMessage, Template, TemplateVersion
 from playwright.sync_api import Browser, Page, expect
 
-from engine import versions
+from engine.catalog import versions
+from engine.store.models import InboxMessage, Template, TemplateVersion
 from tests import factories
 from tests.support.https_receiver import Scripted
 from tests.web.authoring_support import (
@@ -76,8 +76,9 @@ def test_a_save_that_cannot_reach_the_server_says_so_and_keeps_the_text(page: Pa
     page.unroute("**/draft")
     page.get_by_role("textbox", name="Subject").fill("Back online")
     expect(page.get_by_role("status")).to_have_text("Saved")
-    saved = versions.current_draft(template).content
-    assert (saved["body"], saved["subject"]) == ("<p>Offline words</p>", "Back online")
+    saved = wait_for(lambda: (c := versions.current_draft(template).content)["subject"] ==
+                     "Back online" and c, "the subject saved")
+    assert saved["body"] == "<p>Offline words</p>"
 
 
 HOSTILE = ('<script>document.title="pwned";top.document.title="pwned"</script>'

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from engine.models import Container, Project, Template, TemplateVersion
 
 from api.app import create_app
-from engine import versions
+from engine.catalog import versions
+from engine.store.models import Container, Project, Template, TemplateVersion
 from tests import factories
 from tests.web.conftest import PASSWORD, make_user
 

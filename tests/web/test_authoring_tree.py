@@ -3,10 +3,10 @@ inherited from above, and deletion that asks first when something goes with it."
 
 from __future__ import annotations
 
-from engine.models import Container, Template
 from playwright.sync_api import Page, expect
 
 from engine.authoring import hierarchy
+from engine.store.models import Container, Template
 from tests import factories
 from tests.web.conftest import make_user, sign_in
 

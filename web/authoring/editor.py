@@ -11,20 +11,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.models import Sender, Template, TemplateVersion
-from engine.versions import RETENTION
 from flask import g, redirect, render_template, session, url_for
 
 from engine import runtime
 from engine.authoring import drafts, hierarchy, previews, publishing, samples
 from engine.authoring.drafts import Basis, DraftConflict, DraftError
 from engine.authoring.publishing import Problem, PublishRefused
+from engine.catalog.versions import RETENTION
 from engine.people import audit
+from engine.plugins.manager import default_registry
+from engine.store.models import Sender, Template, TemplateVersion
 from web.authoring import blueprint, frames, loading, snippets
 from web.permissions import workspace_view
 
 NOTICE = "herald_editor_notice"
 CHANNEL_LABELS = {"email": "Email", "sms": "SMS", "webhook": "Webhook"}
+
+
+def channel_label(name: str) -> str:
+    return CHANNEL_LABELS.get(name, name)
+
+
+def plugin_fields(template: Template, content: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(field, label, widget) for a channel a plugin brings: its template parts in the code
+    editor, a field whose default is true or false a checkbox, others a text field."""
+    channel = default_registry().channel(template.channel)
+    parts = {part for part, _ in channel.template_parts(content)}
+    return [(name, publishing.label(name),
+             "checkbox" if isinstance(channel.content_defaults.get(name), bool)
+             else "code" if name in parts else "text")
+            for name in channel.content_fields]
 
 
 def notice(text: str) -> None:
@@ -81,7 +97,9 @@ def page(template: Template, *, content: dict[str, Any] | None = None,
         problem_list=problems or [], conflict=conflict, token=token, preview=preview,
         frame_version=frame_version, sample_text=samples.dumps(sample_tags),
         sample_error=None, versions=_versions(template), senders=_senders(),
-        path=hierarchy.path_of(template), channel_label=CHANNEL_LABELS[template.channel],
+        path=hierarchy.path_of(template), channel_label=channel_label(template.channel),
+        plugin_fields=plugin_fields(template, content)
+        if template.channel not in CHANNEL_LABELS else [],
         retention=RETENTION.get(plan, RETENTION["basic"]), plan=plan,
         status_text=status_text or session.pop(NOTICE, None),
         integration=integration(template, sample_tags)), status

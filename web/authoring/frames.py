@@ -17,13 +17,13 @@ from __future__ import annotations
 import re
 import secrets
 
-from engine.models import Template
 from flask import Blueprint, Response, abort, g
 from flask_login import current_user
 
 from engine import runtime
 from engine.authoring import drafts, previews, samples
 from engine.authoring.previews import EditorPreview
+from engine.store.models import Template
 from web.authoring import loading
 from web.core import errors
 from web.permissions import workspace_view

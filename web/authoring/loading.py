@@ -6,11 +6,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from engine.models import Container, Project, Template
 from flask import abort, g, render_template, request
 from flask_login import current_user
 
-from engine import catalog
+from engine.catalog import snapshots
+from engine.store.models import Container, Project, Template
 
 KINDS = {"projects": Project, "folders": Container, "templates": Template}
 
@@ -48,7 +48,7 @@ def template_as_sent(template_id: Any) -> Template:
     """The template from the send path's per-process snapshot (a few seconds old at most:
     what the preview, run at every pause in typing, needs of it does not change)."""
     key = parse_uuid(template_id)
-    snap = catalog.snapshot(str(g.workspace.id), str(key)) if key else None
+    snap = snapshots.snapshot(str(g.workspace.id), str(key)) if key else None
     return snap.template if snap else abort(404)
 
 

@@ -12,6 +12,7 @@ from flask import g, redirect, render_template, request, url_for
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
 from engine.people import audit
+from engine.store.models import Container, Project, Template
 from web.authoring import blueprint, loading
 from web.permissions import workspace_view
 

@@ -7,7 +7,7 @@ import json
 import shlex
 from typing import Any
 
-from engine.models import Template, Workspace
+from engine.store.models import Template, Workspace
 
 PLACEHOLDERS = {"email": ("emailOptions", {"to": ["recipient@example.com"]}),
                 "sms": ("smsOptions", {"to": ["+14155550100"]}),

@@ -9,6 +9,9 @@ from flask import g, redirect, render_template, request, url_for
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
 from engine.people import audit
+from engine.plugins.manager import default_registry
+from engine.store.models import Container, Project, Template, TemplateVersion
+from engine.store.vocabulary import VersionStatus
 from web.authoring import blueprint, loading
 from web.permissions import workspace_view
 
@@ -19,7 +22,7 @@ CHANNEL_LABELS = {"email": "Email", "sms": "SMS", "webhook": "Webhook"}
 def _live_numbers(templates: list[Template]) -> dict:
     rows = (TemplateVersion.select(TemplateVersion.template, TemplateVersion.number)
             .where(TemplateVersion.template.in_([t.id for t in templates]),
-                   TemplateVersion.status == "live").tuples()) if templates else []
+                   TemplateVersion.status == VersionStatus.LIVE).tuples()) if templates else []
     return dict(rows)
 
 
@@ -30,7 +33,7 @@ def _tree_context(projects: list[Project]) -> dict:
     templates = list(Template.select().where(Template.project.in_(ids))
                      .order_by(Template.name)) if ids else []
     return {"projects": projects, "folders": folders, "items": templates,
-            "live": _live_numbers(templates), "channel_labels": CHANNEL_LABELS}
+            "live": _live_numbers(templates), "channel_labels": _channels()}
 
 
 def templates_page():
@@ -65,12 +68,18 @@ def folder_page(folder_id):
     return _container_page(folder.project, folder)
 
 
+def _channels() -> dict[str, str]:
+    """The Channel select: the built-in channels first, then those plugins bring."""
+    names = sorted(default_registry().channels, key=lambda n: (n not in CHANNEL_LABELS, n))
+    return {name: CHANNEL_LABELS.get(name, name) for name in names}
+
+
 def _new_form(kind: str, values: dict, problem: HierarchyError | None = None,
               status: int = 200):
     return render_template("authoring/new.html", section="templates", kind=kind,
                            values=values, problem=problem,
                            locations=hierarchy.locations(g.workspace),
-                           channels=CHANNEL_LABELS), status
+                           channels=_channels()), status
 
 
 @blueprint.get("/templates/new")

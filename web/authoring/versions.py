@@ -3,18 +3,20 @@ Compare any two versions side by side, the draft included."""
 
 from __future__ import annotations
 
-from engine.models import Template, TemplateVersion
-from engine.versions import VersionError, get_version
 from flask import abort, g, redirect, render_template, request, url_for
 
 from engine.authoring import compare as comparing
 from engine.authoring import drafts
+from engine.catalog.versions import VersionError, get_version
 from engine.people import audit
+from engine.store.models import Template, TemplateVersion
+from engine.store.vocabulary import VersionStatus
 from web.authoring import blueprint, loading
 from web.authoring.editor import notice
 from web.permissions import workspace_view
 
-STATES = {"draft": "Draft", "live": "Live", "previous": "Previous"}
+STATES = {VersionStatus.DRAFT: "Draft", VersionStatus.LIVE: "Live",
+          VersionStatus.PREVIOUS: "Previous"}
 
 
 def _back(template: Template):
@@ -34,7 +36,7 @@ def _version(template: Template, number: int) -> TemplateVersion:
 def restore(template_id, number):
     template = loading.template(template_id)
     source = _version(template, number)
-    if source.status == "draft":
+    if source.status == VersionStatus.DRAFT:
         abort(400)
     draft = drafts.editable(template).draft
     if draft is not None and draft.content != source.content and \
@@ -53,7 +55,7 @@ def restore(template_id, number):
 @workspace_view("member")
 def lock(template_id, number, action):
     template = loading.template(template_id)
-    if _version(template, number).status == "draft":
+    if _version(template, number).status == VersionStatus.DRAFT:
         abort(400)  # a draft is kept anyway; only published versions are pruned
     drafts.set_locked(template, number, action == "lock")
     audit.record(g.workspace, loading.current_user_row(), f"template.version_{action}ed",
@@ -78,7 +80,7 @@ def compare(template_id):
     if not versions:
         return _back(template)
     newest = versions[0]
-    live = next((v for v in versions if v.status == "live"), newest)
+    live = next((v for v in versions if v.status == VersionStatus.LIVE), newest)
     left = _pick(versions, request.args.get("a"), live)
     right = _pick(versions, request.args.get("b"), newest if newest is not left else live)
     fields = comparing.compare(template.channel, left.content, right.content)

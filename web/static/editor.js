@@ -110,12 +110,19 @@
       if (navigator.clipboard) button.hidden = false;
       button.addEventListener("click", function () { copy(button); });
     });
+    // Typed since the last save began: a save that ends meanwhile is not the last word.
+    var typed = false;
     var form = document.getElementById("editor");
     if (form) {
-      form.addEventListener("input", function () { status("Unsaved changes"); });
+      form.addEventListener("input", function () {
+        typed = true;
+        status("Unsaved changes");
+      });
     }
     document.body.addEventListener("htmx:beforeRequest", function (event) {
-      if (fromEditor(event)) status("Saving…");
+      if (!fromEditor(event)) return;
+      typed = false;
+      status("Saving…");
     });
     document.body.addEventListener("htmx:responseError", function (event) {
       if (fromEditor(event)) {
@@ -130,7 +137,9 @@
       }
     });
     document.body.addEventListener("htmx:afterSwap", function (event) {
-      if (event.detail.target && event.detail.target.id === "preview") markErrors();
+      var target = event.detail.target;
+      if (target && target.id === "preview") markErrors();
+      if (fromEditor(event) && typed) status("Unsaved changes");
     });
     markErrors();
   }
