@@ -6,7 +6,6 @@ and says what goes with it: sends by a deleted template's id fail with template_
 
 from __future__ import annotations
 
-from engine.models import Container, Project, Template
 from flask import g, redirect, render_template, request, url_for
 
 from engine.authoring import hierarchy

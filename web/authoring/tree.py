@@ -3,7 +3,6 @@ project and folder pages, and creating each kind."""
 
 from __future__ import annotations
 
-from engine.models import Container, Project, Template, TemplateVersion
 from flask import g, redirect, render_template, request, url_for
 
 from engine.authoring import hierarchy
