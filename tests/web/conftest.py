@@ -15,7 +15,6 @@ import pytest
 from werkzeug.serving import make_server
 
 from config.settings import Settings
-from tests.channels.conftest import ca, ca_file, receiver  # noqa: F401
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, g, redirect, render_template, url_for
 from peewee import fn
 
-from engine.store.models import NOTIFICATION_STATUSES, Container, Notification, Project, Template
+from engine.store.models import Container, Notification, Project, Template
+from engine.store.vocabulary import NotificationStatus
 from web.core import errors
 from web.permissions import workspace_view
 
@@ -40,5 +41,5 @@ def reports():
             .where(Notification.workspace == g.workspace,
                    Notification.is_test == False)  # noqa: E712 -- test sends are not counted
             .group_by(Notification.status).tuples())
-    counts = dict.fromkeys(NOTIFICATION_STATUSES, 0) | dict(rows)
+    counts = dict.fromkeys([status.value for status in NotificationStatus], 0) | dict(rows)
     return render_template("workspace/reports.html", section="reports", counts=counts)
