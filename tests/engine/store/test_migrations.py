@@ -80,7 +80,7 @@ def test_a_template_left_with_two_live_versions_keeps_the_newest(db):
                       (True, 4): "draft", (False, 1): "live"}
 
 
-def test_step_7_swaps_the_workspace_index_and_adds_the_attempt_provider(tmp_path):
+def test_step_8_swaps_the_workspace_index_and_adds_the_attempt_provider(tmp_path):
     """A database of step 4 (the bare workspace index, no provider column) gets the reports'
     tables, the (workspace, created_at) index instead, and keeps its attempts."""
     from peewee import SqliteDatabase
@@ -97,11 +97,11 @@ def test_step_7_swaps_the_workspace_index_and_adds_the_attempt_provider(tmp_path
         old.execute_sql("DROP INDEX notification_workspace_id_created_at")
         old.execute_sql("CREATE INDEX notification_workspace_id ON notification (workspace_id)")
         old.execute_sql("ALTER TABLE delivery_attempt DROP COLUMN provider")
-        MIGRATIONS[6](old)
+        MIGRATIONS[7](old)
         names = {i.name for i in old.get_indexes(Notification._meta.table_name)}
         columns = {c.name for c in old.get_columns(DeliveryAttempt._meta.table_name)}
         assert old.table_exists(ReportRollup._meta.table_name)
-        MIGRATIONS[6](old)  # idempotent
+        MIGRATIONS[7](old)  # idempotent
     finally:
         database.initialize(previous)
         old.close()
