@@ -40,3 +40,32 @@ def test_take_the_screenshots(page: Page, live):
     expect(page.get_by_role("textbox", name="Invitation link")).to_be_visible()
     page.screenshot(path=str(DOCS / "web-members-phone.png"), full_page=False)
     assert (DOCS / "web-api-keys.png").stat().st_size > 10_000
+
+
+def test_take_the_editor_screenshot(page: Page, live):
+    from engine.authoring import hierarchy, samples
+
+    ws = factories.workspace(factories.account(name="Acme"))
+    make_user("ada@acme.example", ws, "member", "Ada Lovelace")
+    project = hierarchy.create_project(ws, "Onboarding")
+    folder = hierarchy.create_folder(project, None, "Emails")
+    template = hierarchy.create_template(project, folder, "Welcome", "email")
+    hierarchy.set_defaults(project, {"bcc": ["audit@example.com"]})
+    samples.remember(template, {"name": "Ada", "plan": "Pro"})
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    sign_in(page, "ada@acme.example")
+    page.goto(f"/w/{ws.id}/templates/{template.id}")
+    page.get_by_role("textbox", name="Subject").fill("Welcome to Acme, {{name}}")
+    body = page.get_by_role("textbox", name="Body", exact=True)
+    body.focus()
+    page.keyboard.insert_text('<h1 style="font-family:sans-serif">Hello {{name}}</h1>\n'
+                              "<p>Your {{plan}} plan is ready.</p>\n"
+                              "{{#if coupon}}<p>Use {{coupon}} at checkout.</p>{{/if}}\n")
+    page.get_by_role("textbox", name="From address").fill("hello@example.com")
+    page.get_by_role("textbox", name="From name").fill("Acme")
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    frame = page.frame_locator('iframe[title="Preview"]')
+    expect(frame.get_by_role("heading", name="Hello Ada")).to_be_visible()
+    page.screenshot(path=str(DOCS / "web-editor.png"), clip={"x": 0, "y": 0, "width": 1400,
+                                                             "height": 1000})
+    assert (DOCS / "web-editor.png").stat().st_size > 10_000
