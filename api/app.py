@@ -94,8 +94,10 @@ def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
                        for url in provider_urls(p))
     if inbox_in_use and not settings.production:
         from api.inbox import blueprint as inbox
+        from api.webhook_catcher import blueprint as webhook_catcher
 
         app.register_blueprint(inbox)
+        app.register_blueprint(webhook_catcher)
 
 
 def _read_bounded(stream, limit: int) -> bytes | None:

@@ -10,6 +10,7 @@ from playhouse.migrate import SchemaMigrator, migrate
 from engine.store.models import (
     ALL_MODELS,
     IDEMPOTENCY_INDEX,
+    CaughtWebhook,
     DeliveryAttempt,
     Notification,
     SchemaVersion,
@@ -167,13 +168,18 @@ def _failover_attempt_columns(db: Database) -> None:
     add_missing_columns(db, DeliveryAttempt, "delivered_via", "providers_tried")
 
 
+def _webhook_catcher(db: Database) -> None:
+    """What the dev inbox's webhook catcher received."""
+    db.create_tables([CaughtWebhook], safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
                                                 _one_live_version, _people,
                                                 _sender_verification, _authoring,
                                                 _delivery_reports, _idempotency_keys,
-                                                _failover_attempt_columns]
+                                                _failover_attempt_columns, _webhook_catcher]
 
 
 def current_version(db: Database) -> int:

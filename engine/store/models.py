@@ -296,6 +296,23 @@ class InboxMessage(BaseModel):
     created_at = DateTimeField(default=utcnow)
 
 
+class CaughtWebhook(BaseModel):
+    """A request the dev inbox's webhook catcher received (development and test only), with
+    whether its signature verified with its workspace's secret when it arrived."""
+
+    id = AutoField()
+    name = CharField(max_length=64)
+    headers = JSONField(default=dict)
+    body = TextField()
+    size_bytes = BigIntegerField(default=0)
+    delivery_id = CharField(max_length=64, null=True)
+    workspace_id = CharField(max_length=40, null=True)
+    notification_id = CharField(max_length=40, null=True)
+    verified = BooleanField(default=False)
+    verdict = CharField(max_length=200)
+    created_at = DateTimeField(default=utcnow)
+
+
 class SchemaVersion(BaseModel):
     id = AutoField()
     version = IntegerField()
@@ -317,5 +334,6 @@ ALL_MODELS: tuple[type[BaseModel], ...] = (
     DeliveryAttempt,
     TrackingEvent,
     InboxMessage,
+    CaughtWebhook,
     SchemaVersion,
 )
