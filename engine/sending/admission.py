@@ -71,6 +71,14 @@ def admit(body: object, header: str | None, ip: str, parse_error: ApiError | Non
         verdict = limits.check(
             "send", ip, key.id if key else None, settings.rate_limit_send_per_ip,
             settings.rate_limit_send_per_key, account_id, monthly_limit)
+    _raise_in_order(verdict, auth_error, stage_error)
+    assert resolved is not None and key is not None
+    return resolved, key
+
+
+def _raise_in_order(verdict: limits.Verdict, auth_error: ApiError | None,
+                    stage_error: ApiError | None) -> None:
+    """The first failure in D1's order, if any."""
     too_many = {"Retry-After": str(verdict.retry_after)}
     if verdict.code == limits.IP_LIMITED:
         raise ApiError(429, None, "Too many requests from this address.", headers=too_many)
@@ -80,11 +88,9 @@ def admit(body: object, header: str | None, ip: str, parse_error: ApiError | Non
         raise ApiError(429, None, "Too many requests for this API key.", headers=too_many)
     if stage_error is not None:
         raise stage_error
-    assert resolved is not None and key is not None
     if verdict.code == limits.ALLOWANCE_EXHAUSTED:
         raise ApiError(429, "notifications.monthly_limit_exceeded",
                        "The account's monthly allowance is used up.")
-    return resolved, key
 
 
 def validate_key(header: str | None, ip: str) -> dict[str, Any]:
