@@ -12,6 +12,8 @@ import re
 
 from flask import Blueprint, abort, g, jsonify, request
 
+from engine.catalog.keys import iso
+from engine.store.models import CaughtWebhook
 from engine.webhooks import caught
 
 blueprint = Blueprint("webhook_catcher", __name__)
@@ -22,6 +24,14 @@ def _name(name: str) -> str:
     if not _NAME.fullmatch(name):
         abort(404)
     return name
+
+
+def _as_json(kept: CaughtWebhook) -> dict:
+    return {"id": kept.id, "name": kept.name, "headers": kept.headers, "body": kept.body,
+            "sizeBytes": kept.size_bytes, "deliveryId": kept.delivery_id,
+            "workspaceId": kept.workspace_id, "notificationId": kept.notification_id,
+            "signatureVerified": kept.verified, "verdict": kept.verdict,
+            "createdAt": iso(kept.created_at)}
 
 
 @blueprint.post("/dev/inbox/webhooks/<name>")
@@ -37,12 +47,12 @@ def catch(name: str):
 
 @blueprint.get("/dev/inbox/webhooks/<name>")
 def named(name: str):
-    return jsonify([caught.as_json(c) for c in caught.latest(_name(name))])
+    return jsonify([_as_json(c) for c in caught.latest(_name(name))])
 
 
 @blueprint.get("/dev/inbox/webhooks")
 def every():
-    return jsonify([caught.as_json(c) for c in caught.latest()])
+    return jsonify([_as_json(c) for c in caught.latest()])
 
 
 @blueprint.delete("/dev/inbox/webhooks")

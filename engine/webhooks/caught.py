@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.catalog.keys import iso
 from engine.store.models import CaughtWebhook, Notification, Workspace
 from engine.webhooks.signatures import TOLERANCE_SECONDS, verify_webhook
 
@@ -52,14 +51,6 @@ def latest(name: str | None = None, limit: int = 200) -> list[CaughtWebhook]:
     if name is not None:
         query = query.where(CaughtWebhook.name == name)
     return list(query)
-
-
-def as_json(caught: CaughtWebhook) -> dict[str, Any]:
-    return {"id": caught.id, "name": caught.name, "headers": caught.headers,
-            "body": caught.body, "sizeBytes": caught.size_bytes,
-            "deliveryId": caught.delivery_id, "workspaceId": caught.workspace_id,
-            "notificationId": caught.notification_id, "signatureVerified": caught.verified,
-            "verdict": caught.verdict, "createdAt": iso(caught.created_at)}
 
 
 def clear() -> int:

@@ -13,6 +13,7 @@ from config.settings import ConfigError, load_settings
 from engine import runtime
 from engine.delivery import breaker
 from engine.delivery.failover import label
+from engine.plugins.manager import check_providers
 from engine.store.embedded_redis import free_port
 
 KEY = breaker.breaker_key(None, "smtp://user:secret@mx1.example:587")
@@ -113,10 +114,12 @@ def test_provider_settings_take_a_list_separated_by_whitespace():
     assert loaded.email_provider.split() == ["smtp://a.example:25",
                                              "smtp://b.example:2525?tls=none"]
     assert (loaded.provider_breaker_failures, loaded.provider_breaker_seconds) == (5, 60.0)
+    check_providers(loaded)
     with pytest.raises(ConfigError, match="HERALD_EMAIL_PROVIDER: smtp provider: tls"):
-        load_settings({**base, "HERALD_EMAIL_PROVIDER": "smtp://a:25 smtp://b:25?tls=bogus"})
+        check_providers(load_settings({**base, "HERALD_EMAIL_PROVIDER":
+                                       "smtp://a:25 smtp://b:25?tls=bogus"}))
     with pytest.raises(ConfigError, match=r"HERALD_SMS_PROVIDER: .*nope://"):
-        load_settings({**base, "HERALD_SMS_PROVIDER": "inbox:// nope://x"})
+        check_providers(load_settings({**base, "HERALD_SMS_PROVIDER": "inbox:// nope://x"}))
     with pytest.raises(ConfigError, match="HERALD_EMAIL_PROVIDER: inbox:// is for development"):
         load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": "s" * 40,
                        "HERALD_EMAIL_PROVIDER": "smtp://a:25 inbox://",
