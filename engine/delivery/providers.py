@@ -13,15 +13,14 @@ from engine import runtime
 from engine.delivery.breaker import breaker_key
 from engine.delivery.failover import (
     FailoverProvider,
-    Member,
     ProviderEntry,
-    label,
     setting_entries,
     workspace_entries,
 )
 from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import PermanentError, Provider, ProviderContext
 from engine.plugins.manager import open_provider, provider_scheme, provider_url
+from engine.plugins.provider_order import Candidate, label
 from engine.store.models import InboxMessage, Workspace
 
 # The notification being delivered, so the dev inbox can file what it stores under it.
@@ -29,7 +28,7 @@ current_notification: contextvars.ContextVar[tuple[str, str] | None] = contextva
     "herald_current_notification", default=None)
 
 _cache: dict[tuple[str, str], Provider] = {}
-_failovers: dict[tuple[Member, ...], FailoverProvider] = {}
+_failovers: dict[tuple[Candidate, ...], FailoverProvider] = {}
 _lock = threading.Lock()
 
 
@@ -102,12 +101,12 @@ def provider_for(channel: Channel, workspace_id: Any) -> Provider:
                              f"({channel.provider_setting})")
     if len(entries) == 1:
         return _opened(*entries[0])
-    members = tuple(Member(label(plugin, url), _opened(plugin, url), breaker_key(plugin, url))
-                    for plugin, url in entries)
+    candidates = tuple(Candidate(label(plugin, url), _opened(plugin, url),
+                                 breaker_key(plugin, url)) for plugin, url in entries)
     with _lock:
-        failover = _failovers.get(members)
+        failover = _failovers.get(candidates)
         if failover is None:
-            failover = _failovers[members] = FailoverProvider(list(members))
+            failover = _failovers[candidates] = FailoverProvider(list(candidates))
     return failover
 
 

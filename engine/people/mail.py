@@ -11,10 +11,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from engine import runtime
-from engine.delivery.breaker import breaker_key
-from engine.delivery.failover import FailoverProvider, Member, label, setting_entries
 from engine.plugins.contracts import DeliveryError, ProviderContext, SendResult
 from engine.plugins.manager import default_registry, open_provider
+from engine.plugins.provider_order import Candidate, label, send_in_order
 from engine.store.models import InboxMessage
 
 
@@ -41,14 +40,15 @@ def send(to: str, subject: str, text: str, url: str | None = None, plugin: str |
          entries: list[tuple[str | None, str]] | None = None) -> SendResult:
     """Send one plain-text message through ``url`` (default: HERALD_EMAIL_PROVIDER), or
     through ``entries`` ((plugin, url) in order): a list fails over as deliveries do
-    (engine/delivery/failover.py), and its result or error says which provider took it.
+    (engine/plugins/provider_order.py; no circuit breaker for mail this rare), and its
+    result or error says which provider took it.
 
     Raises DeliveryError (the provider's answer), LookupError or ValueError (no plugin
     takes a URL, or it refuses it).
     """
     settings = runtime.settings()
     if not entries:
-        entries = [(plugin, url)] if url else setting_entries(settings.email_provider)
+        entries = [(plugin, url)] if url else [(None, u) for u in settings.email_provider.split()]
     if not entries:
         raise DeliveryError("no email provider is configured (HERALD_EMAIL_PROVIDER)")
     payload = {"from": {"address": sender or system_sender(), "name": "Herald"},
@@ -62,9 +62,9 @@ def send(to: str, subject: str, text: str, url: str | None = None, plugin: str |
             opened.append(open_provider(entry_url, context, entry_plugin))
         if len(opened) == 1:
             return opened[0].send(message)
-        return FailoverProvider([
-            Member(label(p, u), provider, breaker_key(p, u))
-            for (p, u), provider in zip(entries, opened, strict=True)]).send(message)
+        return send_in_order([Candidate(label(p, u), provider)
+                              for (p, u), provider in zip(entries, opened, strict=True)],
+                             message)
     finally:
         for provider in opened:
             close = getattr(provider, "close", None)

@@ -12,8 +12,8 @@ import pytest
 from config.settings import ConfigError, load_settings
 from engine import runtime
 from engine.delivery import breaker
-from engine.delivery.failover import label
 from engine.plugins.manager import check_providers
+from engine.plugins.provider_order import label
 from engine.store.embedded_redis import free_port
 
 KEY = breaker.breaker_key(None, "smtp://user:secret@mx1.example:587")
