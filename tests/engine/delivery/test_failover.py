@@ -11,6 +11,7 @@ from engine.delivery import providers
 from engine.delivery.breaker import breaker_key
 from engine.delivery.jobs import deliver_notification
 from engine.provisioning import apply_document
+from engine.reports.timeline import timeline
 from engine.store.embedded_redis import free_port
 from engine.store.models import DeliveryAttempt, InboxMessage, Notification
 from tests import factories
@@ -94,6 +95,19 @@ def test_mail_flows_through_the_second_server_and_the_first_is_skipped_while_ope
                                     "outcome": "delivered", "error": None}]
     assert len(revived.received) == 1 and len(live.received) == 3
     assert not Redis.from_url(runtime.settings().redis_url).exists(breaker_key(None, first))
+
+
+def test_the_timeline_shows_which_provider_took_it_and_what_was_tried(configure, servers):
+    live = servers()
+    dead = f"smtp://127.0.0.1:{free_port()}?timeout=5"
+    configure(email_provider=f"{dead} smtp://127.0.0.1:{live.port}")
+    ws = factories.workspace()
+    _, row = _delivered(ws)
+    (entry,) = [e for e in timeline(ws.id, str(row.notification_id)).entries
+                if e.kind == "attempt"]
+    assert entry.detail["deliveredVia"] == f"smtp://127.0.0.1:{live.port}"
+    assert entry.detail["provider"] == "smtp"
+    assert [t["outcome"] for t in entry.detail["providersTried"]] == ["transient", "delivered"]
 
 
 def test_a_hard_bounce_does_not_fail_over(configure, servers):
