@@ -11,7 +11,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import problems
 from api.schemas import NotificationRequest, ProblemDetails
-from config.settings import Settings, load_settings
+from config.settings import Settings, load_settings, provider_urls
 from engine import runtime
 from engine.errors import ApiError
 from engine.store.db import database
@@ -89,12 +89,15 @@ def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
     app.register_blueprint(tracking)
     app.register_blueprint(sender_confirmation)
     app.register_blueprint(inbound)
-    inbox_in_use = any(p.startswith("inbox:") for p in (settings.email_provider,
-                                                          settings.sms_provider))
+    inbox_in_use = any(url.startswith("inbox:") for p in (settings.email_provider,
+                                                            settings.sms_provider)
+                       for url in provider_urls(p))
     if inbox_in_use and not settings.production:
         from api.inbox import blueprint as inbox
+        from api.webhook_catcher import blueprint as webhook_catcher
 
         app.register_blueprint(inbox)
+        app.register_blueprint(webhook_catcher)
 
 
 def _read_bounded(stream, limit: int) -> bytes | None:

@@ -43,13 +43,17 @@ VALIDATE_RESPONSE = {
 }
 ERROR_DESCRIPTIONS = {
     400: "Request invalid (request_missing, validation_failed with errorCodes, no_live_version, "
-         "template version and webhook destination errors, unsupported_notification_type)",
+         "template version and webhook destination errors, unsupported_notification_type, "
+         "idempotency_key_invalid)",
     401: "api_keys.missing or api_keys.invalid",
     403: "api_keys.tenant_mismatch, webhook_delivery_not_available, "
          "monthly_limit_not_configured",
     404: "notifications.template_not_found",
+    409: "notifications.idempotency_key_in_use: a request with this Idempotency-Key is still "
+         "being processed (Retry-After)",
     413: "Request body over 10 MB (bare response, no errorCode)",
-    422: "sender.not_verified",
+    422: "sender.not_verified, or notifications.idempotency_key_reused (the key was used with "
+         "another body in the last 24 hours)",
     429: "Rate limited (no errorCode, Retry-After) or notifications.monthly_limit_exceeded",
     500: "Unexpected error (no errorCode)",
 }
@@ -63,8 +67,8 @@ OVERRIDES: dict[str, dict[int, tuple[str, str | None]]] = {
 }
 _CODES = {400: "notifications.validation_failed", 401: "api_keys.invalid",
           403: "api_keys.tenant_mismatch", 404: "notifications.template_not_found",
-          413: None, 422: "sender.not_verified", 429: "notifications.monthly_limit_exceeded",
-          500: None}
+          409: "notifications.idempotency_key_in_use", 413: None, 422: "sender.not_verified",
+          429: "notifications.monthly_limit_exceeded", 500: None}
 
 
 def describe(status: int, operation: str) -> tuple[str, str | None]:

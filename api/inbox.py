@@ -15,7 +15,7 @@ PAGE = """<!doctype html>
 body{font:14px/1.4 system-ui,sans-serif;margin:2rem;color:#222}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;
 text-align:left;vertical-align:top}iframe{width:100%;height:16rem;border:1px solid #ccc}
-details{margin:.2rem 0}code{font-size:12px}
+details{margin:.2rem 0}code{font-size:12px}.ok{color:#075}.bad{color:#b00}
 </style></head><body>
 <h1>Dev inbox</h1>
 <p>{{ messages|length }} message(s). JSON: <a href="messages">/dev/inbox/messages</a>.
@@ -31,6 +31,19 @@ details{margin:.2rem 0}code{font-size:12px}
 <details><summary>Text</summary><pre>{{ m.text or "" }}</pre></details>
 {% if m.raw %}<details><summary>Raw MIME</summary><pre><code>{{ m.raw }}</code></pre>
 </details>{% endif %}</td></tr>
+{% endfor %}</table>
+<h2 id="webhooks">Webhooks</h2>
+<p>{{ webhooks|length }} webhook(s) caught at
+<code>{{ request.host_url }}dev/inbox/webhooks/NAME</code> (any name: a send's
+<code>webhookOptions.urlOverride</code>). JSON:
+<a href="/dev/inbox/webhooks">/dev/inbox/webhooks</a>.</p>
+<table><tr><th>When</th><th>Name</th><th>Signature</th><th>Headers and body</th></tr>
+{% for w in webhooks %}
+<tr><td>{{ w.created_at }}</td><td>{{ w.name }}</td>
+<td class="{{ 'ok' if w.verified else 'bad' }}">{{ "\u2714" if w.verified else "\u2718" }}
+{{ w.verdict }}</td>
+<td><details><summary>Headers</summary><pre>{% for k, v in w.headers.items() %}{{ k }}: {{ v }}
+{% endfor %}</pre></details><pre><code>{{ w.body }}</code></pre></td></tr>
 {% endfor %}</table></body></html>"""
 
 
@@ -60,7 +73,9 @@ def _latest(limit: int = 200) -> list[InboxMessage]:
 @blueprint.get("/dev/inbox")
 def page():
     # Autoescaping keeps the rendered mail inert; the HTML preview runs in a sandboxed iframe.
-    return render_template_string(PAGE, messages=_latest())
+    from engine.webhooks import caught
+
+    return render_template_string(PAGE, messages=_latest(), webhooks=caught.latest())
 
 
 @blueprint.get("/dev/inbox/messages")

@@ -27,6 +27,17 @@ REQUEST_BODY = {"required": True, "content": {"application/json": {
 RETRY_AFTER = {"Retry-After": {"description": "Seconds until the rate-limit window resets "
                                               "(rate limits only)",
                                "schema": {"type": "integer", "minimum": 1}}}
+IDEMPOTENCY_HEADER = {
+    "name": "Idempotency-Key", "in": "header", "required": False,
+    "description": "A Herald extension (docs/api.md): retrying a send with the same key and "
+                   "the same body within 24 hours returns the first answer again and creates "
+                   "nothing. 1 to 255 printable ASCII characters; scoped to the workspace.",
+    "schema": {"type": "string", "minLength": 1, "maxLength": 255,
+               "pattern": "^[\\x20-\\x7E]+$"},
+    "example": "order-1001-welcome"}
+REPLAYED = {"Idempotent-Replayed": {
+    "description": "true when this is the first answer to the Idempotency-Key given again",
+    "schema": {"type": "string", "enum": ["true"]}}}
 
 
 def _documented(decorator: Callable[[Callable], Callable]) -> Callable[[Callable], Callable]:
@@ -57,7 +68,7 @@ def _errors(*statuses: int, operation: str = "send", path: str = ""):
             view = _documented(blp.alt_response(
                 status, schema=ProblemDetails, content_type="application/problem+json",
                 description=examples.describe(status, operation)[0],
-                headers=RETRY_AFTER if status == 429 else None,
+                headers=RETRY_AFTER if status in (409, 429) else None,
                 example=examples.problem(status, operation, path)))(view)
         return view
     return wrap
@@ -116,14 +127,23 @@ def _body_or_error() -> tuple[Any, ApiError | None]:
 @blp.route("/notifications/send")
 class Send(MethodView):
     @_documented(blp.doc(operationId="sendNotification", security=SECURITY,
-                         requestBody=REQUEST_BODY,
+                         requestBody=REQUEST_BODY, parameters=[IDEMPOTENCY_HEADER],
                          summary="Queue a notification from a template"))
-    @blp.response(202, SendResponse, example=examples.SEND_RESPONSE)
-    @_errors(400, 401, 403, 404, 413, 422, 429, 500)
+    @blp.response(202, SendResponse, example=examples.SEND_RESPONSE, headers=REPLAYED)
+    @_errors(400, 401, 403, 404, 409, 413, 422, 429, 500)
     def post(self):
         body, parse_error = _body_or_error()
-        return _json(sending.send(body, _header(), request.remote_addr or "",
-                                  g.correlation_id, parse_error=parse_error), 202)
+        try:
+            answer = sending.send(body, _header(), request.remote_addr or "", g.correlation_id,
+                                  parse_error=parse_error,
+                                  idempotency_key=request.headers.get("Idempotency-Key"))
+        except sending.Replayed as replay:
+            # The first answer again, correlationId and all (X-Correlation-Id included).
+            g.correlation_id = replay.answer["correlationId"]
+            response = _json(replay.answer, 202)
+            response.headers["Idempotent-Replayed"] = "true"
+            return response
+        return _json(answer, 202)
 
 
 @blp.route("/notifications/preview")

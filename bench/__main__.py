@@ -13,6 +13,7 @@ from pathlib import Path
 # name -> (kind, target): "ratio" targets compare value/floor, "max"/"min" the value itself.
 TARGETS = {
     "send": ("ratio", 0.5),
+    "send_idempotent": ("ratio", 0.85),
     "preview": ("ratio", 0.3),
     "email_delivery": ("ratio", 0.7),
     "webhook_delivery": ("ratio", 0.6),

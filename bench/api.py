@@ -57,7 +57,7 @@ def run(seconds: float = 2.0) -> list[dict]:
             {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
         headers = {"X-Api-Key": key}
 
-        send_rounds, preview_rounds = [], []
+        send_rounds, preview_rounds, idempotent_rounds = [], [], []
         with server("bench.floor_app:app", env) as (floor_port, _), \
                 server("api.app:create_app", env) as (port, pid):
             # Floor and subject alternate, a short run each, so that a burst of noise on
@@ -67,10 +67,11 @@ def run(seconds: float = 2.0) -> list[dict]:
                 warm = 2.0 if number == 0 else 0.3
 
                 def load(target_port: int, path: str, body: bytes, expect: int = 200,
-                         extra: dict | None = None, warm: float = warm) -> LoadResult:
+                         extra: dict | None = None, warm: float = warm,
+                         unique: str | None = None) -> LoadResult:
                     return run_load("127.0.0.1", target_port, path, method="POST", body=body,
                                     headers=extra, expect=expect, seconds=seconds,
-                                    warmup=warm)
+                                    warmup=warm, unique_header=unique)
 
                 send_rounds.append(paired(
                     lambda: load(floor_port, "/enqueue", b"{}", 202),
@@ -80,18 +81,27 @@ def run(seconds: float = 2.0) -> list[dict]:
                     lambda: load(floor_port, "/json", b"{}"),
                     lambda: load(port, "/api/v1/notifications/preview", request, 200,
                                  headers), number))
+                # A send with a fresh Idempotency-Key each time, against the plain send.
+                idempotent_rounds.append(paired(
+                    lambda: load(port, "/api/v1/notifications/send", request, 202, headers),
+                    lambda: load(port, "/api/v1/notifications/send", request, 202, headers,
+                                 unique="Idempotency-Key"), number))
             rss = max((peak_rss_mb(child) for child in children_of(pid)), default=0.0)
         send, floor_send = median_pair(send_rounds, _rate)
         preview, floor_json = median_pair(preview_rounds, _rate)
+        idempotent, plain_send = median_pair(idempotent_rounds, _rate)
 
     db_name = "postgresql" if database_url.startswith("postgres") else "sqlite"
     figures.append(figure("send", send.rate, f"req/s ({db_name})", floor_send.rate))
     figures.append(figure("send_p50", send.p50, "ms", floor_send.p50, higher_is_better=False))
     figures.append(figure("send_p99", send.percentile(99), "ms", floor_send.percentile(99),
                           higher_is_better=False))
+    figures.append(figure("send_idempotent", idempotent.rate, "req/s (floor: send)",
+                          plain_send.rate))
     figures.append(figure("preview", preview.rate, "req/s", floor_json.rate))
     figures.append(figure("rss_api", rss, "MiB", None))
-    errors = sum(r.errors for pair in send_rounds + preview_rounds for r in pair)
+    errors = sum(r.errors for pair in send_rounds + preview_rounds + idempotent_rounds
+                 for r in pair)
     if errors:
         figures.append(figure("api_errors", errors, "responses not 2xx", None))
     return figures

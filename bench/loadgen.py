@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import multiprocessing as mp
+import os
 import statistics
 import threading
 import time
@@ -37,12 +38,19 @@ class LoadResult:
 
 
 def _worker(host: str, port: int, method: str, path: str, body: bytes, headers: dict,
-            expect: int, stop_at: float, out: list, errors: list) -> None:
+            expect: int, stop_at: float, out: list, errors: list,
+            unique_header: str | None = None) -> None:
     conn = http.client.HTTPConnection(host, port, timeout=30)
     local: list[float] = []
     failed = 0
+    # A value no other request of the run has (process, thread, count): a fresh key each time.
+    prefix = f"{os.getpid()}-{threading.get_ident()}-{time.monotonic_ns()}-"
+    count = 0
     while time.monotonic() < stop_at:
         start = time.perf_counter()
+        if unique_header is not None:
+            count += 1
+            headers = {**headers, unique_header: f"{prefix}{count}"}
         try:
             conn.request(method, path, body=body or None, headers=headers)
             response = conn.getresponse()
@@ -62,14 +70,14 @@ def _worker(host: str, port: int, method: str, path: str, body: bytes, headers: 
 
 
 def _process(args: tuple, queue: mp.Queue) -> None:
-    host, port, method, path, body, headers, expect, threads, start_at, seconds = args
+    host, port, method, path, body, headers, expect, threads, start_at, seconds, unique = args
     while time.monotonic() < start_at:
         time.sleep(0.001)
     stop_at = start_at + seconds
     latencies: list[float] = []
     errors: list[int] = []
     pool = [threading.Thread(target=_worker, args=(host, port, method, path, body, headers,
-                                                   expect, stop_at, latencies, errors))
+                                                   expect, stop_at, latencies, errors, unique))
             for _ in range(threads)]
     for t in pool:
         t.start()
@@ -80,18 +88,22 @@ def _process(args: tuple, queue: mp.Queue) -> None:
 
 def run_load(host: str, port: int, path: str, *, method: str = "GET", body: bytes = b"",
              headers: dict | None = None, expect: int = 200, connections: int = 16,
-             processes: int = 2, seconds: float = 8.0, warmup: float = 2.0) -> LoadResult:
-    """Drive ``connections`` concurrent keep-alive clients for ``seconds`` after a warm-up."""
+             processes: int = 2, seconds: float = 8.0, warmup: float = 2.0,
+             unique_header: str | None = None) -> LoadResult:
+    """Drive ``connections`` concurrent keep-alive clients for ``seconds`` after a warm-up;
+    ``unique_header`` gets a value of its own in every request."""
     headers = {"Content-Type": "application/json", **(headers or {})}
     if warmup:
         run_load(host, port, path, method=method, body=body, headers=headers, expect=expect,
-                 connections=connections, processes=processes, seconds=warmup, warmup=0)
+                 connections=connections, processes=processes, seconds=warmup, warmup=0,
+                 unique_header=unique_header)
     ctx = mp.get_context("spawn")
     queue: mp.Queue = ctx.Queue()
     per = max(1, connections // processes)
     start_at = time.monotonic() + 1.0
     procs = [ctx.Process(target=_process, args=((host, port, method, path, body, headers,
-                                                  expect, per, start_at, seconds), queue))
+                                                  expect, per, start_at, seconds,
+                                                  unique_header), queue))
              for _ in range(processes)]
     for p in procs:
         p.start()

@@ -64,25 +64,63 @@ def _demo_owner() -> tuple[str, str]:
     return DEMO_OWNER_EMAIL, password
 
 
-def _prepare(settings: Settings) -> tuple[str, tuple[str, str]]:
+def _prepare(settings: Settings) -> tuple[str, tuple[str, str], str]:
+    """The schema, the demo tenant, its key, its Owner and its webhook signing secret."""
     from cli.common import connect
     from engine.provisioning import apply_document
-    from engine.provisioning.demo import demo_document
+    from engine.provisioning.demo import DEMO_WORKSPACE_ID, demo_document
     from engine.store.migrations import upgrade
+    from engine.store.models import Workspace
 
     db = connect(settings)
     upgrade(db)
     apply_document(demo_document())
     key = _demo_key(settings)
     owner = _demo_owner()
+    secret = Workspace.get_by_id(DEMO_WORKSPACE_ID).signing_secret
     db.close()
-    return key, owner
+    return key, owner, secret
+
+
+def _first_steps(base: str, key: str, secret: str, webhooks_allowed: bool) -> str:
+    """What `herald dev` prints: where things are, the demo key and secret, two sends."""
+    from engine.provisioning.demo import (
+        DEMO_EMAIL_TEMPLATE_ID,
+        DEMO_WEBHOOK_TEMPLATE_ID,
+        DEMO_WORKSPACE_ID,
+    )
+
+    def curl(body: dict) -> str:
+        return (f"  curl -sS -X POST {base}/api/v1/notifications/send \\\n"
+                f"    -H 'Content-Type: application/json' -H 'X-Api-Key: {key}' \\\n"
+                f"    -d '{json.dumps(body)}'")
+
+    email = {"tenantId": DEMO_WORKSPACE_ID, "templateId": DEMO_EMAIL_TEMPLATE_ID,
+             "tags": [{"key": "name", "value": "Ada"}]}
+    webhook = {"tenantId": DEMO_WORKSPACE_ID, "templateId": DEMO_WEBHOOK_TEMPLATE_ID,
+               "tags": [{"key": "orderId", "value": "A-1001"}],
+               "webhookOptions": {"urlOverride": f"{base}/dev/inbox/webhooks/demo"}}
+    note = "" if webhooks_allowed else (
+        "\n  (HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS is false: this send will be refused)")
+    return f"""
+Demo API key (shown for development only):
+  X-Api-Key: {key}
+Demo webhook signing secret (verify X-Service-Signature with it, docs/webhooks.md):
+  Signing secret: {secret}
+
+Send the demo email:
+{curl(email)}
+
+Send the demo webhook to the dev inbox's webhook catcher:{note}
+{curl(webhook)}
+
+Both arrive at {base}/dev/inbox (the webhook with its headers, body and signature check).
+"""
 
 
 def run_dev(settings: Settings, port: int | None = None) -> int:
     """Run until Ctrl-C (exit 0) or until a child exits (its status, else 1); every process
     started here is stopped on the way out."""
-    from engine.provisioning.demo import DEMO_EMAIL_TEMPLATE_ID, DEMO_WORKSPACE_ID
     from engine.store.embedded_redis import start_redis
 
     if settings.production:
@@ -100,6 +138,10 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
                                "HERALD_REDIS_URL)") from None
         env["HERALD_REDIS_URL"] = redis.url
     env.setdefault("HERALD_PUBLIC_URL", f"http://127.0.0.1:{port}")
+    # The dev inbox's webhook catcher is on loopback over http://: let webhooks reach it.
+    env.setdefault("HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS", "true")
+    webhooks_allowed = env["HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS"].strip().lower() in (
+        "1", "true", "yes", "on")
     env["HERALD_ENV"] = settings.env
     settings = settings.with_changes(redis_url=env["HERALD_REDIS_URL"])
     children: list[tuple[str, subprocess.Popen]] = []
@@ -113,7 +155,7 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        key, (owner_email, owner_password) = _prepare(settings)
+        key, (owner_email, owner_password), secret = _prepare(settings)
         python = sys.executable
         children.append(("the API server", subprocess.Popen(
             [python, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port),
@@ -121,24 +163,14 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
         children.append(("the worker", subprocess.Popen([python, "-m", "cli", "worker"],
                                                         env=env)))
         base = f"http://127.0.0.1:{port}"
-        body = json.dumps({"tenantId": DEMO_WORKSPACE_ID, "templateId": DEMO_EMAIL_TEMPLATE_ID,
-                           "tags": [{"key": "name", "value": "Ada"}]})
         print(f"""
 Herald is running (development).
   Web app:    {base}/   sign in as {owner_email} with the password {owner_password}
   API:        {base}/api/v1/   docs: {base}/docs   OpenAPI: {base}/openapi/v1.json
-  Dev inbox:  {base}/dev/inbox
+  Dev inbox:  {base}/dev/inbox   (webhooks: {base}/dev/inbox/webhooks/NAME)
   Redis:      {settings.redis_url}{' (embedded)' if redis else ''}
   Database:   {settings.database_url}
-
-Demo API key (shown for development only):
-  X-Api-Key: {key}
-
-Send the demo email:
-  curl -sS -X POST {base}/api/v1/notifications/send \\
-    -H 'Content-Type: application/json' -H 'X-Api-Key: {key}' \\
-    -d '{body}'
-
+{_first_steps(base, key, secret, webhooks_allowed)}
 Press Ctrl-C to stop.
 """, flush=True)
         while not stopping:

@@ -56,6 +56,9 @@ class Settings:
     dkim_zone: str | None = None
     return_path_domain: str | None = None
     report_retention_days: int = 90
+    # Provider failover's circuit breaker (engine/delivery/breaker.py).
+    provider_breaker_failures: int = 3
+    provider_breaker_seconds: float = 30.0
 
     @property
     def production(self) -> bool:
@@ -130,12 +133,31 @@ def _mail_from(raw: str) -> str:
         raise ConfigError("HERALD_MAIL_FROM", f"not an email address: {err}") from None
 
 
+def _breaker_settings(get) -> dict[str, object]:
+    """HERALD_PROVIDER_BREAKER_FAILURES and HERALD_PROVIDER_BREAKER_SECONDS (failover)."""
+    values: dict[str, object] = {}
+    if raw := get("HERALD_PROVIDER_BREAKER_FAILURES"):
+        values["provider_breaker_failures"] = _int("HERALD_PROVIDER_BREAKER_FAILURES", raw,
+                                                   minimum=1)
+    if raw := get("HERALD_PROVIDER_BREAKER_SECONDS"):
+        seconds = _float("HERALD_PROVIDER_BREAKER_SECONDS", raw, maximum=86400.0)
+        if seconds < 1:
+            raise ConfigError("HERALD_PROVIDER_BREAKER_SECONDS", f"must be at least 1, got {raw!r}")
+        values["provider_breaker_seconds"] = seconds
+    return values
+
+
+def provider_urls(setting: str) -> list[str]:
+    """A provider setting's URLs, in the order they are tried (separated by whitespace)."""
+    return setting.split()
+
+
 def _provider(name: str, raw: str) -> str:
-    parts = urlsplit(raw)
-    if not parts.scheme:
-        raise ConfigError(
-            name, f"expected a provider URL such as smtp://host:25 or inbox://, got {raw!r}"
-        )
+    for url in provider_urls(raw):
+        if not urlsplit(url).scheme:
+            raise ConfigError(
+                name, f"expected a provider URL such as smtp://host:25 or inbox://, got {url!r}"
+            )
     return raw
 
 
@@ -214,10 +236,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if raw := get("HERALD_REPORT_RETENTION_DAYS"):
         values["report_retention_days"] = _int("HERALD_REPORT_RETENTION_DAYS", raw, minimum=1,
                                                maximum=36500)
+    values.update(_breaker_settings(get))
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()
-            if str(values.get(provider, "")).startswith("inbox:"):
+            if any(url.startswith("inbox:")
+                   for url in provider_urls(str(values.get(provider, "")))):
                 # The dev inbox keeps mail in the database; it is never a production provider.
                 raise ConfigError(setting, "inbox:// is for development and test only")
             # Unset in production means "not configured": deliveries fail visibly, not silently.

@@ -14,6 +14,7 @@ from redis.exceptions import RedisError
 
 from engine.catalog import suppressions
 from engine.delivery.attempts import attempt_row, elapsed_ms
+from engine.delivery.failover import annotate
 from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, retry_delay
 from engine.plugins.contracts import (
     DeliveryError,
@@ -111,6 +112,7 @@ class Outcomes:
                 row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
             self.attempts.append(row)
         self.attempts[-1]["provider"] = self.provider
+        annotate(self.attempts[-1], result if err is None else err)
         unsaved = len(self.attempts) - self.saved
         if self.left > 0 and (unsaved >= CHECKPOINT_ROWS or
                               time.monotonic() - self.since >= CHECKPOINT_SECONDS):

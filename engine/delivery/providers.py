@@ -1,18 +1,26 @@
-"""Which provider sends a notification: the workspace's own, else the service default."""
+"""Which provider sends a notification: the workspace's own, else the service default; a
+list of either is tried in order (engine/delivery/failover.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 import threading
 import time
 from typing import Any
 
 from engine import runtime
+from engine.delivery.breaker import breaker_key
+from engine.delivery.failover import (
+    FailoverProvider,
+    ProviderEntry,
+    setting_entries,
+    workspace_entries,
+)
 from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import PermanentError, Provider, ProviderContext
 from engine.plugins.manager import open_provider, provider_scheme, provider_url
+from engine.plugins.provider_order import Candidate, label
 from engine.store.models import InboxMessage, Workspace
 
 # The notification being delivered, so the dev inbox can file what it stores under it.
@@ -20,6 +28,7 @@ current_notification: contextvars.ContextVar[tuple[str, str] | None] = contextva
     "herald_current_notification", default=None)
 
 _cache: dict[tuple[str, str], Provider] = {}
+_failovers: dict[tuple[Candidate, ...], FailoverProvider] = {}
 _lock = threading.Lock()
 
 
@@ -56,19 +65,18 @@ def uses_own_provider(workspace_id: Any) -> bool:
     return bool(_own_provider(workspace_id))
 
 
-def provider_for(channel: Channel, workspace_id: Any) -> Provider:
-    """The workspace's own provider when the channel takes one, else the one its setting
-    names; cached per process and URL, so an SMTP connection is kept across notifications."""
-    plugin, url = None, ""
+def _entries(channel: Channel, workspace_id: Any) -> list[ProviderEntry]:
+    """The providers to try in order: the workspace's own when the channel takes one, else
+    the ones its setting names."""
     own_setting = _own_provider(workspace_id) if channel.own_provider else None
     if own_setting:
-        own = json.loads(own_setting)
-        plugin, url = own.get("plugin"), own.get("url", "")
-    elif channel.provider_setting:
-        url = provider_url(runtime.settings(), channel.provider_setting)
-    if not url:
-        raise PermanentError(f"no {channel.name} provider is configured "
-                             f"({channel.provider_setting})")
+        return workspace_entries(own_setting)
+    if channel.provider_setting:
+        return setting_entries(provider_url(runtime.settings(), channel.provider_setting))
+    return []
+
+
+def _opened(plugin: str | None, url: str) -> Provider:
     key = (provider_scheme(url, plugin), url)
     with _lock:
         provider = _cache.get(key)
@@ -83,6 +91,25 @@ def provider_for(channel: Channel, workspace_id: Any) -> Provider:
     return provider
 
 
+def provider_for(channel: Channel, workspace_id: Any) -> Provider:
+    """The workspace's own provider when the channel takes one, else the one its setting
+    names; cached per process and URL, so an SMTP connection is kept across notifications.
+    A list of providers is tried in order (engine/delivery/failover.py)."""
+    entries = [(plugin, url) for plugin, url in _entries(channel, workspace_id) if url]
+    if not entries:
+        raise PermanentError(f"no {channel.name} provider is configured "
+                             f"({channel.provider_setting})")
+    if len(entries) == 1:
+        return _opened(*entries[0])
+    candidates = tuple(Candidate(label(plugin, url), _opened(plugin, url),
+                                 breaker_key(plugin, url)) for plugin, url in entries)
+    with _lock:
+        failover = _failovers.get(candidates)
+        if failover is None:
+            failover = _failovers[candidates] = FailoverProvider(list(candidates))
+    return failover
+
+
 def close_all() -> None:
     """Close kept connections (worker shutdown, tests)."""
     with _lock:
@@ -91,4 +118,5 @@ def close_all() -> None:
             if close is not None:
                 close()
         _cache.clear()
+        _failovers.clear()
         _own_providers.clear()

@@ -23,7 +23,8 @@ def deliver_webhook_notification(notification: Notification) -> str:
     result = deliver_webhook(
         payload["url"], payload["body"].encode("utf-8"), content_type=payload["contentType"],
         custom_headers=payload.get("headers") or {}, secret=secret,
-        delivery_id=notification.delivery_id, allow_private=settings.webhook_allow_private)
+        delivery_id=notification.delivery_id, allow_private=settings.webhook_allow_private,
+        hint=not settings.production)
     status, wait = NotificationStatus.FAILED, None
     if result.outcome == Outcome.DELIVERED:
         status = NotificationStatus.DELIVERED

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 from engine import runtime
 from engine.plugins.contracts import DeliveryError, ProviderContext, SendResult
 from engine.plugins.manager import default_registry, open_provider
+from engine.plugins.provider_order import Candidate, label, send_in_order
 from engine.store.models import InboxMessage
 
 
@@ -35,25 +36,37 @@ def _store_in_inbox(workspace_id: str | None):
 
 
 def send(to: str, subject: str, text: str, url: str | None = None, plugin: str | None = None,
-         workspace_id: str | None = None, sender: str | None = None) -> SendResult:
-    """Send one plain-text message through ``url`` (default: HERALD_EMAIL_PROVIDER).
+         workspace_id: str | None = None, sender: str | None = None,
+         entries: list[tuple[str | None, str]] | None = None) -> SendResult:
+    """Send one plain-text message through ``url`` (default: HERALD_EMAIL_PROVIDER), or
+    through ``entries`` ((plugin, url) in order): a list fails over as deliveries do
+    (engine/plugins/provider_order.py; no circuit breaker for mail this rare), and its
+    result or error says which provider took it.
 
     Raises DeliveryError (the provider's answer), LookupError or ValueError (no plugin
-    takes the URL, or it refuses it).
+    takes a URL, or it refuses it).
     """
     settings = runtime.settings()
-    url = url or settings.email_provider
-    if not url:
+    if not entries:
+        entries = [(plugin, url)] if url else [(None, u) for u in settings.email_provider.split()]
+    if not entries:
         raise DeliveryError("no email provider is configured (HERALD_EMAIL_PROVIDER)")
     payload = {"from": {"address": sender or system_sender(), "name": "Herald"},
                "to": [to], "cc": [], "bcc": [], "subject": subject, "html": None,
                "text": text, "headers": {}, "attachments": []}
     message = default_registry().channel("email").build(payload)
-    provider = open_provider(url, ProviderContext(_store_in_inbox(workspace_id), settings),
-                             plugin)
+    context = ProviderContext(_store_in_inbox(workspace_id), settings)
+    opened: list[Any] = []
     try:
-        return provider.send(message)
+        for entry_plugin, entry_url in entries:
+            opened.append(open_provider(entry_url, context, entry_plugin))
+        if len(opened) == 1:
+            return opened[0].send(message)
+        return send_in_order([Candidate(label(p, u), provider)
+                              for (p, u), provider in zip(entries, opened, strict=True)],
+                             message)
     finally:
-        close = getattr(provider, "close", None)
-        if callable(close):
-            close()
+        for provider in opened:
+            close = getattr(provider, "close", None)
+            if callable(close):
+                close()

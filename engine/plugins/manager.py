@@ -122,9 +122,10 @@ def check_providers(settings: Any) -> None:
 
     for channel in default_registry().ordered_channels():
         setting = channel.provider_setting if channel.needs_provider else None
-        url = provider_url(settings, setting) if setting else ""
-        if url and (problem := provider_problem(url, settings=settings)):
-            raise ConfigError(setting, problem)
+        value = provider_url(settings, setting) if setting else ""
+        for url in value.split():  # an ordered list: failover (engine/delivery/failover.py)
+            if problem := provider_problem(url, settings=settings):
+                raise ConfigError(setting, problem)
 
 
 def provider_url(settings: Any, setting: str) -> str:

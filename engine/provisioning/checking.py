@@ -102,22 +102,35 @@ class _Checker:
             self.workspace(self.mapping(ws, f"{path}.workspaces[{i}]"),
                            f"{path}.workspaces[{i}]")
 
+    def email_provider(self, node: Any, path: str) -> None:
+        """One {plugin, url} of a workspace's emailProvider."""
+        if not isinstance(node, dict):
+            self.fail(path, "expected an object with string members plugin and url")
+            return
+        provider = node
+        if not isinstance(provider.get("plugin"), str) or not isinstance(
+            provider.get("url"), str
+        ):
+            self.fail(path, "needs string members plugin and url")
+            return
+        # The check HERALD_EMAIL_PROVIDER gets at start-up: else every send fails on it.
+        from engine.plugins.manager import provider_problem
+
+        if problem := provider_problem(provider["url"], provider["plugin"]):
+            self.fail(path, problem)
+
     def workspace(self, node: dict[str, Any], path: str) -> None:
         self.ident(node, path)
         self.name(node, path)
         provider = node.get("emailProvider")
-        if provider is not None:
-            provider = self.mapping(provider, f"{path}.emailProvider")
-            if not isinstance(provider.get("plugin"), str) or not isinstance(
-                provider.get("url"), str
-            ):
-                self.fail(f"{path}.emailProvider", "needs string members plugin and url")
-            else:
-                # The check HERALD_EMAIL_PROVIDER gets at start-up: else every send fails on it.
-                from engine.plugins.manager import provider_problem
-
-                if problem := provider_problem(provider["url"], provider["plugin"]):
-                    self.fail(f"{path}.emailProvider", problem)
+        if isinstance(provider, list):  # an ordered list: failover (docs/delivery.md)
+            if not provider:
+                self.fail(f"{path}.emailProvider", "an empty list: give at least one "
+                                                   "provider, or null")
+            for i, item in enumerate(provider):
+                self.email_provider(item, f"{path}.emailProvider[{i}]")
+        elif provider is not None:
+            self.email_provider(provider, f"{path}.emailProvider")
         for i, addr in enumerate(self.items(node, "suppressions", path)):
             self.address(addr, f"{path}.suppressions[{i}]")
         names: set[str] = set()

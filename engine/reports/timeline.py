@@ -84,7 +84,10 @@ def timeline(workspace_id: Any, ident: str) -> Timeline | None:
             "number": a.number, "outcome": a.outcome, "provider": a.provider,
             "statusCode": a.status_code, "durationMs": a.duration_ms,
             "providerMessageId": a.provider_message_id,
-            "answer": _answer(a.response_excerpt or a.error)}))
+            "answer": _answer(a.response_excerpt or a.error),
+            # A provider list (failover): which one took it, and each one tried in order.
+            **({"deliveredVia": a.delivered_via, "providersTried": a.providers_tried}
+               if a.providers_tried else {})}))
     for e in NotificationEvent.select().where(NotificationEvent.notification == n.id):
         entries.append(Entry(e.occurred_at, e.kind, e.recipient,
                              {"source": e.source, "answer": _answer(e.detail)}))

@@ -4,14 +4,15 @@
 - ``validation`` and ``resolution``: field rules, tenancy, template, version, channel rules
   and recipients (``recipients``);
 - ``payload``: each part rendered and the channel's payload (``bodies`` for email);
-- ``accepting``: the notification row committed and its job enqueued;
+- ``accepting``: the notification row committed and its job enqueued (``idempotency``: the
+  Idempotency-Key's record, read and written in the same round trips);
 - ``preview``: the email as it would be sent.
 
 Public surface: `send`, `preview`, `validate_key` (the three API operations).
 """
 
-from engine.sending.accepting import send
+from engine.sending.accepting import Replayed, send
 from engine.sending.admission import validate_key
 from engine.sending.preview import preview
 
-__all__ = ["preview", "send", "validate_key"]
+__all__ = ["Replayed", "preview", "send", "validate_key"]

@@ -10,41 +10,74 @@ from typing import Any
 from engine.catalog import keycache
 from engine.errors import ApiError
 from engine.plugins.manager import default_registry
-from engine.sending import limits
+from engine.sending import idempotency, limits
 from engine.sending.admission import admit
+from engine.sending.idempotency import ACCEPTED_MESSAGE, IdempotencyKey, Replayed
 from engine.sending.payload import payload, render_parts, rendering_failed
+from engine.sending.resolution import Resolved
 from engine.store import notification_store
 from engine.store.queueing import enqueue_notification
 from engine.store.vocabulary import NotificationStatus
 
 log = logging.getLogger("herald.api")
 
+__all__ = ["Replayed", "send"]
+
 
 def send(body: object, header: str | None, ip: str, correlation_id: str,
-         parse_error: ApiError | None = None) -> dict[str, Any]:
-    """202 SendResponse, or ApiError in the precedence of D1 (docs/api.md)."""
-    resolved, key = admit(body, header, ip, parse_error, preview=False)
+         parse_error: ApiError | None = None,
+         idempotency_key: str | None = None) -> dict[str, Any]:
+    """202 SendResponse, or ApiError in the precedence of D1 (docs/api.md).
+
+    With an ``idempotency_key`` (the header's value) a request the key has already seen
+    raises Replayed, whose ``answer`` is the first request's.
+    """
+    idem = idempotency.read_header(idempotency_key, body, parse_error)
+    resolved, key = admit(body, header, ip, parse_error, preview=False, idem=idem,
+                          correlation_id=correlation_id)
     account_id = str(resolved.account.id)
+    workspace_id = key.workspace_id
+    keyed = idem if idem is not None and idem.usable else None
+    notification_id = uuid.uuid4()
     try:
-        rendered, errors = render_parts(resolved)
-        if errors:
-            raise rendering_failed(errors)
-        notification_id = uuid.uuid4()
+        _commit(resolved, notification_id, correlation_id, keyed, workspace_id)
+    except BaseException:
+        # Not accepted: give the allowance unit back (and the key's pending record).
+        if keyed is not None:
+            idempotency.release(keyed, workspace_id, correlation_id, account_id)
+        else:
+            limits.refund(account_id)
+        raise
+    # Committed: from here the send is accepted; if Redis is down the reconciler enqueues it.
+    with contextlib.suppress(Exception):
+        enqueue_notification(str(notification_id), record=(
+            keyed.record(workspace_id), keyed.done(correlation_id),
+            idempotency.KEEP_SECONDS) if keyed is not None else None)
+    keycache.touch(key)
+    _accepted(str(notification_id), resolved.channel.name, str(resolved.workspace.id))
+    return {"accepted": True, "correlationId": correlation_id, "message": ACCEPTED_MESSAGE}
+
+
+def _commit(resolved: Resolved, notification_id: uuid.UUID, correlation_id: str,
+            keyed: IdempotencyKey | None, workspace_id: str) -> None:
+    """Render and insert the notification row (one key, one row: ``insert_once``)."""
+    rendered, errors = render_parts(resolved)
+    if errors:
+        raise rendering_failed(errors)
+
+    def insert() -> None:
         notification_store.insert(
             id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
             template=resolved.template.id, version_number=resolved.version.number,
             channel=resolved.template.channel, correlation_id=correlation_id,
-            delivery_id=str(uuid.uuid4()), payload=payload(resolved, rendered))
-    except BaseException:
-        limits.refund(account_id)  # not accepted: give the allowance unit back
-        raise
-    # Committed: from here the send is accepted; if Redis is down the reconciler enqueues it.
-    with contextlib.suppress(Exception):
-        enqueue_notification(str(notification_id))
-    keycache.touch(key)
-    _accepted(str(notification_id), resolved.channel.name, str(resolved.workspace.id))
-    return {"accepted": True, "correlationId": correlation_id,
-            "message": "Notification accepted and queued for delivery."}
+            delivery_id=str(uuid.uuid4()), payload=payload(resolved, rendered),
+            idempotency_key=keyed.key if keyed else None,
+            idempotency_digest=keyed.digest if keyed else None)
+
+    if keyed is not None:
+        idempotency.insert_once(insert, keyed, workspace_id)
+    else:
+        insert()
 
 
 def _accepted(notification_id: str, channel: str, workspace_id: str) -> None:

@@ -13,7 +13,8 @@ from engine import runtime
 from engine.catalog import keycache
 from engine.catalog.keycache import KeyInfo
 from engine.errors import ApiError
-from engine.sending import limits
+from engine.sending import idempotency, limits
+from engine.sending.idempotency import IdempotencyKey
 from engine.sending.resolution import Resolved, resolve_request
 
 
@@ -36,12 +37,14 @@ def _resolve(body: object, key: KeyInfo, parse_error: ApiError | None,
 
 
 def admit(body: object, header: str | None, ip: str, parse_error: ApiError | None, *,
-          preview: bool) -> tuple[Resolved, KeyInfo]:
+          preview: bool, idem: IdempotencyKey | None = None,
+          correlation_id: str = "") -> tuple[Resolved, KeyInfo]:
     """Everything before rendering, in D1's order, with one Redis round trip.
 
     The checks that need no Redis run first; the script then counts the request in its
     rate-limit windows (and, for a send that passed everything, takes an allowance unit);
-    the first failure in D1's order is raised.
+    the first failure in D1's order is raised. With an Idempotency-Key the same call reads
+    the key's record first (engine/sending/idempotency.py): a replay raises Replayed.
     """
     settings = runtime.settings()
     key: KeyInfo | None = None
@@ -50,6 +53,8 @@ def admit(body: object, header: str | None, ip: str, parse_error: ApiError | Non
     resolved: Resolved | None = None
     try:
         key = authenticate(header)
+        if idem is not None and idem.error is not None:
+            raise idem.error  # after the key, before the body (docs/api.md, D1)
         resolved = _resolve(body, key, parse_error, preview)
     except ApiError as err:
         if key is None:
@@ -57,10 +62,23 @@ def admit(body: object, header: str | None, ip: str, parse_error: ApiError | Non
         else:
             stage_error = err
     counted = resolved is not None and not preview
-    verdict = limits.check(
-        "send", ip, key.id if key else None, settings.rate_limit_send_per_ip,
-        settings.rate_limit_send_per_key, str(resolved.account.id) if counted else None,
-        resolved.account.monthly_limit if counted else None)
+    account_id = str(resolved.account.id) if counted else None
+    monthly_limit = resolved.account.monthly_limit if counted else None
+    if idem is not None and idem.usable and key is not None:
+        verdict = idempotency.admit(idem, key.workspace_id, correlation_id, ip, key.id,
+                                    account_id, monthly_limit)
+    else:
+        verdict = limits.check(
+            "send", ip, key.id if key else None, settings.rate_limit_send_per_ip,
+            settings.rate_limit_send_per_key, account_id, monthly_limit)
+    _raise_in_order(verdict, auth_error, stage_error)
+    assert resolved is not None and key is not None
+    return resolved, key
+
+
+def _raise_in_order(verdict: limits.Verdict, auth_error: ApiError | None,
+                    stage_error: ApiError | None) -> None:
+    """The first failure in D1's order, if any."""
     too_many = {"Retry-After": str(verdict.retry_after)}
     if verdict.code == limits.IP_LIMITED:
         raise ApiError(429, None, "Too many requests from this address.", headers=too_many)
@@ -70,11 +88,9 @@ def admit(body: object, header: str | None, ip: str, parse_error: ApiError | Non
         raise ApiError(429, None, "Too many requests for this API key.", headers=too_many)
     if stage_error is not None:
         raise stage_error
-    assert resolved is not None and key is not None
     if verdict.code == limits.ALLOWANCE_EXHAUSTED:
         raise ApiError(429, "notifications.monthly_limit_exceeded",
                        "The account's monthly allowance is used up.")
-    return resolved, key
 
 
 def validate_key(header: str | None, ip: str) -> dict[str, Any]:

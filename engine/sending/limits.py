@@ -17,7 +17,7 @@ from engine import runtime
 from engine.store.models import Notification
 from engine.store.redis_scripts import DirectScript
 
-_SCRIPT = """
+SCRIPT = """
 local ip = redis.call('INCR', KEYS[1])
 if ip == 1 then redis.call('EXPIRE', KEYS[1], ARGV[3]) end
 if ip > tonumber(ARGV[1]) then return 1 end
@@ -67,29 +67,45 @@ def used_this_month(account_id: str, now: dt.datetime | None = None) -> int:
 
 def _script() -> DirectScript:
     """The registered script of this process's client: EVALSHA, so its text is sent once."""
-    return runtime.redis_bound("limits", lambda redis: DirectScript(redis, _SCRIPT))
+    return runtime.redis_bound("limits", lambda redis: DirectScript(redis, SCRIPT))
+
+
+def windows(kind: str, ip: str, key_id: str | None, account_id: str | None,
+            ) -> tuple[list[str], int]:
+    """The script's three keys (IP window, key window, allowance) and the Retry-After."""
+    clock = time.time()
+    window = int(clock // 60)
+    keys = [f"herald:rl:{kind}:ip:{ip}:{window}",
+            f"herald:rl:{kind}:key:{key_id}:{window}" if key_id else "",
+            allowance_key(account_id) if account_id else ""]
+    return keys, 60 - int(clock % 60)
+
+
+def script_args(ip_limit: int, key_limit: int, account_id: str | None,
+                monthly_limit: int | None) -> list[object]:
+    take = "1" if account_id is not None and monthly_limit is not None else "0"
+    return [ip_limit, key_limit, 120, monthly_limit if monthly_limit is not None else 0, take]
+
+
+def rebuild_and_take(rebuild_key: str, account_id: str, monthly_limit: int | None) -> int:
+    """Redis lost the allowance counter (restart, flush): rebuild it from the database, then
+    take one unit (OK or ALLOWANCE_EXHAUSTED)."""
+    redis = runtime.redis()
+    redis.set(rebuild_key, used_this_month(account_id), nx=True, ex=40 * 24 * 3600)
+    return int(redis.eval(
+        "local used = redis.call('GET', KEYS[1]) "
+        "if tonumber(used) >= tonumber(ARGV[1]) then return 3 end "
+        "redis.call('INCR', KEYS[1]) return 0", 1, rebuild_key, monthly_limit))
 
 
 def check(kind: str, ip: str, key_id: str | None, ip_limit: int, key_limit: int,
           account_id: str | None = None, monthly_limit: int | None = None) -> Verdict:
     """Count this request in its windows and, if given, take one from the allowance."""
-    clock = time.time()
-    window = int(clock // 60)
-    retry_after = 60 - int(clock % 60)
-    keys = [f"herald:rl:{kind}:ip:{ip}:{window}",
-            f"herald:rl:{kind}:key:{key_id}:{window}" if key_id else "",
-            allowance_key(account_id) if account_id else ""]
-    take = "1" if account_id is not None and monthly_limit is not None else "0"
-    args = [ip_limit, key_limit, 120, monthly_limit if monthly_limit is not None else 0, take]
+    keys, retry_after = windows(kind, ip, key_id, account_id)
+    args = script_args(ip_limit, key_limit, account_id, monthly_limit)
     code = int(_script()(keys=keys, args=args))
     if code == ALLOWANCE_MISSING:
-        # Redis lost the counter (restart, flush): rebuild it from the database, then count.
-        rebuild_key, redis = keys[2], runtime.redis()
-        redis.set(rebuild_key, used_this_month(account_id), nx=True, ex=40 * 24 * 3600)
-        code = int(redis.eval(
-            "local used = redis.call('GET', KEYS[1]) "
-            "if tonumber(used) >= tonumber(ARGV[1]) then return 3 end "
-            "redis.call('INCR', KEYS[1]) return 0", 1, rebuild_key, monthly_limit))
+        code = rebuild_and_take(keys[2], account_id, monthly_limit)
     return Verdict(code, retry_after)
 
 

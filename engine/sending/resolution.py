@@ -64,8 +64,10 @@ def _check_destination(url: str) -> None:
     """Spec 6.1 at send; delivery checks again at each attempt (DNS can change)."""
     from engine.webhooks.destinations import DestinationError, check_destination
 
+    settings = runtime.settings()
     try:
-        check_destination(url, allow_private=runtime.settings().webhook_allow_private)
+        check_destination(url, allow_private=settings.webhook_allow_private,
+                          hint=not settings.production)
     except DestinationError as err:
         raise ApiError(400, "notifications.webhook_destination_invalid", str(err)) from None
 

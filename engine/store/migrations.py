@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from peewee import Database, SqliteDatabase, fn
+from playhouse.migrate import SchemaMigrator, migrate
 
 from engine.store.models import (
     ALL_MODELS,
+    IDEMPOTENCY_INDEX,
+    CaughtWebhook,
+    DeliveryAttempt,
     Notification,
     SchemaVersion,
     Sender,
@@ -141,12 +145,41 @@ def _delivery_reports(db: Database) -> None:
     DeliveryAttempt._schema.create_indexes(safe=True)
 
 
+def add_missing_columns(db: Database, model: type, *names: str) -> None:
+    """ADD COLUMN for each (nullable) field not in the table yet: a database made by step 1
+    with a newer model already has them."""
+    table = model._meta.table_name
+    present = {column.name for column in db.get_columns(table)}
+    migrator = SchemaMigrator.from_database(db)
+    for name in names:
+        field = model._meta.fields[name]
+        if field.column_name not in present:
+            migrate(migrator.add_column(table, field.column_name, field))
+
+
+def _idempotency_keys(db: Database) -> None:
+    """A send's Idempotency-Key and body digest on its row, unique per workspace."""
+    add_missing_columns(db, Notification, "idempotency_key", "idempotency_digest")
+    db.execute(Notification._schema._create_index(IDEMPOTENCY_INDEX, safe=True))
+
+
+def _failover_attempt_columns(db: Database) -> None:
+    """Which provider of a failover list delivered an attempt, and which were tried."""
+    add_missing_columns(db, DeliveryAttempt, "delivered_via", "providers_tried")
+
+
+def _webhook_catcher(db: Database) -> None:
+    """What the dev inbox's webhook catcher received."""
+    db.create_tables([CaughtWebhook], safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
                                                 _one_live_version, _people,
                                                 _sender_verification, _authoring,
-                                                _delivery_reports]
+                                                _delivery_reports, _idempotency_keys,
+                                                _failover_attempt_columns, _webhook_catcher]
 
 
 def current_version(db: Database) -> int:

@@ -223,6 +223,9 @@ class Notification(BaseModel):
     last_error = TextField(null=True)
     created_at = DateTimeField(default=utcnow)
     updated_at = DateTimeField(default=utcnow)
+    # The send's Idempotency-Key and its body's digest (engine/sending/idempotency.py).
+    idempotency_key = CharField(max_length=255, null=True)
+    idempotency_digest = CharField(max_length=64, null=True)
 
     class Meta:
         indexes = ((("account", "created_at"), False), (("workspace", "created_at"), False))
@@ -234,6 +237,12 @@ UNFINISHED_INDEX = Notification.index(
     Notification.status, Notification.updated_at, name="notification_unfinished",
     where=Notification.status.in_([str(status) for status in UNFINISHED]))
 Notification.add_index(UNFINISHED_INDEX)
+# One notification per workspace and Idempotency-Key, whatever Redis remembers; rows sent
+# without a key are not in it. Made by its migration step only (not in the model's indexes,
+# which released steps create with the columns of their own time).
+IDEMPOTENCY_INDEX = Notification.index(
+    Notification.workspace, Notification.idempotency_key, unique=True,
+    name="notification_idempotency", where=Notification.idempotency_key.is_null(False))
 
 
 class DeliveryAttempt(BaseModel):
@@ -250,6 +259,10 @@ class DeliveryAttempt(BaseModel):
     response_excerpt = TextField(null=True)
     error = TextField(null=True)
     provider = CharField(max_length=40, null=True)  # the provider's scheme: smtp, postmark...
+    # With a list of providers (failover): the one that took the message, and each one
+    # tried in order with its outcome ({"provider", "outcome", "error"}); null with one.
+    delivered_via = CharField(max_length=300, null=True)
+    providers_tried = JSONField(null=True)
 
 
 class TrackingEvent(BaseModel):
@@ -283,6 +296,23 @@ class InboxMessage(BaseModel):
     created_at = DateTimeField(default=utcnow)
 
 
+class CaughtWebhook(BaseModel):
+    """A request the dev inbox's webhook catcher received (development and test only), with
+    whether its signature verified with its workspace's secret when it arrived."""
+
+    id = AutoField()
+    name = CharField(max_length=64)
+    headers = JSONField(default=dict)
+    body = TextField()
+    size_bytes = BigIntegerField(default=0)
+    delivery_id = CharField(max_length=64, null=True)
+    workspace_id = CharField(max_length=40, null=True)
+    notification_id = CharField(max_length=40, null=True)
+    verified = BooleanField(default=False)
+    verdict = CharField(max_length=200)
+    created_at = DateTimeField(default=utcnow)
+
+
 class SchemaVersion(BaseModel):
     id = AutoField()
     version = IntegerField()
@@ -304,5 +334,6 @@ ALL_MODELS: tuple[type[BaseModel], ...] = (
     DeliveryAttempt,
     TrackingEvent,
     InboxMessage,
+    CaughtWebhook,
     SchemaVersion,
 )

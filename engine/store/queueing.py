@@ -36,6 +36,14 @@ redis.call('HSET', KEYS[3], unpack(ARGV, 2))
 redis.call('RPUSH', KEYS[2], ARGV[1])
 return 1
 """
+# The same, and a send's Idempotency-Key record marked done (engine/sending/idempotency.py).
+_ENQUEUE_RECORDING = """
+redis.call('SADD', KEYS[1], KEYS[2])
+redis.call('HSET', KEYS[3], unpack(ARGV, 4))
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('SET', KEYS[4], ARGV[2], 'EX', ARGV[3])
+return 1
+"""
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class _Enqueuer:
     fields: dict[str, Any]
     serializer: Any
     script: DirectScript
+    recording: DirectScript
 
     @classmethod
     def build(cls, redis: Redis) -> _Enqueuer:
@@ -54,19 +63,25 @@ class _Enqueuer:
                          timeout=JOB_TIMEOUT, result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL,
                          origin=queue.name, status=JobStatus.QUEUED)
         job.enqueued_at = now()
-        return cls(queue, job.to_dict(), job.serializer, DirectScript(redis, _ENQUEUE))
+        return cls(queue, job.to_dict(), job.serializer, DirectScript(redis, _ENQUEUE),
+                   DirectScript(redis, _ENQUEUE_RECORDING))
 
-    def enqueue(self, job_id: str) -> None:
+    def enqueue(self, job_id: str, record: tuple[str, str, int] | None = None) -> None:
         fields = dict(self.fields)
         fields["created_at"] = fields["enqueued_at"] = utcformat(now())
         fields["data"] = zlib.compress(
             self.serializer.dumps((JOB_FUNCTION, None, (job_id,), {})))
         fields["description"] = self.fields["description"].replace(_PLACEHOLDER, job_id)
         args: list[Any] = [job_id]
+        if record is not None:
+            args += record[1:]
         for name, value in fields.items():
             args += (name, value)
-        self.script(keys=[self.queue.redis_queues_keys, self.queue.key,
-                          Job.key_for(job_id)], args=args)
+        keys = [self.queue.redis_queues_keys, self.queue.key, Job.key_for(job_id)]
+        if record is None:
+            self.script(keys=keys, args=args)
+        else:
+            self.recording(keys=[*keys, record[0]], args=args)
 
 
 def _enqueuer() -> _Enqueuer:
@@ -77,6 +92,10 @@ def queue() -> Queue:
     return _enqueuer().queue
 
 
-def enqueue_notification(notification_id: str) -> None:
-    """Enqueue after the row is committed; enqueuing twice is harmless (the job claims the row)."""
-    _enqueuer().enqueue(notification_id)
+def enqueue_notification(notification_id: str,
+                         record: tuple[str, str, int] | None = None) -> None:
+    """Enqueue after the row is committed; enqueuing twice is harmless (the job claims the row).
+
+    ``record``: (key, value, seconds) set in the same call (a send's Idempotency-Key record).
+    """
+    _enqueuer().enqueue(notification_id, record)

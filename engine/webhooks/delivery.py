@@ -15,6 +15,7 @@ from engine.plugins.contracts import parse_retry_after
 from engine.store.vocabulary import Outcome
 from engine.webhooks.destinations import DestinationError, DestinationUnavailable, check_destination
 from engine.webhooks.headers import unsendable_headers
+from engine.webhooks.plain_transport import post_plain
 from engine.webhooks.signatures import sign
 from engine.webhooks.transport import USER_AGENT, post_pinned
 
@@ -47,7 +48,7 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
                     custom_headers: Mapping[str, str] | None, secret: str, delivery_id: str,
                     allow_private: bool = False, timeout: float = 10.0,
                     resolver: dns.resolver.Resolver | None = None,
-                    ca_bundle: str | None = None) -> AttemptResult:
+                    ca_bundle: str | None = None, hint: bool = False) -> AttemptResult:
     """One attempt; the destination is resolved and judged again, never trusted from send."""
     started = time.monotonic()
 
@@ -59,7 +60,8 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
         return AttemptResult(Outcome.PERMANENT, None, elapsed(), "",
                              f"custom headers cannot be sent: {names}", None)
     try:
-        checked = check_destination(url, allow_private=allow_private, resolver=resolver)
+        checked = check_destination(url, allow_private=allow_private, resolver=resolver,
+                                    hint=hint)
     except DestinationUnavailable as err:  # DNS down or slow: retried like a network failure
         return AttemptResult(Outcome.TRANSIENT, None, elapsed(), "",
                              f"{FAILURES['network']}: {err}", None)
@@ -76,8 +78,12 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
                "X-Service-Signature": sign(secret, timestamp, delivery_id, body)}
     # Outbound TLS honours REQUESTS_CA_BUNDLE explicitly: the session ignores the environment.
     verify: str | bool = ca_bundle or os.environ.get("REQUESTS_CA_BUNDLE") or True
-    answer = post_pinned(checked.host, checked.addresses[0], checked.port, checked.target,
-                         body, headers, timeout=timeout, verify=verify)
+    if checked.scheme == "http":  # loopback only, with private destinations allowed
+        answer = post_plain(checked.host, checked.addresses[0], checked.port, checked.target,
+                            body, headers, timeout=timeout)
+    else:
+        answer = post_pinned(checked.host, checked.addresses[0], checked.port,
+                             checked.target, body, headers, timeout=timeout, verify=verify)
     if answer.status_code is None:
         error = FAILURES[answer.failure or "network"]
         detail = f"{error}: {answer.detail}" if answer.detail else error

@@ -2,7 +2,13 @@
 on every DNS answer.
 
 An explicit deny list, not ``ipaddress.is_global`` alone (it is wrong for several ranges),
-and the host must be read the same way by urllib.parse and by urllib3.
+and the host must be read the same way by urllib.parse and by urllib3. With private
+destinations allowed (HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS, development and test only)
+loopback is reachable over https:// or http:// on any port, and nothing else is relaxed.
+
+Every refusal names the rule it applies; with ``hint`` (outside production) a refusal the
+setting would lift also names the setting, so a developer aiming at a local receiver is
+told what to change.
 """
 
 from __future__ import annotations
@@ -41,6 +47,18 @@ _HOSTNAME = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*"
 
 class DestinationError(ValueError):
     """The destination breaks spec 6.1 (docs/api.md); the message says which rule."""
+
+
+RULE_HTTPS = "rule: https:// only"
+RULE_PORT = "rule: port 443 only"
+RULE_PUBLIC = "rule: public addresses only"
+SETTING_HINT = ("; for a receiver on this machine in development, set "
+                "HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true (loopback over http:// or "
+                "https://, any port)")
+
+
+def _refused(message: str, rule: str, hint: bool = False) -> DestinationError:
+    return DestinationError(f"{message} ({rule}, spec 6.1){SETTING_HINT if hint else ''}")
 
 
 class DestinationUnavailable(DestinationError):
@@ -104,22 +122,24 @@ def _literal_ip(host: str) -> IPAddress | None:
         return None
 
 
-def _parse(url: str, allow_private: bool) -> tuple[str, str, int, str]:
+def _parse(url: str) -> tuple[str, str, int, str]:
+    """Scheme (https or http), host, port and target; the syntax rules, whatever the mode."""
     if not isinstance(url, str) or not url or len(url) > 2048:
-        raise DestinationError("the destination must be an absolute https:// URL")
+        raise _refused("the destination must be an absolute https:// URL", RULE_HTTPS)
     if _FORBIDDEN_CHARS.search(url) or not url.isascii():
         raise DestinationError("whitespace, backslashes, control and non-ASCII characters "
-                               "are not allowed in the URL")
+                               "are not allowed in the URL (rule: a plain ASCII URL)")
     try:
         parts = urlsplit(url)
+        scheme = parts.scheme.lower()
         host = (parts.hostname or "").lower()
-        port = parts.port if parts.port is not None else 443
+        port = parts.port if parts.port is not None else (80 if scheme == "http" else 443)
     except ValueError:
         raise DestinationError("the URL cannot be parsed") from None
-    if parts.scheme.lower() != "https":
-        raise DestinationError("only https:// destinations are allowed")
+    if scheme not in ("https", "http"):
+        raise _refused("only https:// destinations are allowed", RULE_HTTPS)
     if "@" in parts.netloc or parts.username is not None or parts.password is not None:
-        raise DestinationError("credentials in the URL are not allowed")
+        raise DestinationError("credentials in the URL are not allowed (rule: no userinfo)")
     if not host:
         raise DestinationError("the URL has no host")
     if not 0 < port < 65536:
@@ -128,15 +148,13 @@ def _parse(url: str, allow_private: bool) -> tuple[str, str, int, str]:
         other = urllib3.util.parse_url(url)
     except ValueError:
         raise DestinationError("the URL cannot be parsed") from None
-    other_port = other.port if other.port is not None else 443
+    other_port = other.port if other.port is not None else port
     if (other.host or "").lower().strip("[]") != host.strip("[]") or other_port != port:
         raise DestinationError("the URL is ambiguous (parsers disagree on its host)")
-    if port != 443 and not allow_private:
-        raise DestinationError("only port 443 is allowed")
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
-    return parts.scheme.lower(), host, port, target
+    return scheme, host, port, target
 
 
 def _resolve(host: str, resolver: dns.resolver.Resolver | None, timeout: float) -> list[str]:
@@ -157,36 +175,53 @@ def _resolve(host: str, resolver: dns.resolver.Resolver | None, timeout: float) 
 
 
 @functools.lru_cache(maxsize=1024)
-def _read(url: str, allow_private: bool) -> tuple[str, str, int, str, tuple[str, ...] | None]:
+def _read(url: str) -> tuple[str, str, int, str, tuple[str, ...] | None]:
     """Scheme, host, port and target of ``url``, and its addresses when the URL itself gives
-    them (an IP literal, or localhost where allowed); None: the name must be resolved.
+    them (an IP literal, or localhost); None: the name must be resolved.
 
     A function of the URL alone, so read once per process (every attempt of a webhook reads
     the same URL); the resolution and the judging of its answers are never cached.
     """
-    scheme, host, port, target = _parse(url, allow_private)
+    scheme, host, port, target = _parse(url)
     literal = _literal_ip(host)
     if literal is not None:
         return scheme, host, port, target, (str(literal),)
-    if host == "localhost" and allow_private:
+    if host == "localhost":  # never asked of DNS: it is this machine, judged as such
         return scheme, host, port, target, ("127.0.0.1",)
     if not _HOSTNAME.match(host.rstrip(".")) or "." not in host.rstrip("."):
-        raise DestinationError("the host is not a valid public host name")
+        raise DestinationError("the host is not a valid public host name "
+                               f"({RULE_PUBLIC}, spec 6.1)")
     return scheme, host, port, target, None
+
+
+def _is_loopback(address: str) -> bool:
+    return any(ipaddress.ip_address(address) in net for net in LOOPBACK)
 
 
 def check_destination(url: str, *, allow_private: bool = False,
                       resolver: dns.resolver.Resolver | None = None,
-                      timeout: float = 3.0) -> CheckedDestination:
-    """Syntax, then every A/AAAA answer judged; the addresses returned are the ones to use."""
+                      timeout: float = 3.0, hint: bool = False) -> CheckedDestination:
+    """Syntax, then every A/AAAA answer judged; the addresses returned are the ones to use.
+
+    ``hint``: name HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS in a refusal it would lift
+    (outside production only: the setting is refused there).
+    """
     if not isinstance(url, str):
-        raise DestinationError("the destination must be an absolute https:// URL")
-    scheme, host, port, target, given = _read(url, bool(allow_private))
+        raise _refused("the destination must be an absolute https:// URL", RULE_HTTPS)
+    scheme, host, port, target, given = _read(url)
+    relaxable = hint and not allow_private
+    if not allow_private:  # decided before any DNS query
+        if scheme != "https":
+            raise _refused("only https:// destinations are allowed", RULE_HTTPS, relaxable)
+        if port != 443:
+            raise _refused("only port 443 is allowed", RULE_PORT, relaxable)
     addresses = list(given) if given is not None else _resolve(host, resolver, timeout)
     for address in addresses:
         if is_forbidden_address(address, allow_loopback=allow_private):
-            raise DestinationError(f"the host resolves to a non-public address ({address})")
-    if allow_private and port != 443 and not all(
-            any(ipaddress.ip_address(a) in net for net in LOOPBACK) for a in addresses):
-        raise DestinationError("only port 443 is allowed")
+            raise _refused(f"the host resolves to a non-public address ({address})",
+                           RULE_PUBLIC, relaxable and _is_loopback(address))
+    if (scheme != "https" or port != 443) and not all(_is_loopback(a) for a in addresses):
+        rule = RULE_HTTPS if scheme != "https" else RULE_PORT
+        raise _refused(f"{'http://' if scheme != 'https' else f'port {port}'} is allowed only "
+                       "to loopback addresses, with private destinations allowed", rule)
     return CheckedDestination(url, scheme, host, port, target, tuple(addresses))

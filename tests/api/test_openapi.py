@@ -5,8 +5,8 @@ from __future__ import annotations
 from openapi_spec_validator import validate
 
 DOCUMENTED = {
-    ("/api/v1/notifications/send", "post"): {"202", "400", "401", "403", "404", "413", "422",
-                                             "429", "500"},
+    ("/api/v1/notifications/send", "post"): {"202", "400", "401", "403", "404", "409", "413",
+                                             "422", "429", "500"},
     ("/api/v1/notifications/preview", "post"): {"200", "400", "401", "403", "404", "413", "429",
                                                 "500"},
     ("/api/v1/api-keys/validate", "get"): {"200", "401", "429", "500"},
@@ -77,3 +77,16 @@ def test_request_objects_take_unknown_members_as_the_document_says(client, tenan
     response = client.post("/api/v1/notifications/send", json=body,
                            headers={"X-Api-Key": tenant["key"]})
     assert response.status_code == 202, response.json
+
+
+def test_send_documents_the_idempotency_key_header_and_its_answers(client):
+    send = client.get("/openapi/v1.json").json["paths"]["/api/v1/notifications/send"]["post"]
+    (header,) = [p for p in send["parameters"] if p["name"] == "Idempotency-Key"]
+    assert header["in"] == "header" and header["required"] is False
+    assert header["schema"]["minLength"] == 1 and header["schema"]["maxLength"] == 255
+    responses = send["responses"]
+    assert "Idempotent-Replayed" in responses["202"]["headers"]
+    assert "Retry-After" in responses["409"]["headers"]
+    conflict = responses["409"]["content"]["application/problem+json"]["example"]
+    assert conflict["errorCode"] == "notifications.idempotency_key_in_use"
+    assert "idempotency_key_reused" in responses["422"]["description"]

@@ -181,3 +181,38 @@ def test_send_test_shows_the_smtp_servers_answer(page: Page, live):
         expect(page.get_by_role("status").last).to_contain_text("no such mailbox here")
     finally:
         controller.stop()
+
+
+def test_a_provider_list_is_stored_in_order_and_its_test_fails_over(page: Page, live):
+    dead = free_port()  # a stopped server: nothing listens there
+    controller, smtp = start_smtp(free_port())
+    try:
+        ws = _admin(page)
+        page.goto(f"/w/{ws.id}/settings/email-provider")
+        urls = page.get_by_role("textbox", name="Provider URL")
+        urls.fill(f"smtp://127.0.0.1:{dead}?timeout=5\nsmtp://127.0.0.1:{controller.port}"
+                  "?tls=bogus")
+        page.get_by_role("button", name="Save").click()
+        expect(page.get_by_role("alert")).to_contain_text("Provider 2: this URL cannot send")
+        assert Workspace.get_by_id(ws.id).email_provider is None
+        urls.fill(f"smtp://127.0.0.1:{dead}?timeout=5\nsmtp://127.0.0.1:{controller.port}")
+        page.get_by_role("button", name="Save").click()
+        expect(page.get_by_role("status")).to_contain_text("Saved")
+        stored = json.loads(Workspace.get_by_id(ws.id).email_provider)
+        assert [entry["url"] for entry in stored] == [
+            f"smtp://127.0.0.1:{dead}?timeout=5", f"smtp://127.0.0.1:{controller.port}"]
+        items = page.get_by_role("listitem").filter(has_text="smtp://127.0.0.1:")
+        expect(items).to_have_text([f"smtp://127.0.0.1:{dead}",
+                                    f"smtp://127.0.0.1:{controller.port}"])
+        page.get_by_role("textbox", name="Test recipient").fill("ops@example.org")
+        page.get_by_role("button", name="Send test").click()
+        expect(page.get_by_role("heading", name="The provider accepted the message")
+               ).to_be_visible()
+        expect(page.get_by_role("status").last).to_contain_text(
+            f"by smtp://127.0.0.1:{controller.port}")
+        expect(page.get_by_role("status").last).to_contain_text(
+            f"smtp://127.0.0.1:{dead}: transient")
+        (arrived,) = smtp.received
+        assert arrived.rcpt_tos == ["ops@example.org"]
+    finally:
+        controller.stop()

@@ -28,8 +28,9 @@ class InviteForm(FlaskForm):
 
 
 class ProviderForm(FlaskForm):
-    provider_url = StringField("Provider URL", render_kw={"autocomplete": "off",
-                                                          "spellcheck": "false"})
+    # One URL, or several (one a line) tried in order: failover (docs/delivery.md).
+    provider_url = TextAreaField("Provider URL", render_kw={"autocomplete": "off",
+                                                            "spellcheck": "false", "rows": 3})
 
 
 class ProviderTestForm(FlaskForm):

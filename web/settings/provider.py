@@ -1,5 +1,6 @@
 """The workspace's own email provider: stored encrypted, shown back only as its host,
-checked as `herald apply` checks it, and tried with one test message."""
+checked as `herald apply` checks it, and tried with one test message. Several URLs (one a
+line) are an ordered list, tried in turn (failover, docs/delivery.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from urllib.parse import urlsplit
 from flask import flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
+from config.settings import provider_urls
 from engine import runtime
 from engine.people import audit, mail, users
 from engine.people.errors import PeopleError
@@ -19,6 +21,7 @@ from web.settings import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark
 
 MAX_URL = 2000
+MAX_PROVIDERS = 5
 
 
 def shown(url: str | None) -> str | None:
@@ -34,9 +37,13 @@ def shown(url: str | None) -> str | None:
     return f"{parts.scheme}://{parts.hostname or ''}{port}"
 
 
-def _own() -> dict | None:
+def _own() -> list[dict]:
+    """The workspace's own providers in order (stored as one {plugin, url} or a list)."""
     raw = g.workspace.email_provider
-    return json.loads(raw) if raw else None
+    if not raw:
+        return []
+    value = json.loads(raw)
+    return value if isinstance(value, list) else [value]
 
 
 def _page(form: ProviderForm | None = None, test_form: ProviderTestForm | None = None,
@@ -47,8 +54,9 @@ def _page(form: ProviderForm | None = None, test_form: ProviderTestForm | None =
         test_form.recipient.data = current_user.email
     return render_template(
         "settings/provider.html", page="Email provider", form=form or ProviderForm(formdata=None),
-        test_form=test_form, current=shown(own["url"]) if own else None,
-        default=shown(runtime.settings().email_provider) or "none configured",
+        test_form=test_form, current=[shown(entry.get("url")) for entry in own],
+        default=", then ".join(shown(url) or "" for url in provider_urls(
+            runtime.settings().email_provider)) or "none configured",
         answer=answer), status
 
 
@@ -62,25 +70,37 @@ def email_provider():
 @workspace_view("admin")
 def save_provider():
     form = ProviderForm()
-    url = (form.provider_url.data or "").strip()
-    if not url:
-        mark(form.provider_url, "Enter the provider's URL, such as "
-                                "smtp://user:password@smtp.example.com:587?tls=starttls.")
-    elif len(url) > MAX_URL or any(c in url for c in "\r\n\t "):
-        mark(form.provider_url, f"Enter one URL of at most {MAX_URL} characters, without "
-                                "spaces or line breaks.")
-    elif not urlsplit(url).scheme:
-        mark(form.provider_url, "Start the URL with its plugin's scheme, such as smtp://.")
-    elif problem := provider_problem(url, None, settings=runtime.settings()):
-        mark(form.provider_url, f"This URL cannot send: {problem}.")
+    urls = (form.provider_url.data or "").split()
+    for problem in _problems(urls):
+        mark(form.provider_url, problem)
     if form.provider_url.errors:
         return _page(form, status=400)
-    g.workspace.email_provider = json.dumps({"plugin": provider_scheme(url), "url": url})
+    entries = [{"plugin": provider_scheme(url), "url": url} for url in urls]
+    g.workspace.email_provider = json.dumps(entries[0] if len(entries) == 1 else entries)
     g.workspace.save()
-    audit.record(g.workspace, current_user.user, "email_provider.changed", shown(url) or "")
-    flash(f"Saved: this workspace's email goes through {shown(url)} (within 5 seconds).",
-          "info")
+    names = ", then ".join(shown(url) or "" for url in urls)
+    audit.record(g.workspace, current_user.user, "email_provider.changed", names)
+    flash(f"Saved: this workspace's email goes through {names} (within 5 seconds).", "info")
     return redirect(url_for("settings.email_provider", workspace_id=g.workspace.id))
+
+
+def _problems(urls: list[str]) -> list[str]:
+    """What is wrong with the URLs typed, each named by its place when there are several."""
+    if not urls:
+        return ["Enter the provider's URL, such as "
+                "smtp://user:password@smtp.example.com:587?tls=starttls."]
+    if len(urls) > MAX_PROVIDERS:
+        return [f"Enter at most {MAX_PROVIDERS} providers, one a line."]
+    problems = []
+    for number, url in enumerate(urls, start=1):
+        which = f"Provider {number}: " if len(urls) > 1 else ""
+        if len(url) > MAX_URL:
+            problems.append(f"{which}enter a URL of at most {MAX_URL} characters.")
+        elif not urlsplit(url).scheme:
+            problems.append(f"{which}start the URL with its plugin's scheme, such as smtp://.")
+        elif problem := provider_problem(url, None, settings=runtime.settings()):
+            problems.append(f"{which}this URL cannot send: {problem}.")
+    return [p[0].upper() + p[1:] for p in problems]
 
 
 @blueprint.post("/email-provider/remove")
@@ -103,19 +123,29 @@ def test_provider():
     except PeopleError as err:
         mark(test_form.recipient, err.message)
         return _page(test_form=test_form, status=400)
-    own = _own() or {}
+    entries = [(entry.get("plugin"), entry.get("url", "")) for entry in _own()]
     text = (f"This is a test message from the Herald workspace “{g.workspace.name}”, sent by "
             f"{current_user.email} to check its email provider.\n")
     try:
-        result = mail.send(to, "Herald test message", text, url=own.get("url"),
-                           plugin=own.get("plugin"), workspace_id=str(g.workspace.id))
+        result = mail.send(to, "Herald test message", text, entries=entries or None,
+                           workspace_id=str(g.workspace.id))
     except (DeliveryError, LookupError, ValueError) as err:
-        answer = {"ok": False, "text": str(err) or type(err).__name__,
+        answer = {"ok": False, "text": (str(err) or type(err).__name__) + _route(err),
                   "status": getattr(err, "status_code", None)}
     else:
         refused = "; ".join(f"{a}: {why}" for a, why in result.rejected.items())
-        answer = {"ok": not refused, "text": refused or "accepted",
+        answer = {"ok": not refused, "text": (refused or "accepted") + _route(result),
                   "id": result.provider_message_id}
     audit.record(g.workspace, current_user.user, "email_provider.tested", to,
                  {"ok": answer["ok"]})
     return _page(test_form=test_form, answer=answer)
+
+
+def _route(outcome: object) -> str:
+    """Which providers of a list were tried, and which took the message (failover)."""
+    tried = getattr(outcome, "providers_tried", None)
+    if not tried:
+        return ""
+    steps = "; ".join(f"{t['provider']}: {t['outcome']}" for t in tried)
+    via = getattr(outcome, "delivered_via", None)
+    return f" by {via} ({steps})" if via else f" ({steps})"

@@ -108,3 +108,44 @@ def test_step_8_swaps_the_workspace_index_and_adds_the_attempt_provider(tmp_path
     assert "notification_workspace_id" not in names
     assert "notification_workspace_id_created_at" in names
     assert "provider" in columns
+
+
+def test_a_database_made_before_idempotency_keys_gets_them_unique_per_workspace(settings,
+                                                                               tmp_path):
+    """The step on a notification table made before it: the two columns and the partial
+    index."""
+    import uuid
+
+    import pytest
+    from peewee import IntegrityError, SqliteDatabase
+
+    from engine.store.db import database
+    from engine.store.migrations import MIGRATIONS, _idempotency_keys
+    from engine.store.models import SchemaVersion
+    from tests import factories
+
+    old = SqliteDatabase(str(tmp_path / "old.sqlite3"), pragmas={"foreign_keys": 1})
+    previous = database.obj
+    database.initialize(old)
+    try:
+        MIGRATIONS[0](old)
+        for column in ("idempotency_key", "idempotency_digest"):
+            old.execute_sql(f'ALTER TABLE "notification" DROP COLUMN "{column}"')
+        before = MIGRATIONS.index(_idempotency_keys)
+        for number in range(1, before + 1):
+            SchemaVersion.create(version=number)
+        assert upgrade(old) == {"from": before, "to": len(MIGRATIONS)}
+        columns = {c.name for c in old.get_columns("notification")}
+        indexes = {i.name: i for i in old.get_indexes("notification")}
+        ws = factories.workspace()
+        payload = factories.email_payload()
+        for key in (None, None, "k"):  # rows without a key are not in the index
+            factories.notification(ws, payload, idempotency_key=key)
+        with pytest.raises(IntegrityError):
+            factories.notification(ws, payload, id=uuid.uuid4(), idempotency_key="k")
+        factories.notification(factories.workspace(), payload, idempotency_key="k")
+    finally:
+        database.initialize(previous)
+        old.close()
+    assert {"idempotency_key", "idempotency_digest"} <= columns
+    assert indexes["notification_idempotency"].unique

@@ -70,9 +70,53 @@ def test_private_mode_allows_loopback_on_any_port_but_nothing_else(dns_server):
     checked = check_destination("https://hook.test:8443/x", allow_private=True,
                                 resolver=dns_server.resolver())
     assert checked.addresses == ("127.0.0.1",)
-    for url in ("https://internal.test/", "https://10.0.0.1:8443/", "http://localhost/"):
+    for url in ("https://internal.test/", "https://10.0.0.1:8443/", "http://10.0.0.1/",
+                "http://public.test/", "https://public.test:8443/", "ftp://localhost/"):
         with pytest.raises(DestinationError):
             check_destination(url, allow_private=True, resolver=dns_server.resolver())
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/dev/inbox/webhooks/demo",
+                                 "http://localhost/hook", "http://[::1]:9000/x",
+                                 "http://hook.test:8080/x"])
+def test_private_mode_allows_plain_http_to_loopback(url, dns_server):
+    checked = check_destination(url, allow_private=True, resolver=dns_server.resolver())
+    assert checked.scheme == "http"
+    assert all(a in ("127.0.0.1", "::1") for a in checked.addresses)
+
+
+@pytest.mark.parametrize(("url", "rule"), [
+    ("http://127.0.0.1:8000/dev/inbox/webhooks/demo", "rule: https:// only"),
+    ("https://127.0.0.1:8443/hook", "rule: port 443 only"),
+    ("https://localhost/hook", "rule: public addresses only"),
+    ("https://hook.test/hook", "rule: public addresses only"),
+])
+def test_production_refuses_local_receivers_naming_the_rule_and_never_the_setting(
+        url, rule, dns_server):
+    with pytest.raises(DestinationError) as refused:
+        check_destination(url, resolver=dns_server.resolver())
+    assert rule in str(refused.value) and "spec 6.1" in str(refused.value)
+    assert "HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS" not in str(refused.value)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8000/x", "https://127.0.0.1:8443/x",
+                                 "https://localhost/x", "https://hook.test/x"])
+def test_outside_production_a_refusal_the_setting_lifts_names_it(url, dns_server):
+    with pytest.raises(DestinationError,
+                       match="set HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true"):
+        check_destination(url, resolver=dns_server.resolver(), hint=True)
+
+
+@pytest.mark.parametrize("url", ["https://internal.test/", "https://user@public.test/",
+                                 "http://public.test/x"])
+def test_a_refusal_the_setting_cannot_lift_does_not_name_it(url, dns_server):
+    for allow_private in (False, True):
+        with pytest.raises(DestinationError) as refused:
+            check_destination(url, resolver=dns_server.resolver(), hint=True,
+                              allow_private=allow_private)
+        assert "rule" in str(refused.value)
+        if allow_private or "http://" not in url:
+            assert "HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true" not in str(refused.value)
 
 
 def test_a_name_is_resolved_and_judged_again_at_every_check(dns_server):
