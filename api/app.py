@@ -11,7 +11,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import problems
 from api.schemas import NotificationRequest, ProblemDetails
-from config.settings import Settings, load_settings
+from config.settings import Settings, load_settings, provider_scheme_of
 from engine import runtime
 from engine.errors import ApiError
 from engine.store.db import database
@@ -87,7 +87,7 @@ def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
 
     app.register_blueprint(tracking)
     app.register_blueprint(sender_confirmation)
-    inbox_in_use = any(p.startswith("inbox:") for p in (settings.email_provider,
+    inbox_in_use = any(provider_scheme_of(p) == "inbox" for p in (settings.email_provider,
                                                           settings.sms_provider))
     if inbox_in_use and not settings.production:
         from api.inbox import blueprint as inbox

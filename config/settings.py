@@ -13,6 +13,9 @@ from urllib.parse import parse_qs, urlsplit
 
 ENVIRONMENTS = ("development", "test", "production")
 DEV_SECRET_KEY = "herald-development-secret-key-not-for-production"
+# Keys this repository publishes (tests/config/test_settings.py scans the source for more):
+# anyone can read them, so with one anyone forges click redirects and unsubscribes anyone.
+PUBLISHED_SECRET_KEYS = frozenset({DEV_SECRET_KEY})
 DEFAULT_DATABASE_URL = "sqlite:///var/herald.sqlite3"
 # Whole-number settings reach SQL parameters and Redis scripts: a 32-bit integer fits all.
 MAX_WHOLE = 2**31 - 1
@@ -138,6 +141,12 @@ def _provider(name: str, raw: str) -> str:
     return raw
 
 
+def provider_scheme_of(url: str) -> str:
+    """The scheme as the provider resolver reads it (urlsplit: lower-cased, leading blanks
+    stripped), so ``INBOX://`` or `` inbox://`` cannot slip past a check the resolver obeys."""
+    return urlsplit(url).scheme
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read and check every ``HERALD_*`` variable; raise ConfigError naming the first bad one."""
     env = dict(os.environ if environ is None else environ)
@@ -166,6 +175,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if secret:
         if mode == "production" and len(secret) < 32:
             raise ConfigError("HERALD_SECRET_KEY", "must be at least 32 characters in production")
+        if mode == "production" and secret.strip() in PUBLISHED_SECRET_KEYS:
+            raise ConfigError("HERALD_SECRET_KEY", "is a published example key: generate your own "
+                              "(python -c 'import secrets; print(secrets.token_urlsafe(48))')")
         values["secret_key"] = secret
     elif mode == "production":
         raise ConfigError("HERALD_SECRET_KEY", "is required in production")
@@ -213,7 +225,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()
-            if str(values.get(provider, "")).startswith("inbox:"):
+            if provider_scheme_of(str(values.get(provider, ""))) == "inbox":
                 # The dev inbox keeps mail in the database; it is never a production provider.
                 raise ConfigError(setting, "inbox:// is for development and test only")
             # Unset in production means "not configured": deliveries fail visibly, not silently.
