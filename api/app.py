@@ -9,7 +9,7 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from api import problems
+from api import framing, problems
 from api.schemas import NotificationRequest, ProblemDetails
 from config.settings import Settings, load_settings, provider_scheme_of
 from engine import runtime
@@ -78,6 +78,7 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     init_web(app, settings)
     _install_hooks(app)
+    framing.install(app)
     return app
 
 

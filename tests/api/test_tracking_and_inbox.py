@@ -145,3 +145,34 @@ def test_dev_inbox_is_absent_in_production(settings):
     app = create_app(settings.with_changes(env="production", email_provider="smtp://mx:25",
                                            sms_provider=""))
     assert app.test_client().get("/dev/inbox/messages").status_code == 404
+
+
+def _framing_refused(response) -> None:
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+
+
+def test_pages_outside_the_web_application_refuse_framing_and_sniffing(client, settings):
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    _framing_refused(client.get("/dev/inbox"))
+    _framing_refused(client.get(_path(unsubscribe_url(str(n.id), "ada@example.net"))))
+    docs = client.get("/docs")
+    _framing_refused(docs)
+    assert "script-src" in docs.headers["Content-Security-Policy"], "its own policy is kept"
+    assert client.get("/dev/inbox/messages").headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_the_dev_inbox_answers_only_loopback_host_names(client, settings):
+    ws = factories.workspace()
+    deliver_notification(str(factories.notification(ws, factories.email_payload()).id))
+    for host in ("localhost", "localhost:8000", "127.0.0.1:8000", "[::1]:8000", "127.0.0.2"):
+        assert len(client.get("/dev/inbox/messages", headers={"Host": host}).json) == 1, host
+    for host in ("rebind.attacker.example", "rebind.attacker.example:8000", "localhost.evil",
+                 "10.0.0.5:8000", "127.0.0.1.nip.io"):
+        for method in ("get", "delete"):
+            response = getattr(client, method)("/dev/inbox/messages", headers={"Host": host})
+            assert response.status_code == 403, (host, method)
+        assert client.get("/dev/inbox", headers={"Host": host}).status_code == 403
+    assert InboxMessage.select().count() == 1
