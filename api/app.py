@@ -11,6 +11,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import framing, problems
 from api.schemas import NotificationRequest, ProblemDetails
+from config.redaction import install_log_masking
 from config.settings import Settings, load_settings, provider_scheme_of
 from engine import runtime
 from engine.errors import ApiError
@@ -42,6 +43,7 @@ class HeraldApi(Api):
 def create_app(settings: Settings | None = None) -> Flask:
     """The application; settings read from the environment (and their providers checked)
     unless given."""
+    install_log_masking()  # wsgi.py deployments start here, not in cli.main
     if settings is None:
         from engine.plugins.manager import check_providers
 

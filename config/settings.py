@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urlsplit
 
+from config.redaction import mask_secrets
+
 ENVIRONMENTS = ("development", "test", "production")
 DEV_SECRET_KEY = "herald-development-secret-key-not-for-production"
 # Keys this repository publishes (tests/config/test_settings.py scans the source for more):
@@ -27,7 +29,8 @@ class ConfigError(ValueError):
     """A setting is missing or malformed; ``setting`` names the variable."""
 
     def __init__(self, setting: str, message: str) -> None:
-        super().__init__(f"{setting}: {message}")
+        # The message quotes the raw value: a database or Redis URL's password stays out.
+        super().__init__(f"{setting}: {mask_secrets(message)}")
         self.setting = setting
 
 
