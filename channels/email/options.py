@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from channels.email.header_names import header_name_refused
 from engine.plugin_api import (
     CONTROL,
     MAX_RECIPIENTS,
@@ -25,19 +26,6 @@ PRIORITIES = ("Normal", "High", "Low")
 SENSITIVITIES = ("Normal", "Personal", "Private", "Confidential")
 HEADER_NAME = re.compile(r"^[\x21-\x39\x3b-\x7e]{1,76}$")  # RFC 5322 ftext, no colon
 CONTENT_ID = re.compile(r"[A-Za-z0-9!#$%&'*+\-./=?^_`{|}~@]{1,200}")
-# Address, envelope and message headers, and anything Herald sets itself.
-REFUSED_HEADERS = {
-    "from", "sender", "to", "cc", "bcc", "reply-to", "resent-from", "resent-sender",
-    "resent-to", "resent-cc", "resent-bcc", "resent-date", "resent-message-id", "return-path",
-    "envelope-to", "delivered-to", "x-original-to", "received", "return-receipt-to",
-    "disposition-notification-to", "subject", "date", "message-id", "in-reply-to",
-    "references", "mime-version", "content-type", "content-transfer-encoding",
-    "content-disposition", "content-id", "dkim-signature", "arc-seal",
-    "arc-message-signature", "arc-authentication-results", "authentication-results",
-    "list-unsubscribe", "list-unsubscribe-post", "x-priority", "importance", "sensitivity",
-    "priority", "bounces-to", "errors-to",
-}
-RESERVED_PREFIX = "x-svc-"
 EXECUTABLE_EXTENSIONS = {
     "exe", "com", "bat", "cmd", "msi", "msp", "scr", "pif", "cpl", "dll", "sys", "vbs", "vbe",
     "js", "jse", "mjs", "ws", "wsf", "wsh", "wsc", "ps1", "ps2", "psm1", "psd1", "sh", "bash",
@@ -82,10 +70,10 @@ def _custom_headers(errors: FieldErrors, headers: object) -> None:
         if not HEADER_NAME.fullmatch(name):
             errors.add(item, "notifications.email.custom_headers.name_invalid",
                        "not a valid RFC 5322 header name")
-        elif lowered in REFUSED_HEADERS or lowered.startswith(RESERVED_PREFIX) or \
-                lowered.startswith(("resent-", "content-", "list-")):
+        elif header_name_refused(name):
             errors.add(item, "notifications.email.custom_headers.name_not_permitted",
-                       "address, envelope, message and X-SVC- headers are set by Herald")
+                       "address, envelope, message, trust and routing headers, and X-SVC- "
+                       "headers, are set by Herald or the receiving servers")
         if lowered in seen:
             errors.add(item, "notifications.email.custom_headers.name_duplicated",
                        "duplicate header name")

@@ -488,3 +488,27 @@ def test_errors_come_in_the_order_of_d1(client, settings):
                  "webhookOptions": {"urlOverride": "ftp://x"}}) == \
         "notifications.webhook_delivery_not_available"  # before the destination check
     assert Notification.select().count() == 0
+
+
+TRUST_AND_ROUTING = [
+    "X-MS-Exchange-Organization-SCL", "x-ms-exchange-organization-authas", "X-Spam-Status",
+    "X-Spam-Flag", "Received-SPF", "X-Google-DKIM-Signature", "DKIM-Signature",
+    "ARC-Seal", "ARC-Whatever", "Authentication-Results",
+    "X-MS-Exchange-Authentication-Results", "Mail-Reply-To", "Mail-Followup-To",
+    "X-Original-From", "X-Envelope-From", "Apparently-To", "Return-Path", "Received",
+    "X-Received", "X-Forefront-Antispam-Report", "X-Virus-Scanned",
+]
+
+
+@pytest.mark.parametrize("name", TRUST_AND_ROUTING)
+def test_trust_and_routing_headers_are_refused_by_pattern(client, tenant, name):
+    assert _codes(client, tenant, {"customHeaders": {name: "pass"}}) == [
+        "notifications.email.custom_headers.name_not_permitted"]
+
+
+def test_ordinary_custom_headers_are_still_accepted(client, tenant):
+    headers = {"X-Campaign": "q3", "X-Mailer-Job": "7", "X-Entity-Ref-ID": "a1",
+               "Precedence": "bulk", "X-Customer": "42"}
+    response = post(client, {**tenant["body"], "emailOptions": {"customHeaders": headers}},
+                    tenant["key"])
+    assert response.status_code == 202, response.json
