@@ -512,3 +512,37 @@ def test_ordinary_custom_headers_are_still_accepted(client, tenant):
     response = post(client, {**tenant["body"], "emailOptions": {"customHeaders": headers}},
                     tenant["key"])
     assert response.status_code == 202, response.json
+
+
+PDF = {"name": "report.pdf", "content": "aGk=", "contentType": "application/pdf"}
+
+
+@pytest.mark.parametrize("content_type", [
+    'application/pdf; name="evil.exe"', "application/pdf; name=evil.EXE",
+    'application/pdf; name="evil.exe."', "application/pdf; filename=evil.exe",
+    "application/pdf; name*=utf-8''evil.exe", "application/pdf; name*=UTF-8''evil%2Eexe",
+    'application/pdf; name*0="evil"; name*1=".exe"', "application/pdf; name*0*=utf-8''ev; "
+    "name*1*=il.exe", 'application/pdf; name="=?utf-8?b?ZXZpbC5leGU=?="',
+    "application/x-msdos-program", "text/html", "image/svg+xml",
+])
+def test_every_filename_a_client_may_show_is_checked(client, tenant, content_type):
+    assert _codes(client, tenant, {"attachments": [{**PDF, "contentType": content_type}]}) == [
+        "notifications.attachment.content_type_not_permitted"]
+
+
+@pytest.mark.parametrize("name", [
+    "a.url", "a.one", "a.svg", "page.html", "book.xlam", "app.appref-ms", "start.jnlp",
+    "RUN.EXE", "run.exe.", "run.exe. . ", "=?utf-8?b?ZXZpbC5leGU=?=", "a.pdf.scr",
+])
+def test_names_on_the_maintained_list_are_refused(client, tenant, name):
+    assert _codes(client, tenant, {"attachments": [{**PDF, "name": name}]}) == [
+        "notifications.attachment.name_not_permitted"]
+
+
+def test_documents_with_harmless_names_and_parameters_are_accepted(client, tenant):
+    attachments = [PDF, {**PDF, "name": "invoice.exe.pdf"},
+                   {**PDF, "contentType": 'application/pdf; name="report.pdf"'},
+                   {**PDF, "contentType": "application/pdf; name*=utf-8''r%C3%A9sum%C3%A9.pdf"}]
+    response = post(client, {**tenant["body"], "emailOptions": {"attachments": attachments}},
+                    tenant["key"])
+    assert response.status_code == 202, response.json
