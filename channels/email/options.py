@@ -4,6 +4,7 @@ attachments, custom headers, tracking and receipt flags."""
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Any
 
 from channels.email.attachment_names import (
@@ -54,7 +55,7 @@ def _custom_headers(errors: FieldErrors, headers: object) -> None:
         errors.add(path, "notifications.email.custom_headers.too_many",
                    f"at most {MAX_EMAIL_HEADERS} headers")
     total, seen = 0, set()
-    for name, value in headers.items():
+    for name, value in islice(headers.items(), MAX_EMAIL_HEADERS):  # past it: too_many
         item = f"{path}.{name}"
         total += len(name.encode()) + len(str(value).encode())
         lowered = name.lower()
@@ -135,7 +136,7 @@ def _attachments(errors: FieldErrors, items: object) -> None:
         errors.add(path, "notifications.attachment.too_many",
                    f"at most {MAX_ATTACHMENTS} attachments")
     total = 0
-    for i, item in enumerate(items):
+    for i, item in enumerate(items[:MAX_ATTACHMENTS]):  # past the limit: too_many
         at = f"{path}[{i}]"
         if not isinstance(item, dict):
             errors.add(at, "notifications.attachment.content_required", "must be an object")

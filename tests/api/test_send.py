@@ -546,3 +546,25 @@ def test_documents_with_harmless_names_and_parameters_are_accepted(client, tenan
     response = post(client, {**tenant["body"], "emailOptions": {"attachments": attachments}},
                     tenant["key"])
     assert response.status_code == 202, response.json
+
+
+def test_validation_stops_at_the_spec_limits_and_caps_the_errors_map(client, tenant):
+    """200,000 bad recipients are checked only up to the 1,000 the spec allows, and the
+    answer names 100 of them and how many more; 50,000 header names only the first 10."""
+    options = {"to": ["not-an-address"] * 200_000,
+               "customHeaders": {f"Bad Name {i}": "v" for i in range(50_000)}}
+    body = {**tenant["body"], "tags": [{"key": "", "value": "v"}] * 20_000,
+            "emailOptions": options}
+    response = post(client, body, tenant["key"])
+    assert response.status_code == 400
+    problem = response.json
+    errors = problem["errors"]
+    assert len(errors) == 101 and len(response.data) < 64 * 1024
+    # One entry each for tags, emailOptions and customHeaders being too many, then one per
+    # element checked: the first 100 tags, 1,000 recipients and 10 headers, no more.
+    counted = 3 + 100 + 1000 + 10
+    assert errors["..."] == [f"and {counted - 100} more"]
+    assert {"notifications.too_many_tags", "notifications.email.too_many_recipients",
+            "notifications.email.custom_headers.too_many",
+            "notifications.email.custom_headers.name_invalid"} <= set(problem["errorCodes"])
+    assert Notification.select().count() == 0
