@@ -19,9 +19,18 @@ _PARAMETER = re.compile(r"(?P<head>\b(?:password|passwd|pwd|secret|token|api_key
 _TOKEN_PATH = re.compile(r"(?P<head>/(?:t/[ocu]|invitations|reset)/)[^\s?#'\"/]+")
 
 
+# A placeholder in a usage hint (twilio://ACCOUNT_SID:AUTH_TOKEN@) is no secret: kept.
+_PLACEHOLDER = re.compile(r"[A-Z][A-Z_]*@")
+
+
+def _masked_password(match: re.Match[str]) -> str:
+    password = match.group(0)[len(match.group("head")):]
+    return match.group(0) if _PLACEHOLDER.fullmatch(password) else f"{match['head']}{MASK}@"
+
+
 def mask_secrets(text: str) -> str:
     """``text`` with URL passwords, secret parameters and capability tokens replaced."""
-    text = _URL_PASSWORD.sub(rf"\g<head>{MASK}@", text)
+    text = _URL_PASSWORD.sub(_masked_password, text)
     text = _PARAMETER.sub(rf"\g<head>{MASK}", text)
     return _TOKEN_PATH.sub(rf"\g<head>{MASK}", text)
 
