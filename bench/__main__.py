@@ -19,8 +19,9 @@ TARGETS = {
     "marketing_fanout": ("min", 1000.0),
     "render_warm": ("max", 2.0),
     "render_cold": ("max", 50.0),
+    "hostile_preview_cpu_ms": ("max", 1000.0),
 }
-MODULES = ("bench.render", "bench.api", "bench.delivery")
+MODULES = ("bench.render", "bench.hostile", "bench.api", "bench.delivery")
 
 
 def verdict(row: dict) -> str:

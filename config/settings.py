@@ -55,6 +55,8 @@ class Settings:
     rate_limit_validate_per_ip: int = 120
     key_cache_seconds: float = 5.0
     reconcile_after_seconds: float = 60.0
+    # One request's rendering in all (every part of a send or preview): docs/api.md.
+    render_budget_seconds: float = 0.5
     mail_from: str | None = None  # the web application's own mail (invitations, resets)
     # Sender verification (docs/senders.md): every DNS lookup Herald makes asks these
     # servers, ("host", port) pairs (empty: the system resolver); the zones records point at.
@@ -225,6 +227,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values["reconcile_after_seconds"] = _float(
             "HERALD_RECONCILE_AFTER_SECONDS", raw, maximum=MAX_RECONCILE_AFTER_SECONDS)
     values.update(_sender_settings(get))
+    if raw := get("HERALD_RENDER_BUDGET_SECONDS"):
+        values["render_budget_seconds"] = _float("HERALD_RENDER_BUDGET_SECONDS", raw,
+                                                 maximum=10.0)
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()
