@@ -85,11 +85,13 @@ def create_app(settings: Settings | None = None) -> Flask:
 
 
 def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
+    from api.inbound import blueprint as inbound
     from api.sender_confirmation import blueprint as sender_confirmation
     from api.tracking import blueprint as tracking
 
     app.register_blueprint(tracking)
     app.register_blueprint(sender_confirmation)
+    app.register_blueprint(inbound)
     inbox_in_use = any(provider_scheme_of(p) == "inbox" for p in (settings.email_provider,
                                                           settings.sms_provider))
     if inbox_in_use and not settings.production:

@@ -11,6 +11,7 @@ from flask import Blueprint, Response, abort, redirect, render_template_string, 
 from engine.catalog import suppressions
 from engine.delivery import tracking_guard
 from engine.delivery.tracking import link_target, read_token
+from engine.reports import events as report_events
 from engine.store.models import Notification, TrackingEvent
 
 blueprint = Blueprint("tracking", __name__)
@@ -35,10 +36,12 @@ def _notification(data: dict | None) -> Notification | None:
     return Notification.get_or_none(Notification.id == notification_id)
 
 
-def _record(kind: str, data: dict) -> None:
+def _record(kind: str, data: dict, url: str | None = None) -> None:
     notification = _notification(data)
     if notification is not None:
-        TrackingEvent.create(notification=notification, kind=kind, recipient=data.get("r"))
+        with report_events.changing(notification):  # its day's rollup follows (reports)
+            TrackingEvent.create(notification=notification, kind=kind,
+                                 recipient=data.get("r"), url=url)
 
 
 def _guard(kind: str, token: str, seen: tuple[object, ...] | None = None) -> int:
@@ -75,8 +78,7 @@ def clicked(token: str):
     if notification is None:
         abort(404)
     if _guard("click", token, (notification.id, data.get("r"), url)) == tracking_guard.RECORD:
-        TrackingEvent.create(notification=notification, kind="click",
-                             recipient=data.get("r"), url=url)
+        _record("click", data, url)
     return redirect(url, code=302)
 
 

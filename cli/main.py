@@ -2,7 +2,8 @@
 
 Each command group has its module: cli/provisioning.py (db, apply, export), cli/keys.py
 (keys, secret), cli/templates.py, cli/users.py (the web application's people),
-cli/senders.py (senders, dkim), cli/processes.py (serve, worker, dev).
+cli/senders.py (senders, dkim), cli/processes.py (serve, worker, dev), cli/inbound.py
+(bounces, inbound, reports).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 import peewee
 
-from cli import keys, processes, provisioning, senders, templates, users
+from cli import inbound, keys, processes, provisioning, senders, templates, users
 from cli.common import CommandError, connect, one_line
 from config.redaction import install_log_masking, mask_secrets
 from config.settings import ConfigError, load_settings
@@ -28,7 +29,8 @@ __all__ = ["CommandError", "build_parser", "connect", "main"]
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="herald", description="Herald notification service")
     sub = parser.add_subparsers(dest="command", required=True)
-    for group in (provisioning, keys, templates, users, senders, processes):
+    for group in (provisioning, keys, templates, users, senders, processes,
+                  inbound):
         group.add_commands(sub)
     return parser
 

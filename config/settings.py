@@ -63,6 +63,7 @@ class Settings:
     dns_nameservers: tuple[tuple[str, int], ...] = ()
     dkim_zone: str | None = None
     return_path_domain: str | None = None
+    report_retention_days: int = 90
 
     @property
     def production(self) -> bool:
@@ -230,6 +231,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if raw := get("HERALD_RENDER_BUDGET_SECONDS"):
         values["render_budget_seconds"] = _float("HERALD_RENDER_BUDGET_SECONDS", raw,
                                                  maximum=10.0)
+    if raw := get("HERALD_REPORT_RETENTION_DAYS"):
+        values["report_retention_days"] = _int("HERALD_REPORT_RETENTION_DAYS", raw, minimum=1,
+                                               maximum=36500)
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()

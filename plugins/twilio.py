@@ -1,5 +1,8 @@
 """Twilio's Messages API: ``twilio://ACCOUNT_SID:AUTH_TOKEN@[host[:port]]?from=+1...``.
 
+Each message asks for status callbacks at HERALD_PUBLIC_URL's /api/inbound/twilio
+(docs/reports.md); ``?status_callback=URL`` or ``=off`` overrides it.
+
 The host defaults to api.twilio.com over HTTPS; ``?scheme=http`` exists for local tests.
 """
 
@@ -35,6 +38,13 @@ class TwilioProvider(HttpVendorProvider):
                          f"/2010-04-01/Accounts/{self.sid}/Messages.json")
         self.default_from = query.get("from")
         super().__init__()
+        # Where Twilio reports each message's fate (Herald's /api/inbound/twilio, signed
+        # with this account's token); ?status_callback=URL names another, =off none.
+        public = getattr(getattr(context, "settings", None), "public_url", None)
+        callback = query.get("status_callback")
+        if callback is None and public:
+            callback = f"{public.rstrip('/')}/api/inbound/twilio"
+        self.status_callback = None if callback in (None, "", "off") else callback
 
     def send(self, message: OutboundSms) -> SendResult:
         sender = message.sender or self.default_from
@@ -43,8 +53,11 @@ class TwilioProvider(HttpVendorProvider):
         ids: list[str] = []
         result = SendResult()
         for number in message.to:
+            form = {"To": number, "From": sender, "Body": message.text}
+            if self.status_callback:
+                form["StatusCallback"] = self.status_callback
             response, data = self.post(self.endpoint, auth=(self.sid, self.token),
-                                  data={"To": number, "From": sender, "Body": message.text})
+                                  data=form)
             if response.status_code in (200, 201):
                 ids.append(str(data.get("sid", "")))
                 continue

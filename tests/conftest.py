@@ -21,11 +21,12 @@ from engine.people.models import PEOPLE_MODELS
 from engine.store.embedded_redis import EmbeddedRedis, start_redis
 from engine.store.migrations import upgrade
 from engine.store.models import ALL_MODELS as ENGINE_MODELS
+from engine.store.report_models import REPORT_MODELS
 from tests.support.dns_server import LoopbackDns
 from tests.support.https_receiver import HttpsReceiver
 
 # Every table the migrations make, in dependency order (emptied in reverse).
-ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS)
+ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS)
 
 TEST_SECRET_KEY = "test-secret-key-0123456789-abcdefghijklmnop"
 

@@ -55,7 +55,7 @@ def _drawn() -> dict[str, set[str]]:
 
 def _actual() -> dict[str, set[str]]:
     actual: dict[str, set[str]] = {}
-    for top in ("api", "channels", "cli", "config", "engine", "plugins"):
+    for top in ("api", "channels", "cli", "config", "engine", "plugins", "web"):
         for path in (ROOT / top).rglob("*.py"):
             if path.name == "__init__.py":
                 continue

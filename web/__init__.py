@@ -12,11 +12,15 @@ def init_app(app: Flask, settings: Settings) -> None:
     """Sessions, CSRF, security headers and every blueprint of the web application."""
     from web import login, security
     from web.auth.views import blueprint as auth
+    from web.authoring import blueprint as authoring
+    from web.authoring.frames import blueprint as preview_frames
     from web.core.views import blueprint as core
+    from web.reports.views import blueprint as reports
     from web.settings import blueprint as settings_pages
     from web.workspace.views import blueprint as workspace
 
     security.init_app(app, settings)
     login.init_app(app)
-    for blueprint in (core, auth, workspace, settings_pages):
+    for blueprint in (core, auth, workspace, reports, settings_pages, authoring,
+                      preview_frames):
         app.register_blueprint(blueprint)

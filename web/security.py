@@ -13,7 +13,7 @@ from config.settings import Settings
 csrf = CSRFProtect()
 
 # The blueprints whose pages and forms this module guards (the API has its own rules).
-WEB_BLUEPRINTS = frozenset({"core", "auth", "workspace", "settings"})
+WEB_BLUEPRINTS = frozenset({"core", "auth", "workspace", "settings", "authoring"})
 
 CONTENT_SECURITY_POLICY = "; ".join((
     "default-src 'self'",

@@ -39,8 +39,9 @@ def compile_content(channel: str, content: dict[str, Any]) -> str:
     return compile_parts(template_parts(channel, content))
 
 
-def publish(version: TemplateVersion) -> TemplateVersion:
-    """Make ``version`` live; the live one before it becomes previous."""
+def publish(version: TemplateVersion, by: str | None = None) -> TemplateVersion:
+    """Make ``version`` live; the live one before it becomes previous. ``by`` names who
+    published from the web application (None from `herald templates publish`)."""
     template = version.template
     if version.status != VersionStatus.DRAFT:
         raise VersionError(f"version {version.number} is {version.status}, not a draft")
@@ -53,6 +54,7 @@ def publish(version: TemplateVersion) -> TemplateVersion:
     version.status = VersionStatus.LIVE
     version.compiled = compiled
     version.published_at = utcnow()
+    version.published_by = by
     version.save()
     prune(template)
     return version

@@ -108,6 +108,7 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
             # A channel that needs no provider sends its messages itself.
             provider = provider_for(channel, notification.workspace_id) \
                 if channel.needs_provider else channel
+            outcomes.provider = getattr(provider, "herald_scheme", None)
         except DeliveryError as err:
             outcomes.failed = len(planned.messages)
             outcomes.attempts.append(message_row(notification, None, Outcome.PERMANENT, 0, err))

@@ -81,6 +81,7 @@ class Outcomes:
         self.transient: TransientError | None = None
         self.unexpected: list[tuple[str | None, Exception]] = []
         self.since = time.monotonic()
+        self.provider: str | None = None  # its scheme, on each attempt row (reports)
 
     def add(self, recipient: str | None, started: float, result: Any,
             err: Exception | None) -> None:
@@ -109,6 +110,7 @@ class Outcomes:
             if result.rejected:
                 row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
             self.attempts.append(row)
+        self.attempts[-1]["provider"] = self.provider
         unsaved = len(self.attempts) - self.saved
         if self.left > 0 and (unsaved >= CHECKPOINT_ROWS or
                               time.monotonic() - self.since >= CHECKPOINT_SECONDS):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import threading
@@ -76,6 +77,8 @@ def provider_for(channel: Channel, workspace_id: Any) -> Provider:
                 provider = open_provider(url, _context(), plugin)
             except (LookupError, ValueError) as err:
                 raise PermanentError(str(err)) from None
+            with contextlib.suppress(AttributeError):  # a plugin's object may refuse it
+                provider.herald_scheme = key[0]  # named on each attempt (reports)
             _cache[key] = provider
     return provider
 

@@ -1,9 +1,13 @@
 """RQ's scheduler as `herald worker` runs it: bound to its worker, patient with Redis.
 
-RQ forks the scheduler from the worker that holds the queue's scheduler lock, and the lock
+RQ starts the scheduler from the worker that holds the queue's scheduler lock, and the lock
 names that scheduler. Left to itself, a scheduler whose worker was killed lives on under
 PID 1, renewing the lock, and no live worker can take the scheduler over. Here:
 
+- the scheduler is a process of its own (``python -m engine.delivery.scheduler``), not a
+  fork: RQ forks it from a worker whose other threads (delivery, reconciler) log, and a
+  fork taken while one of them held the lock of stderr hangs at its first line, beyond
+  the reach of any signal but SIGKILL;
 - the scheduler gets SIGTERM when its worker dies (engine/delivery/lifeline.py) and stops
   as RQ stops it, releasing the lock;
 - its lease is ``LEASE_SECONDS`` instead of RQ's 61, renewed every second as before, so a
@@ -16,15 +20,22 @@ PID 1, renewing the lock, and no live worker can take the scheduler over. Here:
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import logging
 import os
+import subprocess
+import sys
+from collections.abc import Sequence
 from typing import Any
 
+from redis import Redis
 from redis.exceptions import RedisError
-from rq.scheduler import RQScheduler
+from rq.scheduler import RQScheduler, run
 from rq.scripts import ACQUIRE_OR_REFRESH_LOCK_SCRIPT, acquire_or_refresh_lock
 
 from engine.delivery import lifeline
+from engine.delivery.process_log import configure_logging
 from engine.store import redis_outages
 
 log = logging.getLogger("herald.scheduler")
@@ -36,9 +47,17 @@ class HeraldScheduler(RQScheduler):
 
     _worker_pid = 0
 
-    def start(self) -> Any:
-        self._worker_pid = os.getpid()  # runs in the worker, just before the fork
-        return super().start()
+    def start(self) -> SchedulerProcess:
+        """Start the scheduler's process; called in the worker that took the lock."""
+        from engine import runtime
+
+        self._status = self.Status.STARTED
+        command = [sys.executable, "-m", "engine.delivery.scheduler", "--worker",
+                   str(os.getpid()), "--name", self.name, *sorted(self._queue_names)]
+        # The address stays out of the command line: `ps` would show its password.
+        env = {**os.environ, "HERALD_REDIS_URL": runtime.settings().redis_url or ""}
+        self._process = SchedulerProcess(subprocess.Popen(command, env=env))
+        return self._process
 
     def work(self) -> None:
         """The scheduler process's main loop."""
@@ -79,3 +98,46 @@ class HeraldScheduler(RQScheduler):
                        client=pipe)
             self.save(pipe)
             pipe.execute()
+
+
+class SchedulerProcess:
+    """The scheduler's process, as RQ's worker asks after it (a multiprocessing.Process's
+    ``pid``, ``is_alive``, ``join``, ``exitcode``)."""
+
+    def __init__(self, popen: subprocess.Popen) -> None:
+        self._popen = popen
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def exitcode(self) -> int | None:
+        return self._popen.poll()
+
+    def is_alive(self) -> bool:
+        return self._popen.poll() is None
+
+    def join(self, timeout: float | None = None) -> None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._popen.wait(timeout)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The scheduler process: RQ's scheduler loop under the name its worker locked with."""
+    parser = argparse.ArgumentParser(prog="python -m engine.delivery.scheduler")
+    parser.add_argument("--worker", type=int, required=True, help="die with this process")
+    parser.add_argument("--name", required=True, help="the name the lock was taken under")
+    parser.add_argument("queues", nargs="+")
+    args = parser.parse_args(argv)
+    configure_logging()
+    connection = Redis.from_url(os.environ["HERALD_REDIS_URL"], health_check_interval=30,
+                                **redis_outages.client_options())
+    scheduler = HeraldScheduler(args.queues, connection=connection, name=args.name)
+    scheduler._worker_pid = args.worker
+    run(scheduler)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -22,16 +22,17 @@ from redis.exceptions import AuthenticationError, AuthorizationError, RedisError
 from config.settings import ConfigError, Settings, load_settings
 from engine import runtime
 from engine.delivery import handoff, lifeline
+from engine.delivery.process_log import configure_logging
 from engine.delivery.reconciler import run_periodically
 from engine.delivery.supervisor import Supervisor
 from engine.delivery.worker_class import ForkingHeraldWorker, HeraldWorker
 from engine.plugins.manager import check_providers
+from engine.reports.job import run_periodically as report_job
 from engine.senders.recheck import run_periodically as recheck_senders
 from engine.store import redis_outages
 from engine.store.queueing import QUEUE_NAME
 
 log = logging.getLogger("herald.worker")
-LOG_FORMAT = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
 MAX_LOOP_PAUSE = 30.0
 STEADY_SECONDS = 60.0  # a work loop that ran this long ended of something new: no pause
 
@@ -43,11 +44,6 @@ def run_worker(settings: Settings, processes: int = 1, burst: bool = False,
     if processes <= 1:
         return _work(settings, burst, fork)
     return Supervisor(processes, burst=burst, fork=fork).run()
-
-
-def configure_logging() -> None:
-    """Every line says when, how bad, which process and which part."""
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
 
 
 def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> int:
@@ -82,6 +78,7 @@ def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> 
 # until the worker stops, and takes its own Redis lock, so one worker at a time runs a pass.
 PERIODIC_TASKS: tuple[tuple[str, Callable[[threading.Event], None]], ...] = (
     ("herald-senders-recheck", recheck_senders),
+    ("herald-reports", report_job),  # rollups, search index, retention (docs/reports.md)
 )
 
 

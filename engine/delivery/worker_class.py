@@ -8,24 +8,32 @@ What RQ's worker lacks, added where RQ's worker class is meant to be extended:
   of the notification, and the delivery thread or the reconciler takes it up.
 - **The scheduler follows its worker** (engine/delivery/scheduler.py), and a worker checks
   every ``SCHEDULER_CHECK_SECONDS`` (RQ: every 10 minutes) whether the scheduler runs
-  somewhere, starting it here when its lock is free or its process here died.
+  somewhere, starting it here when its lock is free or its process here died. Stopping,
+  the worker waits ``SCHEDULER_STOP_SECONDS`` for it, then kills it.
 - **Idle workers look around**: the dequeue blocks ``DEQUEUE_SECONDS`` at a time (RQ: 405),
   then heartbeats and checks the scheduler.
 - **Redis restarted empty**: the worker writes its RQ record again (redis_watch), so
   ``rq info`` lists it.
+- **A signal handler does no I/O**: RQ's writes the stop request to Redis from the handler
+  (in an outage, the error would surface in the middle of the job it interrupted), and a
+  guard around RQ's bookkeeping never swallows the StopRequested a signal raises.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import signal
 import time
 from typing import Any
 
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker, Worker, worker_registration
 from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
-from rq.exceptions import InvalidJobOperation
+from rq.exceptions import StopRequested
 from rq.job import Job
+from rq.worker import WorkerStatus
 
 from engine.delivery import handoff, redis_watch
 from engine.delivery.jobs import hand_over
@@ -35,6 +43,7 @@ from engine.store.queueing import JOB_FUNCTION
 
 log = logging.getLogger("herald.worker")
 SCHEDULER_CHECK_SECONDS = 2.0
+SCHEDULER_STOP_SECONDS = 10.0
 DEQUEUE_SECONDS = 2
 
 
@@ -114,9 +123,27 @@ class _Unattended:
             self.scheduler.release_locks()
             self.scheduler.register_death()
 
+    def stop_scheduler(self) -> None:
+        """RQ's stop (SIGTERM, then wait), but a scheduler that does not end within
+        ``SCHEDULER_STOP_SECONDS`` is killed: the worker's own stop must not hang on it."""
+        process = self.scheduler._process if self.scheduler else None
+        if process is None or not process.is_alive():
+            return
+        with contextlib.suppress(OSError):
+            os.kill(process.pid, signal.SIGTERM)
+        process.join(SCHEDULER_STOP_SECONDS)
+        if process.is_alive():
+            log.warning("the scheduler process (pid %s) did not stop within %.0f s; killing it",
+                        process.pid, SCHEDULER_STOP_SECONDS)
+            with contextlib.suppress(OSError):
+                os.kill(process.pid, signal.SIGKILL)
+            process.join()
+
     def execute_job(self, job: Job, queue: Queue) -> None:
         try:
             super().execute_job(job, queue)
+        except StopRequested:  # a signal while idle: RQ's loop must see it
+            raise
         except Exception as error:  # RQ's bookkeeping around the job; the job catches its own
             handoff.taken(job.id)  # the delivery handed over goes on; settle it quietly
             if not redis_outages.waiting_stopped():
@@ -128,10 +155,13 @@ class _Unattended:
                            execution: Any) -> None:
         try:
             super().handle_job_success(job, queue, started_job_registry, execution)
-        except InvalidJobOperation:
-            # Redis lost the job's record while it ran (a restart, a FLUSHALL): there is
-            # nothing of it to clean up, and the job did its work.
-            log.debug("job %s finished after Redis lost its record", job.id)
+        except StopRequested:
+            raise
+        except Exception as error:
+            # The job did its work; RQ failing to file it away (its record, or its
+            # execution's, lost in a Redis restart or a FLUSHALL) must not fail it.
+            log.info("job %s done; RQ could not file it away (%s)", job.id,
+                     " ".join(str(error).split()) or type(error).__name__)
 
     def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
         try:
@@ -161,10 +191,16 @@ class _Unattended:
 
     def request_stop(self, signum: int, frame: Any) -> None:
         redis_outages.stop_waiting()  # from now on a lost Redis ends the wait
-        try:
-            super().request_stop(signum, frame)
-        except RedisError:  # RQ had marked the stop before it tried to record it in Redis
-            self._stop_requested = True
+        super().request_stop(signum, frame)
+
+    def _shutdown(self) -> None:
+        """RQ's, minus what RQ does inside the signal handler: write the request to Redis (in
+        an outage the error would surface in the middle of the job the handler interrupted)
+        and wait for the scheduler to stop. The loop stops after the job, and teardown
+        stops the scheduler."""
+        if self.get_state() != WorkerStatus.BUSY:
+            raise StopRequested()
+        self._stop_requested = True
 
     def teardown(self) -> None:
         try:

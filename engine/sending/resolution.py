@@ -24,7 +24,7 @@ class Resolved:
     """A request that passed validation, tenancy, template and channel rules."""
 
     body: dict[str, Any]
-    key: KeyInfo
+    key: KeyInfo | None  # None: the web application's editor (engine/authoring/)
     workspace: Workspace
     account: Account
     template: Template
@@ -117,3 +117,17 @@ def resolve_request(body: object, key: KeyInfo, *, preview: bool,
     channel.admit(send_request)
     return Resolved(request, key, snap.workspace, snap.account, snap.template, version,
                     _tags(request), snap, channel, send_request)
+
+
+def resolve_version(body: dict[str, Any], snap: snapshots.TemplateSnapshot,
+                    version: TemplateVersion, tags: dict[str, str], *, preview: bool,
+                    admit: bool) -> Resolved:
+    """A request for a version the caller holds, such as the editor's unsaved text: the same
+    channel, options and policy as resolve_request, with the channel's rules when ``admit``
+    (a test send) and without (the editor's preview, which has no recipient to name)."""
+    channel = default_registry().channel(snap.template.channel)
+    send_request = _send_request(body, channel, snap, version, preview)
+    if admit:
+        channel.admit(send_request)
+    return Resolved(body, None, snap.workspace, snap.account, snap.template, version,
+                    tags, snap, channel, send_request)

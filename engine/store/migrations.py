@@ -12,6 +12,7 @@ from engine.store.models import (
     SchemaVersion,
     Sender,
     Suppression,
+    TemplateSample,
     TemplateVersion,
 )
 
@@ -97,11 +98,55 @@ def _sender_verification(db: Database) -> None:
             Sender.update(value=ascii_value).where(Sender.id == row.id).execute()
 
 
+def _authoring(db: Database) -> None:
+    """The editor: a draft's revision and who saved and published each version (columns of
+    template_version, made by step 1 on a new database), and the remembered sample tags."""
+    from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
+
+    table = TemplateVersion._meta.table_name
+    have = {column.name for column in db.get_columns(table)}
+    migrator = (SqliteMigrator(db) if isinstance(db, SqliteDatabase)
+                else PostgresqlMigrator(db))
+    fields = TemplateVersion._meta.fields
+    migrate(*(migrator.add_column(table, fields[name].column_name, fields[name])
+              for name in ("revision", "edited_at", "edited_by", "published_by")
+              if fields[name].column_name not in have))
+    db.create_tables([TemplateSample], safe=True)
+
+
+def _delivery_reports(db: Database) -> None:
+    """Reports (docs/reports.md): provider events, the lookup index, daily rollups, each
+    attempt's provider; the workspace's notifications indexed by time instead of the bare
+    workspace key (one index either way, so a send or an outcome maintains no more)."""
+    from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
+
+    from engine.store.models import DeliveryAttempt
+    from engine.store.report_models import (
+        NotificationEvent,
+        NotificationLookup,
+        ReportCursor,
+        ReportDay,
+        ReportRollup,
+    )
+
+    db.create_tables([NotificationEvent, NotificationLookup, ReportDay, ReportRollup,
+                      ReportCursor], safe=True)
+    columns = {c.name for c in db.get_columns(DeliveryAttempt._meta.table_name)}
+    if "provider" not in columns:
+        migrator = (SqliteMigrator if isinstance(db, SqliteDatabase) else PostgresqlMigrator)(db)
+        migrate(migrator.add_column(DeliveryAttempt._meta.table_name, "provider",
+                                    DeliveryAttempt.provider))
+    db.execute_sql('DROP INDEX IF EXISTS "notification_workspace_id"')
+    Notification._schema.create_indexes(safe=True)
+    DeliveryAttempt._schema.create_indexes(safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
                                                 _one_live_version, _people,
-                                                _sender_verification]
+                                                _sender_verification, _authoring,
+                                                _delivery_reports]
 
 
 def current_version(db: Database) -> int:

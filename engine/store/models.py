@@ -6,6 +6,7 @@ import datetime as dt
 import uuid
 
 from peewee import (
+    SQL,
     AutoField,
     BigIntegerField,
     BooleanField,
@@ -138,9 +139,24 @@ class TemplateVersion(BaseModel):
     compiled = TextField(null=True)
     created_at = DateTimeField(default=utcnow)
     published_at = DateTimeField(null=True)
+    # The editor (engine/authoring/drafts.py): a draft's revision counts its saves, so a save
+    # made from an older revision (another tab) is refused rather than silently overwriting.
+    revision = IntegerField(default=0, constraints=[SQL("DEFAULT 0")])
+    edited_at = DateTimeField(null=True)
+    edited_by = CharField(max_length=320, null=True)  # who saved last (an email)
+    published_by = CharField(max_length=320, null=True)  # null: by `herald` or `apply`
 
     class Meta:
         indexes = ((("template", "number"), True),)
+
+
+class TemplateSample(BaseModel):
+    """The sample tag values last previewed with a template in the editor, for the next
+    person to edit it (engine/authoring/samples.py); not content, never exported."""
+
+    template = ForeignKeyField(Template, primary_key=True, backref="+", on_delete="CASCADE")
+    tags = JSONField(default=dict)
+    updated_at = DateTimeField(default=utcnow)
 
 
 class ApiKey(BaseModel):
@@ -190,7 +206,9 @@ class Notification(BaseModel):
     # Every index here is maintained by each of the two status updates of a delivery (they
     # cannot be HOT updates), so there is none that another one already covers.
     account = ForeignKeyField(Account, on_delete="CASCADE", index=False)  # (account, created_at)
-    workspace = ForeignKeyField(Workspace, backref="notifications", on_delete="CASCADE")
+    # (workspace, created_at): the reports' feed and counts, and the workspace's own lookups.
+    workspace = ForeignKeyField(Workspace, backref="notifications", on_delete="CASCADE",
+                                index=False)
     template = ForeignKeyField(Template, null=True, on_delete="SET NULL")
     version_number = IntegerField()
     channel = CharField(max_length=10)
@@ -207,7 +225,7 @@ class Notification(BaseModel):
     updated_at = DateTimeField(default=utcnow)
 
     class Meta:
-        indexes = ((("account", "created_at"), False),)
+        indexes = ((("account", "created_at"), False), (("workspace", "created_at"), False))
 
 
 # The reconciler's queries: only rows still to deliver are in it, so an outcome (sending to
@@ -227,9 +245,11 @@ class DeliveryAttempt(BaseModel):
     duration_ms = IntegerField(default=0)
     outcome = CharField(max_length=12)  # an Outcome (engine/store/vocabulary.py)
     status_code = IntegerField(null=True)
-    provider_message_id = CharField(max_length=200, null=True)
+    # Indexed: a provider's webhook names its message by this id (engine/inbound/matching.py).
+    provider_message_id = CharField(max_length=200, null=True, index=True)
     response_excerpt = TextField(null=True)
     error = TextField(null=True)
+    provider = CharField(max_length=40, null=True)  # the provider's scheme: smtp, postmark...
 
 
 class TrackingEvent(BaseModel):
@@ -277,6 +297,7 @@ ALL_MODELS: tuple[type[BaseModel], ...] = (
     Container,
     Template,
     TemplateVersion,
+    TemplateSample,
     ApiKey,
     Suppression,
     Notification,

@@ -77,3 +77,22 @@ def test_a_queued_job_of_an_older_function_path_is_replaced_by_the_reconciler(se
     SimpleWorker([QUEUE_NAME], connection=runtime.redis()).work(burst=True)
     assert Notification.get_by_id(nid).status == "delivered"
     assert reconcile()["lost"] == 0
+
+
+def test_the_worker_and_scheduler_methods_herald_extends_are_rq_s(settings):
+    """engine/delivery/worker_class.py and scheduler.py override these by name: a rename in
+    RQ would leave Herald's override dead (a scheduler forked again, a signal handler that
+    writes to Redis, a scheduler checked every 10 minutes) without an error."""
+    from rq.scheduler import RQScheduler
+    from rq.worker.base import BaseWorker
+
+    for name in ("_start_scheduler", "stop_scheduler", "_shutdown", "request_stop",
+                 "_install_signal_handlers", "run_maintenance_tasks", "execute_job",
+                 "handle_job_success", "heartbeat", "teardown"):
+        assert callable(getattr(BaseWorker, name)), name
+    for name in ("should_run_maintenance_tasks", "dequeue_timeout", "connection_timeout"):
+        assert isinstance(getattr(BaseWorker, name), property), name
+    for name in ("start", "work", "heartbeat", "acquire_locks", "request_stop", "save"):
+        assert callable(getattr(RQScheduler, name)), name
+    scheduler = RQScheduler([QUEUE_NAME], connection=runtime.redis())
+    assert {"_acquired_locks", "_stop_requested", "_process"} <= set(vars(scheduler))

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import threading
 
 import pytest
+from redis import Redis
+from rq import SimpleWorker
+from rq.exceptions import StopRequested
+from rq.worker import WorkerStatus
 
 from engine import runtime
 from engine.delivery import handoff
 from engine.delivery.scheduler import LEASE_SECONDS, HeraldScheduler
 from engine.delivery.worker_class import HeraldWorker
-from engine.store import notification_store
+from engine.store import notification_store, redis_outages
+from engine.store.embedded_redis import free_port
 from engine.store.models import InboxMessage, Notification
 from engine.store.queueing import QUEUE_NAME, enqueue_notification, queue
 from tests import factories
@@ -147,3 +153,34 @@ def test_a_scheduler_that_lost_its_lock_stops(settings):
     scheduler.heartbeat()
     assert scheduler._stop_requested, "RQ's scheduler would idle on without its lock"
     assert redis.get(scheduler.get_locking_key(QUEUE_NAME)) == b"another-scheduler"
+
+
+def test_a_stop_request_in_a_job_touches_nothing_of_redis(settings, monkeypatch):
+    """RQ's handler writes the request to Redis: with Redis away, that write fails inside the
+    handler, and the error surfaces in the middle of whatever the job was doing."""
+    monkeypatch.setattr(redis_outages, "_state", redis_outages._Outages())
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    worker = HeraldWorker([QUEUE_NAME], connection=runtime.redis())
+    worker.set_state(WorkerStatus.BUSY)
+    worker.connection = Redis(port=free_port(), socket_connect_timeout=1)  # Redis gone
+    try:
+        worker.request_stop(signal.SIGTERM, None)
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert worker._stop_requested and redis_outages.waiting_stopped()
+
+
+@pytest.mark.parametrize("method", ["execute_job", "handle_job_success"])
+def test_a_stop_request_raised_in_rq_s_bookkeeping_reaches_its_loop(settings, monkeypatch,
+                                                                    method):
+    """A signal while the worker is idle raises StopRequested wherever the worker is; the
+    guards around RQ's bookkeeping must not swallow it (the worker would never stop)."""
+
+    def stop(*_args, **_kwargs):
+        raise StopRequested()
+
+    monkeypatch.setattr(SimpleWorker, method, stop)
+    worker = HeraldWorker([QUEUE_NAME], connection=runtime.redis())
+    with pytest.raises(StopRequested):
+        getattr(worker, method)(*([None] * (2 if method == "execute_job" else 4)))

@@ -38,7 +38,8 @@ def test_a_database_made_by_the_first_step_gets_the_lean_notification_indexes(tm
     finally:
         database.initialize(previous)
         old.close()
-    assert names == {"notification_workspace_id", "notification_template_id",
+    # The workspace's index is the (workspace, created_at) one since step 7 (reports).
+    assert names == {"notification_workspace_id_created_at", "notification_template_id",
                      "notification_account_id_created_at", "notification_unfinished"}
 
 
@@ -77,3 +78,33 @@ def test_a_template_left_with_two_live_versions_keeps_the_newest(db):
               for v in TemplateVersion.select()}
     assert states == {(True, 1): "previous", (True, 2): "previous", (True, 3): "live",
                       (True, 4): "draft", (False, 1): "live"}
+
+
+def test_step_7_swaps_the_workspace_index_and_adds_the_attempt_provider(tmp_path):
+    """A database of step 4 (the bare workspace index, no provider column) gets the reports'
+    tables, the (workspace, created_at) index instead, and keeps its attempts."""
+    from peewee import SqliteDatabase
+
+    from engine.store.db import database
+    from engine.store.models import DeliveryAttempt, Notification
+    from engine.store.report_models import ReportRollup
+
+    old = SqliteDatabase(str(tmp_path / "old.sqlite3"), pragmas={"foreign_keys": 1})
+    previous = database.obj
+    database.initialize(old)
+    try:
+        MIGRATIONS[0](old)
+        old.execute_sql("DROP INDEX notification_workspace_id_created_at")
+        old.execute_sql("CREATE INDEX notification_workspace_id ON notification (workspace_id)")
+        old.execute_sql("ALTER TABLE delivery_attempt DROP COLUMN provider")
+        MIGRATIONS[6](old)
+        names = {i.name for i in old.get_indexes(Notification._meta.table_name)}
+        columns = {c.name for c in old.get_columns(DeliveryAttempt._meta.table_name)}
+        assert old.table_exists(ReportRollup._meta.table_name)
+        MIGRATIONS[6](old)  # idempotent
+    finally:
+        database.initialize(previous)
+        old.close()
+    assert "notification_workspace_id" not in names
+    assert "notification_workspace_id_created_at" in names
+    assert "provider" in columns

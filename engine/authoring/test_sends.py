@@ -1,0 +1,151 @@
+"""Test sends from the editor: the text being edited, rendered and delivered by the real
+pipeline (the send's renderer and payload builder, the queue, the worker, the provider),
+to one recipient, with tracking off.
+
+A test send is a notification flagged ``is_test``: it takes no unit of the monthly
+allowance and reports leave it out. The message says it is a test in a header Herald
+reserves (``X-SVC-Test`` on email, ``X-Service-Test`` on a webhook), which no request can
+set. A workspace may make TEST_SENDS_PER_MINUTE of them a minute.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from engine.errors import ApiError
+from engine.formats.addresses import suppression_key, valid_e164, valid_email
+from engine.sending import limits
+from engine.sending.payload import payload, render_parts
+from engine.sending.resolution import Resolved
+from engine.store import notification_store
+from engine.store.models import Notification, Template, Workspace
+from engine.store.queueing import enqueue_notification
+from engine.store.vocabulary import NotificationStatus
+
+from .previews import resolved
+from .publishing import syntax_problems
+
+TEST_SENDS_PER_MINUTE = 10
+EMAIL_FLAG, WEBHOOK_FLAG = "X-SVC-Test", "X-Service-Test"
+RECIPIENT_HINTS = {"email": "an email address", "sms": "a phone number in E.164 form "
+                   "(+14155550100)", "webhook": "an https:// URL"}
+
+
+class SendTestRefused(ValueError):
+    """A test send refused before anything was queued; says why, for the author."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """Where a test send is: queued, sending, delivered, failed or suppressed."""
+
+    status: str
+    error: str | None
+    recipient: str
+
+    @property
+    def final(self) -> bool:
+        return self.status not in (NotificationStatus.QUEUED, NotificationStatus.SENDING)
+
+
+def _options(channel: str, recipient: str) -> dict[str, Any]:
+    """The request options of a test: the recipient alone, tracking off. A plugin channel's
+    options are its own: the recipient goes as ``overrideRecipients``, as email and SMS
+    take it."""
+    if channel == "email":
+        return {"emailOptions": {"overrideRecipients": [recipient], "trackOpens": False,
+                                 "trackClicks": False}}
+    if channel == "webhook":
+        return {"webhookOptions": {"urlOverride": recipient}}
+    from engine.plugins.manager import default_registry
+
+    field = default_registry().channel(channel).options_field
+    return {field: {"overrideRecipients": [recipient]}} if field else {}
+
+
+def _check_recipient(channel: str, recipient: str) -> None:
+    """The recipient's form; everything else (a verified sender, the plan's webhooks, the
+    destination's rules) is the channel's to refuse, as at send."""
+    if channel == "email" and not valid_email(recipient):
+        raise SendTestRefused(f"Test recipient: enter {RECIPIENT_HINTS['email']}.")
+    if channel == "sms" and not valid_e164(recipient):
+        raise SendTestRefused(f"Test recipient: enter {RECIPIENT_HINTS['sms']}.")
+
+
+def _refusal(err: ApiError) -> SendTestRefused:
+    """The API's refusal in the editor's words: a destination is the test's recipient."""
+    details = [f"{path}: {m}" for path, messages in (err.errors or {}).items()
+               for m in messages]
+    text = "; ".join(details) or err.detail
+    if (err.error_code or "").startswith("notifications.webhook_destination"):
+        text = f"Test recipient: {text}"
+    return SendTestRefused(text)
+
+
+def _take_a_slot(workspace: Workspace) -> None:
+    verdict = limits.check("test-send", f"workspace:{workspace.id}", None,
+                           TEST_SENDS_PER_MINUTE, 0)
+    if verdict.code == limits.IP_LIMITED:
+        raise SendTestRefused(f"At most {TEST_SENDS_PER_MINUTE} test sends a minute: try again "
+                            f"in {verdict.retry_after} seconds.")
+
+
+def _payload(request: Resolved) -> dict[str, Any]:
+    rendered, errors = render_parts(request)
+    if errors:
+        found = syntax_problems(request.template.channel, request.version.content)
+        raise SendTestRefused("; ".join(p.message for p in found) or "; ".join(
+            f"{e['templatePart']}: {e['message']}" for e in errors))
+    try:
+        built = payload(request, rendered)  # the send's own builder
+    except ApiError as err:
+        raise _refusal(err) from None
+    flag = {"email": EMAIL_FLAG, "webhook": WEBHOOK_FLAG}.get(request.template.channel)
+    if flag:
+        built["headers"] = {**built.get("headers", {}), flag: "true"}
+    return built
+
+
+def send_test(workspace: Workspace, template: Template, content: dict[str, Any],
+              tags: dict[str, str], recipient: str, number: int | None = None) -> Notification:
+    """Queue one test of ``content``; raises SendTestRefused when it cannot be sent."""
+    recipient = (recipient or "").strip()
+    if not recipient:
+        hint = RECIPIENT_HINTS.get(template.channel, "a recipient")
+        raise SendTestRefused(f"Test recipient: enter {hint}.")
+    _check_recipient(template.channel, recipient)
+    try:
+        request = resolved(workspace, template, content, tags,
+                           _options(template.channel, recipient), number=number, admit=True)
+    except ApiError as err:  # the channel's rules at send (D1): the same words
+        raise _refusal(err) from None
+    built = _payload(request)
+    _take_a_slot(workspace)
+    notification_id = uuid.uuid4()
+    notification_store.insert(
+        id=notification_id, account=workspace.account_id, workspace=workspace.id,
+        template=template.id, version_number=request.version.number,
+        channel=template.channel, is_test=True, correlation_id=f"test-{notification_id.hex}",
+        delivery_id=str(uuid.uuid4()), payload=built)
+    with contextlib.suppress(Exception):  # committed: the reconciler enqueues it otherwise
+        enqueue_notification(str(notification_id))
+    return Notification.get_by_id(notification_id)
+
+
+def outcome(workspace: Workspace, template: Template, notification_id: Any) -> Outcome | None:
+    """A test send of this template, or None (another workspace's is none)."""
+    row = Notification.get_or_none(Notification.id == notification_id,
+                                   Notification.workspace == workspace,
+                                   Notification.template == template,
+                                   Notification.is_test == True)  # noqa: E712
+    if row is None:
+        return None
+    payload = row.payload or {}
+    recipient = payload.get("url") or ", ".join(payload.get("to") or [])
+    error = row.last_error
+    if row.status == NotificationStatus.SUPPRESSED and not error:
+        error = f"{suppression_key(recipient)} is on the suppression list"
+    return Outcome(row.status, error, recipient)

@@ -1,0 +1,109 @@
+"""What a report is asked for: a workspace, a range of UTC days and optional filters.
+
+Parsed from what a person typed (the Reports page's query string, a command's options):
+every value is checked here, and a bad one is a FilterError naming its field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import uuid
+from dataclasses import dataclass
+
+from engine.formats.addresses import suppression_key
+from engine.store.models import utcnow
+from engine.store.vocabulary import NotificationStatus
+
+# A report's statuses: the notification's own, with "bounced" in front of them (events.py).
+STATUSES = ("bounced", *(str(s) for s in NotificationStatus))
+# A channel's name as plugins register it (the notification column holds 10 characters).
+_CHANNEL = re.compile(r"^[a-z][a-z0-9_-]{0,9}$")
+DEFAULT_DAYS = 30
+MAX_DAYS = 3660
+_CORRELATION = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+# A recipient filter: one address or number, nothing that could not be a suppression key.
+_RECIPIENT = re.compile(r'^[^\s"\\<>,;]{1,320}$')
+
+
+class FilterError(ValueError):
+    """A filter value that cannot be used; ``field`` names it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ReportFilters:
+    workspace_id: uuid.UUID
+    start: dt.date  # first day, inclusive (UTC)
+    end: dt.date    # last day, inclusive (UTC)
+    template_id: uuid.UUID | None = None
+    channel: str | None = None
+    status: str | None = None
+    recipient: str | None = None  # a suppression key
+    correlation_id: str | None = None
+
+    @property
+    def searching(self) -> bool:
+        """A recipient or correlation id: counted from the detail, never from rollups."""
+        return self.recipient is not None or self.correlation_id is not None
+
+    @property
+    def start_at(self) -> dt.datetime:
+        return dt.datetime.combine(self.start, dt.time())
+
+    @property
+    def end_before(self) -> dt.datetime:
+        return dt.datetime.combine(self.end + dt.timedelta(days=1), dt.time())
+
+
+def _day(field: str, raw: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(raw.strip())
+    except ValueError:
+        raise FilterError(field, f"expected a date as YYYY-MM-DD, got {raw!r}") from None
+
+
+def parse(workspace_id: object, values: dict[str, str | None],
+          today: dt.date | None = None) -> ReportFilters:
+    """Filters from text values (``from``, ``to``, ``template``, ``channel``, ``status``,
+    ``recipient``, ``correlationId``); blank means "any". Default: the last 30 days."""
+    today = today or utcnow().date()
+
+    def text(name: str) -> str | None:
+        raw = values.get(name)
+        return raw.strip() if isinstance(raw, str) and raw.strip() else None
+
+    end = _day("to", text("to")) if text("to") else today
+    start = _day("from", text("from")) if text("from") else end - dt.timedelta(
+        days=DEFAULT_DAYS - 1)
+    if start > end:
+        raise FilterError("from", "the first day is after the last")
+    if (end - start).days >= MAX_DAYS:
+        raise FilterError("from", f"a range is at most {MAX_DAYS} days")
+    template = None
+    if (raw := text("template")) is not None:
+        try:
+            template = uuid.UUID(raw)
+        except ValueError:
+            raise FilterError("template", "not a template id") from None
+    channel = text("channel")
+    if channel is not None and not _CHANNEL.match(channel.lower()):
+        raise FilterError("channel", "a channel's name, such as email, sms or webhook")
+    status = text("status")
+    if status is not None and status.lower() not in STATUSES:
+        raise FilterError("status", f"one of {', '.join(STATUSES)}")
+    recipient = text("recipient")
+    if recipient is not None:
+        if not _RECIPIENT.match(recipient):
+            raise FilterError("recipient", "one email address or phone number")
+        recipient = suppression_key(recipient)
+    correlation = text("correlationId")
+    if correlation is not None and not _CORRELATION.match(correlation):
+        raise FilterError("correlationId", "letters, digits, '.', '_' and '-' only")
+    return ReportFilters(uuid.UUID(str(workspace_id)), start, end, template,
+                         channel.lower() if channel else None,
+                         status.lower() if status else None, recipient, correlation)

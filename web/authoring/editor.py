@@ -1,0 +1,187 @@
+"""The template editor: the page, autosave of the single draft, and Publish.
+
+Autosave posts the whole form shortly after typing stops (htmx) and gets back the status
+fragment; without JavaScript the same form is saved by its Save draft button. Publish saves
+the text as typed, then publishes through engine/versions.py (as `herald templates
+publish`). Messages about the draft go in the editor's one ``role=status`` element, never
+in a second one, so "Saved" is what that status reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import g, redirect, render_template, session, url_for
+
+from engine import runtime
+from engine.authoring import drafts, hierarchy, previews, publishing, samples
+from engine.authoring.drafts import Basis, DraftConflict, DraftError
+from engine.authoring.publishing import Problem, PublishRefused
+from engine.catalog.versions import RETENTION
+from engine.people import audit
+from engine.plugins.manager import default_registry
+from engine.store.models import Sender, Template, TemplateVersion
+from web.authoring import blueprint, frames, loading, snippets
+from web.permissions import workspace_view
+
+NOTICE = "herald_editor_notice"
+CHANNEL_LABELS = {"email": "Email", "sms": "SMS", "webhook": "Webhook"}
+
+
+def channel_label(name: str) -> str:
+    return CHANNEL_LABELS.get(name, name)
+
+
+def plugin_fields(template: Template, content: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(field, label, widget) for a channel a plugin brings: its template parts in the code
+    editor, a field whose default is true or false a checkbox, others a text field."""
+    channel = default_registry().channel(template.channel)
+    parts = {part for part, _ in channel.template_parts(content)}
+    return [(name, publishing.label(name),
+             "checkbox" if isinstance(channel.content_defaults.get(name), bool)
+             else "code" if name in parts else "text")
+            for name in channel.content_fields]
+
+
+def notice(text: str) -> None:
+    """A message for the editor's status once it reloads (instead of a flash)."""
+    session[NOTICE] = text
+
+
+def _versions(template: Template) -> list[TemplateVersion]:
+    return list(TemplateVersion.select(
+        TemplateVersion.id, TemplateVersion.number, TemplateVersion.status,
+        TemplateVersion.locked, TemplateVersion.published_at, TemplateVersion.published_by,
+        TemplateVersion.edited_at, TemplateVersion.edited_by)
+        .where(TemplateVersion.template == template)
+        .order_by(TemplateVersion.number.desc()))
+
+
+def _senders() -> dict[str, Any]:
+    """The From address field's hint: which addresses publishing will accept."""
+    if g.workspace.email_provider is not None:
+        return {"hint": "This workspace sends through its own provider: any address."}
+    rows = list(Sender.select(Sender.kind, Sender.value).where(
+        Sender.account == g.workspace.account_id, Sender.verified == True))  # noqa: E712
+    allowed = sorted(r.value for r in rows if r.kind == "address") + sorted(
+        f"any address at {r.value}" for r in rows if r.kind == "domain")
+    if not allowed:
+        return {"hint": "This account has no verified sender yet (Settings, Senders): the "
+                        "template cannot be published until it has one."}
+    return {"hint": "Verified senders: " + ", ".join(allowed) + "."}
+
+
+def integration(template: Template, tags: dict[str, str]) -> dict[str, str]:
+    has_to = bool(previews.snapshot(g.workspace, template).defaults["to"])
+    body = snippets.request_body(g.workspace, template, tags, has_to)
+    base = runtime.settings().public_url
+    return {"curl": snippets.curl(base, body), "python": snippets.python(base, body)}
+
+
+def page(template: Template, *, content: dict[str, Any] | None = None,
+         basis: Basis | None = None, problems: list[Problem] | None = None,
+         conflict: DraftConflict | None = None, status_text: str | None = None,
+         status: int = 200):
+    """The editor; ``content`` and ``basis`` keep what was posted when it is shown again."""
+    editable = drafts.editable(template)
+    content = content if content is not None else editable.content
+    basis = basis if basis is not None else editable.basis
+    sample_tags = samples.remembered(template)
+    token = frames.new_token()
+    preview = previews.preview(g.workspace, template, content, sample_tags)
+    frame_version = frames.stash(template, token, preview)
+    plan = g.workspace.account.plan
+    return render_template(
+        "authoring/editor.html", section="templates", template=template, content=content,
+        basis=str(basis), editable=editable, problems={p.field: p for p in problems or []},
+        problem_list=problems or [], conflict=conflict, token=token, preview=preview,
+        frame_version=frame_version, sample_text=samples.dumps(sample_tags),
+        sample_error=None, versions=_versions(template), senders=_senders(),
+        path=hierarchy.path_of(template), channel_label=channel_label(template.channel),
+        plugin_fields=plugin_fields(template, content)
+        if template.channel not in CHANNEL_LABELS else [],
+        retention=RETENTION.get(plan, RETENTION["basic"]), plan=plan,
+        status_text=status_text or session.pop(NOTICE, None),
+        integration=integration(template, sample_tags)), status
+
+
+@blueprint.get("/templates/<template_id>")
+@workspace_view("member")
+def editor(template_id):
+    return page(loading.template(template_id))
+
+
+def autosave_fragment(template: Template, *, saved: TemplateVersion | None = None,
+                      error: str | None = None, conflict: DraftConflict | None = None,
+                      basis: Basis | None = None, mine: dict[str, Any] | None = None):
+    return loading.fragment("authoring/_autosave.html", template=template, saved=saved,
+                           save_error=error, conflict=conflict, mine=mine,
+                           basis=str(basis) if basis is not None else None)
+
+
+def _posted(template: Template) -> tuple[dict[str, Any], Basis]:
+    """The editor's text and the draft it was made from (``overwrite``: the newer draft the
+    author chose to replace after a conflict)."""
+    form = loading.posted()
+    content = drafts.content_from_form(template.channel, form)
+    chosen = form["overwrite"] if "overwrite" in form else form.get("basis")
+    return content, Basis.parse(chosen)
+
+
+@blueprint.post("/templates/<template_id>/draft")
+@workspace_view("member")
+def save(template_id):
+    template = loading.template(template_id)
+    try:
+        content, basis = _posted(template)
+        draft = drafts.save_draft(template, content, basis, loading.who())
+    except DraftError as err:
+        if loading.htmx():
+            return autosave_fragment(template, error=str(err))
+        problem = Problem(err.field or "body", str(err))
+        return page(template, content=None, problems=[problem], status=400,
+                    status_text=f"Not saved: {err}")
+    except DraftConflict as conflict:
+        if loading.htmx():
+            # 200: htmx swaps only successful answers, and this one must be shown.
+            return autosave_fragment(template, conflict=conflict, mine=content)
+        return page(template, content=content, basis=basis, conflict=conflict, status=409,
+                    status_text="Not saved: the draft changed elsewhere")
+    if loading.htmx():
+        return autosave_fragment(template, saved=draft, basis=Basis.of(draft))
+    notice("Saved")
+    return redirect(url_for("authoring.editor", workspace_id=g.workspace.id,
+                            template_id=template.id), 303)
+
+
+@blueprint.post("/templates/<template_id>/publish")
+@workspace_view("member")
+def publish(template_id):
+    template = loading.template(template_id)
+    editable = drafts.editable(template)
+    try:
+        content, basis = _posted(template)
+    except DraftError as err:
+        return page(template, problems=[Problem(err.field or "body", str(err))], status=400,
+                    status_text=f"Not published: {err}")
+    if editable.draft is None and editable.live is not None and \
+            content == editable.live.content:
+        return page(template, problems=[Problem("draft", "Nothing to publish: this text is "
+                                                         "the live version.")],
+                    status=400, status_text="Not published: nothing changed")
+    try:
+        draft = drafts.save_draft(template, content, basis, loading.who())
+        version = publishing.publish_draft(g.workspace, template, draft.revision,
+                                           loading.who())
+    except DraftConflict as conflict:
+        return page(template, content=content, basis=basis, conflict=conflict, status=409,
+                    status_text="Not published: the draft changed elsewhere")
+    except PublishRefused as refused:
+        return page(template, content=content, basis=Basis.of(draft),
+                    problems=refused.problems, status=400,
+                    status_text="Saved, not published: see the problems above the editor")
+    audit.record(g.workspace, loading.current_user_row(), "template.published",
+                 template.name, {"templateId": str(template.id), "version": version.number})
+    notice(f"Published: version {version.number} is live")
+    return redirect(url_for("authoring.editor", workspace_id=g.workspace.id,
+                            template_id=template.id), 303)

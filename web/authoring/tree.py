@@ -1,0 +1,126 @@
+"""The Templates page (the workspace's projects, folders and templates, each a link), the
+project and folder pages, and creating each kind."""
+
+from __future__ import annotations
+
+from flask import g, redirect, render_template, request, url_for
+
+from engine.authoring import hierarchy
+from engine.authoring.hierarchy import HierarchyError
+from engine.people import audit
+from engine.plugins.manager import default_registry
+from engine.store.models import Container, Project, Template, TemplateVersion
+from engine.store.vocabulary import VersionStatus
+from web.authoring import blueprint, loading
+from web.permissions import workspace_view
+
+KIND_LABELS = {"project": "project", "folder": "folder", "template": "template"}
+CHANNEL_LABELS = {"email": "Email", "sms": "SMS", "webhook": "Webhook"}
+
+
+def _live_numbers(templates: list[Template]) -> dict:
+    rows = (TemplateVersion.select(TemplateVersion.template, TemplateVersion.number)
+            .where(TemplateVersion.template.in_([t.id for t in templates]),
+                   TemplateVersion.status == VersionStatus.LIVE).tuples()) if templates else []
+    return dict(rows)
+
+
+def _tree_context(projects: list[Project]) -> dict:
+    ids = [p.id for p in projects]
+    folders = list(Container.select().where(Container.project.in_(ids))
+                   .order_by(Container.name)) if ids else []
+    templates = list(Template.select().where(Template.project.in_(ids))
+                     .order_by(Template.name)) if ids else []
+    return {"projects": projects, "folders": folders, "items": templates,
+            "live": _live_numbers(templates), "channel_labels": _channels()}
+
+
+def templates_page():
+    """The workspace's tree (served at workspace.templates, the main navigation's link)."""
+    projects = list(Project.select().where(Project.workspace == g.workspace)
+                    .order_by(Project.name))
+    return render_template("authoring/templates.html", section="templates",
+                           **_tree_context(projects))
+
+
+def _container_page(project: Project, folder: Container | None):
+    item = folder or project
+    context = _tree_context([project])
+    return render_template(
+        "authoring/container.html", section="templates", project=project, folder=folder,
+        item=item, kind="folders" if folder else "projects",
+        root=folder.id if folder else None, path=hierarchy.path_of(folder) if folder else [],
+        inherited=hierarchy.inherited(folder) if folder else [],
+        location=loading.location_value(project, folder), **context)
+
+
+@blueprint.get("/projects/<project_id>")
+@workspace_view("member")
+def project_page(project_id):
+    return _container_page(loading.project(project_id), None)
+
+
+@blueprint.get("/folders/<folder_id>")
+@workspace_view("member")
+def folder_page(folder_id):
+    folder = loading.folder(folder_id)
+    return _container_page(folder.project, folder)
+
+
+def _channels() -> dict[str, str]:
+    """The Channel select: the built-in channels first, then those plugins bring."""
+    names = sorted(default_registry().channels, key=lambda n: (n not in CHANNEL_LABELS, n))
+    return {name: CHANNEL_LABELS.get(name, name) for name in names}
+
+
+def _new_form(kind: str, values: dict, problem: HierarchyError | None = None,
+              status: int = 200):
+    return render_template("authoring/new.html", section="templates", kind=kind,
+                           values=values, problem=problem,
+                           locations=hierarchy.locations(g.workspace),
+                           channels=_channels()), status
+
+
+@blueprint.get("/templates/new")
+@workspace_view("member")
+def new():
+    kind = request.args.get("kind", "template")
+    if kind not in KIND_LABELS:
+        kind = "template"
+    return _new_form(kind, {"location": request.args.get("location", ""), "channel": "email"})
+
+
+def _created(kind: str, form) -> tuple[str, object]:
+    name = form.get("name", "")
+    if kind == "project":
+        return "project", hierarchy.create_project(g.workspace, name)
+    if not form.get("location"):
+        raise HierarchyError("Choose where it goes (a project first: folders and templates "
+                             "live in one).", "location")
+    project, folder = loading.location(form.get("location"))
+    if kind == "folder":
+        return "folder", hierarchy.create_folder(project, folder, name)
+    return "template", hierarchy.create_template(project, folder, name,
+                                                 form.get("channel", ""))
+
+
+@blueprint.post("/templates/new")
+@workspace_view("member")
+def create():
+    kind = request.form.get("kind", "")
+    if kind not in KIND_LABELS:
+        kind = "template"
+    try:
+        what, made = _created(kind, request.form)
+    except HierarchyError as err:
+        return _new_form(kind, request.form.to_dict(), err, 400)
+    audit.record(g.workspace, loading.current_user_row(), f"{what}.created", made.name,
+                 {f"{what}Id": str(made.id)})
+    if what == "project":
+        return redirect(url_for("authoring.project_page", workspace_id=g.workspace.id,
+                                project_id=made.id), 303)
+    if what == "folder":
+        return redirect(url_for("authoring.folder_page", workspace_id=g.workspace.id,
+                                folder_id=made.id), 303)
+    return redirect(url_for("authoring.editor", workspace_id=g.workspace.id,
+                            template_id=made.id), 303)

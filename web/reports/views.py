@@ -1,0 +1,63 @@
+"""Reports: counts and the feed under filters, the CSV export, a notification's page."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, abort, g, render_template, request, stream_with_context
+
+from engine.reports import counts, export, feed, filters, timeline
+from engine.store.models import Template
+from web.core import errors
+from web.permissions import workspace_view
+from web.reports import chart
+
+blueprint = Blueprint("reports", __name__, template_folder="templates",
+                      url_prefix="/w/<uuid:workspace_id>/reports")
+errors.register(blueprint)
+FILTERS = ("from", "to", "template", "channel", "status", "recipient", "correlationId")
+
+
+def _values() -> dict[str, str]:
+    return {name: request.args.get(name, "") for name in FILTERS}
+
+
+@blueprint.get("/")
+@workspace_view("member")
+def index():
+    values = _values()
+    channels = sorted({t.channel for t in Template.select(Template.channel)
+                       .where(Template.workspace == g.workspace.id)})
+    choices = {"templates": export.known_templates(g.workspace.id), "channels": channels,
+               "statuses": filters.STATUSES}
+    try:
+        chosen = filters.parse(g.workspace.id, values)
+        page = feed.feed(chosen, request.args.get("cursor") or None)
+    except filters.FilterError as err:
+        return render_template("reports/index.html", section="reports", values=values,
+                               problem=err, report=None, page=None, chart=None,
+                               **choices), 400
+    report = counts.counts(chosen)
+    return render_template("reports/index.html", section="reports", values=values,
+                           problem=None, report=report, page=page, labels=counts.LABELS,
+                           chart=chart.by_day(report.by_day), chosen=chosen, **choices)
+
+
+@blueprint.get("/export.csv")
+@workspace_view("member")
+def export_csv():
+    try:
+        chosen = filters.parse(g.workspace.id, _values())
+    except filters.FilterError as err:
+        abort(400, description=str(err))
+    name = f"notifications-{chosen.start.isoformat()}-{chosen.end.isoformat()}.csv"
+    return Response(stream_with_context(export.export_csv(chosen)), mimetype="text/csv",
+                    headers={"Content-Disposition": f'attachment; filename="{name}"',
+                             "Cache-Control": "no-store"})
+
+
+@blueprint.get("/notifications/<ident>")
+@workspace_view("member")
+def notification(ident: str):
+    found = timeline.timeline(g.workspace.id, ident)
+    if found is None:
+        abort(404)
+    return render_template("reports/notification.html", section="reports", found=found)
