@@ -9,9 +9,10 @@ from flask_smorest import Api
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from api import problems
+from api import framing, problems
 from api.schemas import NotificationRequest, ProblemDetails
-from config.settings import Settings, load_settings, provider_urls
+from config.redaction import install_log_masking
+from config.settings import Settings, load_settings, provider_scheme_of, provider_urls
 from engine import runtime
 from engine.errors import ApiError
 from engine.store.db import database
@@ -42,6 +43,7 @@ class HeraldApi(Api):
 def create_app(settings: Settings | None = None) -> Flask:
     """The application; settings read from the environment (and their providers checked)
     unless given."""
+    install_log_masking()  # wsgi.py deployments start here, not in cli.main
     if settings is None:
         from engine.plugins.manager import check_providers
 
@@ -78,6 +80,7 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     init_web(app, settings)
     _install_hooks(app)
+    framing.install(app)
     return app
 
 
@@ -89,8 +92,8 @@ def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
     app.register_blueprint(tracking)
     app.register_blueprint(sender_confirmation)
     app.register_blueprint(inbound)
-    inbox_in_use = any(url.startswith("inbox:") for p in (settings.email_provider,
-                                                            settings.sms_provider)
+    inbox_in_use = any(provider_scheme_of(url) == "inbox"
+                       for p in (settings.email_provider, settings.sms_provider)
                        for url in provider_urls(p))
     if inbox_in_use and not settings.production:
         from api.inbox import blueprint as inbox

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from flask import Blueprint, jsonify, render_template_string
 
+from api.framing import refuse_foreign_host
 from engine.catalog.keys import iso
 from engine.store.models import InboxMessage
 
 blueprint = Blueprint("dev_inbox", __name__)
+# Every tenant's mail, unauthenticated: never to a page whose DNS name rebinds to loopback.
+blueprint.before_request(refuse_foreign_host)
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Herald dev inbox</title>

@@ -12,9 +12,11 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api import examples
+from api.json_limits import structure_problem
 from api.schemas import ApiKeyValidationResponse, PreviewResponse, ProblemDetails, SendResponse
 from engine import sending
 from engine.errors import ApiError, FieldErrors
+from engine.sending.body_gate import body_worth_parsing
 
 blp = Blueprint("notifications", __name__, url_prefix="/api/v1",
                 description="Send and preview notifications; check an API key.")
@@ -93,6 +95,10 @@ def read_json() -> Any:
         raw = request.get_data(cache=False)
     if not raw.strip():
         return None
+    if problem := structure_problem(raw):
+        errors = FieldErrors()
+        errors.add("$", "notifications.request_malformed", problem)
+        errors.raise_if_any()
     try:
         body = json.loads(raw)
         if _may_hold_surrogate(raw):
@@ -118,6 +124,10 @@ def _header() -> str | None:
 
 
 def _body_or_error() -> tuple[Any, ApiError | None]:
+    # A request admission will refuse whatever it holds (no valid key, an address or key
+    # over its rate limit) is not parsed: admission then answers 401 or 429 in D1's order.
+    if not body_worth_parsing(_header(), request.remote_addr or ""):
+        return None, None
     try:
         return read_json(), None
     except ApiError as err:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import base64
+import time
 import uuid
 
 from flask import Blueprint, Response, abort, redirect, render_template_string, request
 
 from engine.catalog import suppressions
+from engine.delivery import tracking_guard
 from engine.delivery.tracking import link_target, read_token
 from engine.reports import events as report_events
 from engine.store.models import Notification, TrackingEvent
@@ -42,10 +44,20 @@ def _record(kind: str, data: dict, url: str | None = None) -> None:
                                  recipient=data.get("r"), url=url)
 
 
+def _guard(kind: str, token: str, seen: tuple[object, ...] | None = None) -> int:
+    """tracking_guard's verdict for this request; 429 (abort) when over a rate limit."""
+    verdict = tracking_guard.admit(kind, token, request.remote_addr or "", seen)
+    if verdict == tracking_guard.LIMITED:
+        abort(Response("Too many requests.\n", status=429, mimetype="text/plain",
+                       headers={"Retry-After": str(60 - int(time.time() % 60))}))
+    return verdict
+
+
 @blueprint.get("/t/o/<token>")
 def opened(token: str):
     data = read_token("open", token)
-    if data is not None:
+    seen = (data.get("n"), data.get("r")) if data is not None else None
+    if _guard("open", token, seen) == tracking_guard.RECORD and data is not None:
         _record("open", data)
     # Always the pixel: a forged token learns nothing, and mail clients show no broken image.
     return Response(PIXEL, mimetype="image/gif", headers={"Cache-Control": "no-store"})
@@ -65,12 +77,14 @@ def clicked(token: str):
     notification = _notification(data)
     if notification is None:
         abort(404)
-    _record("click", data, url)
+    if _guard("click", token, (notification.id, data.get("r"), url)) == tracking_guard.RECORD:
+        _record("click", data, url)
     return redirect(url, code=302)
 
 
 @blueprint.route("/t/u/<token>", methods=["GET", "POST"])
 def unsubscribe(token: str):
+    _guard("unsubscribe", token)
     data = read_token("unsubscribe", token)
     notification = _notification(data)
     address = data.get("r") if data else None

@@ -18,6 +18,7 @@ import peewee
 
 from cli import inbound, keys, processes, provisioning, senders, templates, users
 from cli.common import CommandError, connect, one_line
+from config.redaction import install_log_masking, mask_secrets
 from config.settings import ConfigError, load_settings
 from engine.errors import UndecryptableSecret
 from engine.plugins.manager import check_providers
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    install_log_masking()
     args = build_parser().parse_args(argv)
     try:
         settings = load_settings()
@@ -51,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"herald: configuration error: {err}", file=sys.stderr)
         return 2
     except CommandError as err:
-        print(f"herald: {err}", file=sys.stderr)
+        print(f"herald: {mask_secrets(str(err))}", file=sys.stderr)
         return 1
     except UndecryptableSecret:
         # The database was sealed with another key: the setting is at fault, not the data.
@@ -61,6 +63,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except peewee.DatabaseError as err:
         # Lost mid-command, or a schema `herald db upgrade` has not made yet.
-        print(f"herald: database error: {one_line(err)}", file=sys.stderr)
+        print(f"herald: database error: {mask_secrets(one_line(err))}", file=sys.stderr)
         return 1
     return 0

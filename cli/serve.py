@@ -11,7 +11,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from cli import http_gateway
-from config.settings import DEV_SECRET_KEY, Settings, provider_urls
+from config.settings import DEV_SECRET_KEY, Settings, provider_scheme_of, provider_urls
 
 
 class GunicornServer(BaseApplication):
@@ -94,7 +94,7 @@ def exposure(settings: Settings, host: str) -> str | None:
                 "them): set HERALD_SECRET_KEY, and HERALD_ENV=production for a deployment")
     inbox = [s for s, p in (("HERALD_EMAIL_PROVIDER", settings.email_provider),
                             ("HERALD_SMS_PROVIDER", settings.sms_provider))
-             if any(url.startswith("inbox:") for url in provider_urls(p))]
+             if any(provider_scheme_of(url) == "inbox" for url in provider_urls(p))]
     if inbox:
         return (f"the dev inbox ({', '.join(inbox)} is inbox://) would show every tenant's "
                 "mail to anyone: set a real provider, and HERALD_ENV=production for a "

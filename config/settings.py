@@ -11,8 +11,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import parse_qs, urlsplit
 
+from config.redaction import mask_secrets
+
 ENVIRONMENTS = ("development", "test", "production")
 DEV_SECRET_KEY = "herald-development-secret-key-not-for-production"
+# Keys this repository publishes (tests/config/test_settings.py scans the source for more):
+# anyone can read them, so with one anyone forges click redirects and unsubscribes anyone.
+PUBLISHED_SECRET_KEYS = frozenset({DEV_SECRET_KEY})
 DEFAULT_DATABASE_URL = "sqlite:///var/herald.sqlite3"
 # Whole-number settings reach SQL parameters and Redis scripts: a 32-bit integer fits all.
 MAX_WHOLE = 2**31 - 1
@@ -24,7 +29,8 @@ class ConfigError(ValueError):
     """A setting is missing or malformed; ``setting`` names the variable."""
 
     def __init__(self, setting: str, message: str) -> None:
-        super().__init__(f"{setting}: {message}")
+        # The message quotes the raw value: a database or Redis URL's password stays out.
+        super().__init__(f"{setting}: {mask_secrets(message)}")
         self.setting = setting
 
 
@@ -49,6 +55,8 @@ class Settings:
     rate_limit_validate_per_ip: int = 120
     key_cache_seconds: float = 5.0
     reconcile_after_seconds: float = 60.0
+    # One request's rendering in all (every part of a send or preview): docs/api.md.
+    render_budget_seconds: float = 0.5
     mail_from: str | None = None  # the web application's own mail (invitations, resets)
     # Sender verification (docs/senders.md): every DNS lookup Herald makes asks these
     # servers, ("host", port) pairs (empty: the system resolver); the zones records point at.
@@ -161,6 +169,12 @@ def _provider(name: str, raw: str) -> str:
     return raw
 
 
+def provider_scheme_of(url: str) -> str:
+    """The scheme as the provider resolver reads it (urlsplit: lower-cased, leading blanks
+    stripped), so ``INBOX://`` or `` inbox://`` cannot slip past a check the resolver obeys."""
+    return urlsplit(url).scheme
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read and check every ``HERALD_*`` variable; raise ConfigError naming the first bad one."""
     env = dict(os.environ if environ is None else environ)
@@ -189,6 +203,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if secret:
         if mode == "production" and len(secret) < 32:
             raise ConfigError("HERALD_SECRET_KEY", "must be at least 32 characters in production")
+        if mode == "production" and secret.strip() in PUBLISHED_SECRET_KEYS:
+            raise ConfigError("HERALD_SECRET_KEY", "is a published example key: generate your own "
+                              "(python -c 'import secrets; print(secrets.token_urlsafe(48))')")
         values["secret_key"] = secret
     elif mode == "production":
         raise ConfigError("HERALD_SECRET_KEY", "is required in production")
@@ -233,6 +250,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values["reconcile_after_seconds"] = _float(
             "HERALD_RECONCILE_AFTER_SECONDS", raw, maximum=MAX_RECONCILE_AFTER_SECONDS)
     values.update(_sender_settings(get))
+    if raw := get("HERALD_RENDER_BUDGET_SECONDS"):
+        values["render_budget_seconds"] = _float("HERALD_RENDER_BUDGET_SECONDS", raw,
+                                                 maximum=10.0)
     if raw := get("HERALD_REPORT_RETENTION_DAYS"):
         values["report_retention_days"] = _int("HERALD_REPORT_RETENTION_DAYS", raw, minimum=1,
                                                maximum=36500)
@@ -240,7 +260,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()
-            if any(url.startswith("inbox:")
+            if any(provider_scheme_of(url) == "inbox"
                    for url in provider_urls(str(values.get(provider, "")))):
                 # The dev inbox keeps mail in the database; it is never a production provider.
                 raise ConfigError(setting, "inbox:// is for development and test only")

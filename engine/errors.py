@@ -26,12 +26,24 @@ VALIDATION_FAILED = "notifications.validation_failed"
 class FieldErrors:
     """Collects every broken rule so that one 400 reports them all (D2, docs/api.md)."""
 
+    # A hostile body can break a rule per element: the map keeps the first entries and says
+    # how many more there were, so the answer stays small (500 k header names made 69 MB).
+    MAX_ENTRIES = 100
+    MORE = "..."
+
     def __init__(self) -> None:
         self.errors: dict[str, list[str]] = {}
         self.codes: list[str] = []
+        self.omitted = 0
 
     def add(self, path: str, code: str, message: str) -> None:
-        self.errors.setdefault(path, []).append(message)
+        if path in self.errors:
+            if len(self.errors[path]) < 10:
+                self.errors[path].append(message)
+        elif len(self.errors) < self.MAX_ENTRIES:
+            self.errors[path] = [message]
+        else:
+            self.omitted += 1
         if code not in self.codes:
             self.codes.append(code)
 
@@ -40,8 +52,11 @@ class FieldErrors:
 
     def raise_if_any(self) -> None:
         if self.errors:
+            errors = dict(self.errors)
+            if self.omitted:
+                errors[self.MORE] = [f"and {self.omitted} more"]
             raise ApiError(400, VALIDATION_FAILED, "One or more fields are invalid.",
-                           errors=self.errors, error_codes=self.codes)
+                           errors=errors, error_codes=self.codes)
 
 
 class UndecryptableSecret(ValueError):

@@ -3,6 +3,7 @@ headers that stay one line whatever a tag put in them."""
 
 from __future__ import annotations
 
+import re
 import secrets
 from email import encoders
 from email.base64mime import body_encode
@@ -39,9 +40,19 @@ def one_line(value: str) -> str:
     return CONTROLS.sub(" ", value) if CONTROLS.search(value) else value
 
 
+# RFC 5322 2.1.1: a line is at most 998 octets. compat32 folds only at white space, so a
+# longer word (a 3,000-character tag in a subject) would stay one line and the relay would
+# refuse the whole message ("500 Line too long"); such a value goes out as RFC 2047
+# encoded-words, which fold anywhere. 900 leaves room for the longest header name (76).
+LONGEST_WORD = 900
+_LONG_WORD = re.compile(rf"\S{{{LONGEST_WORD + 1},}}")
+
+
 def _header(value: str) -> str | Header:
     value = one_line(value)
-    return value if value.isascii() else Header(value, "utf-8")
+    if value.isascii() and not _LONG_WORD.search(value):
+        return value
+    return Header(value, "utf-8")
 
 
 def ascii_domain(value: str) -> str:

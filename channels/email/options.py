@@ -4,8 +4,16 @@ attachments, custom headers, tracking and receipt flags."""
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import Any
 
+from channels.email.attachment_names import (
+    executable_name,
+    executable_type,
+    names_in_content_type,
+    shown_names,
+)
+from channels.email.header_names import header_name_refused
 from engine.plugin_api import (
     CONTROL,
     MAX_RECIPIENTS,
@@ -25,34 +33,6 @@ PRIORITIES = ("Normal", "High", "Low")
 SENSITIVITIES = ("Normal", "Personal", "Private", "Confidential")
 HEADER_NAME = re.compile(r"^[\x21-\x39\x3b-\x7e]{1,76}$")  # RFC 5322 ftext, no colon
 CONTENT_ID = re.compile(r"[A-Za-z0-9!#$%&'*+\-./=?^_`{|}~@]{1,200}")
-# Address, envelope and message headers, and anything Herald sets itself.
-REFUSED_HEADERS = {
-    "from", "sender", "to", "cc", "bcc", "reply-to", "resent-from", "resent-sender",
-    "resent-to", "resent-cc", "resent-bcc", "resent-date", "resent-message-id", "return-path",
-    "envelope-to", "delivered-to", "x-original-to", "received", "return-receipt-to",
-    "disposition-notification-to", "subject", "date", "message-id", "in-reply-to",
-    "references", "mime-version", "content-type", "content-transfer-encoding",
-    "content-disposition", "content-id", "dkim-signature", "arc-seal",
-    "arc-message-signature", "arc-authentication-results", "authentication-results",
-    "list-unsubscribe", "list-unsubscribe-post", "x-priority", "importance", "sensitivity",
-    "priority", "bounces-to", "errors-to",
-}
-RESERVED_PREFIX = "x-svc-"
-EXECUTABLE_EXTENSIONS = {
-    "exe", "com", "bat", "cmd", "msi", "msp", "scr", "pif", "cpl", "dll", "sys", "vbs", "vbe",
-    "js", "jse", "mjs", "ws", "wsf", "wsh", "wsc", "ps1", "ps2", "psm1", "psd1", "sh", "bash",
-    "zsh", "csh", "ksh", "py", "pyc", "pyw", "pl", "rb", "php", "jar", "app", "apk", "ipa",
-    "deb", "rpm", "dmg", "pkg", "hta", "lnk", "reg", "inf", "scf", "gadget", "msc", "application",
-    "appx", "msix", "vb", "vba", "jsp", "asp", "aspx", "cgi", "elf", "run", "bin", "command",
-    "iso", "img", "vhd", "vhdx", "chm", "xll", "docm", "xlsm", "pptm", "action", "workflow",
-}
-EXECUTABLE_TYPES = re.compile(
-    r"^application/(x-(ms)?dos(-)?exec(utable)?|x-msdownload|x-msi|x-executable|"
-    r"x-sh|x-csh|x-shellscript|x-bat|x-ms-shortcut|x-python(-code)?|x-perl|x-ruby|x-php|"
-    r"javascript|x-javascript|ecmascript|java-archive|x-java-archive|vnd\.microsoft\.portable-"
-    r"executable|x-elf|x-mach-binary|hta|x-ms-installer|vnd\.android\.package-archive|"
-    r"x-apple-diskimage|x-powershell|vbscript|x-vbscript)$|^text/(javascript|ecmascript|"
-    r"x-python|x-shellscript|x-sh|vbscript|x-perl|x-php|jscript)$", re.IGNORECASE)
 # Each address list of emailOptions: its blank-entry code and its invalid-entry code.
 ADDRESS_LISTS = {
     "to": ("notifications.email.to_empty", "notifications.email.to_invalid"),
@@ -75,17 +55,17 @@ def _custom_headers(errors: FieldErrors, headers: object) -> None:
         errors.add(path, "notifications.email.custom_headers.too_many",
                    f"at most {MAX_EMAIL_HEADERS} headers")
     total, seen = 0, set()
-    for name, value in headers.items():
+    for name, value in islice(headers.items(), MAX_EMAIL_HEADERS):  # past it: too_many
         item = f"{path}.{name}"
         total += len(name.encode()) + len(str(value).encode())
         lowered = name.lower()
         if not HEADER_NAME.fullmatch(name):
             errors.add(item, "notifications.email.custom_headers.name_invalid",
                        "not a valid RFC 5322 header name")
-        elif lowered in REFUSED_HEADERS or lowered.startswith(RESERVED_PREFIX) or \
-                lowered.startswith(("resent-", "content-", "list-")):
+        elif header_name_refused(name):
             errors.add(item, "notifications.email.custom_headers.name_not_permitted",
-                       "address, envelope, message and X-SVC- headers are set by Herald")
+                       "address, envelope, message, trust and routing headers, and X-SVC- "
+                       "headers, are set by Herald or the receiving servers")
         if lowered in seen:
             errors.add(item, "notifications.email.custom_headers.name_duplicated",
                        "duplicate header name")
@@ -98,10 +78,6 @@ def _custom_headers(errors: FieldErrors, headers: object) -> None:
                    f"at most {MAX_EMAIL_HEADER_BYTES} bytes in all")
 
 
-def _executable_name(name: str) -> bool:
-    parts = name.lower().strip().rstrip(".").split(".")
-    # Any executable extension counts, also a hidden one (invoice.exe.pdf is fine; a.pdf.exe not).
-    return len(parts) > 1 and parts[-1].strip() in EXECUTABLE_EXTENSIONS
 
 
 def _attachment_name(errors: FieldErrors, name: object, at: str) -> None:
@@ -110,7 +86,8 @@ def _attachment_name(errors: FieldErrors, name: object, at: str) -> None:
     elif len(name) > MAX_NAME:
         errors.add(f"{at}.name", "notifications.attachment.name_too_long",
                    f"at most {MAX_NAME} characters")
-    elif CONTROL.search(name) or any(c in name for c in "/\\") or _executable_name(name):
+    elif CONTROL.search(name) or any(c in name for c in "/\\") or \
+            any(map(executable_name, shown_names(name))):
         errors.add(f"{at}.name", "notifications.attachment.name_not_permitted",
                    "executable and script files are refused")
 
@@ -142,9 +119,9 @@ def _attachment_type(errors: FieldErrors, ctype: object, at: str) -> None:
     elif not MEDIA_TYPE.fullmatch(ctype):
         errors.add(f"{at}.contentType", "notifications.attachment.content_type_not_permitted",
                    "not a media type (type/subtype, then any ;parameters)")
-    elif EXECUTABLE_TYPES.fullmatch(ctype.split(";")[0].strip()):
+    elif executable_type(ctype) or any(map(executable_name, names_in_content_type(ctype))):
         errors.add(f"{at}.contentType", "notifications.attachment.content_type_not_permitted",
-                   "executable and script types are refused")
+                   "executable and script types, and executable names, are refused")
 
 
 def _attachments(errors: FieldErrors, items: object) -> None:
@@ -159,7 +136,7 @@ def _attachments(errors: FieldErrors, items: object) -> None:
         errors.add(path, "notifications.attachment.too_many",
                    f"at most {MAX_ATTACHMENTS} attachments")
     total = 0
-    for i, item in enumerate(items):
+    for i, item in enumerate(items[:MAX_ATTACHMENTS]):  # past the limit: too_many
         at = f"{path}[{i}]"
         if not isinstance(item, dict):
             errors.add(at, "notifications.attachment.content_required", "must be an object")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping
 
+from .budget import render_budget, seconds_left
 from .cache import CACHED_TEXT_CHARS, LRU
 from .errors import RenderError, TemplateSyntaxError
 from .runtime import MAX_PART_CHARS, load
@@ -19,7 +20,8 @@ from .version import ENGINE_VERSION, VERSION_KEY
 
 __all__ = [
     "ENGINE_VERSION", "MAX_PART_CHARS", "VERSION_KEY", "RenderError", "TemplateSyntaxError",
-    "check_template", "compile_parts", "make_tags", "render_part", "variable_metadata",
+    "check_template", "compile_parts", "make_tags", "render_budget", "render_part",
+    "variable_metadata",
 ]
 
 # Loaded render functions keep their template's static text alive: at most 512 of them,
@@ -76,9 +78,11 @@ def _renderer(stored: str | None, part: str, text: str,
     fn = _from_stored(stored, part, language) if stored else None
     if fn is None:
         from .compiler import compile_template
+        from .scanner import DEFAULT_DEADLINE_SECONDS
 
-        try:
-            fn = load(compile_template(text or ""), language=language)
+        try:  # compiling a draft counts against the request's budget too
+            fn = load(compile_template(text or "", seconds_left(DEFAULT_DEADLINE_SECONDS)),
+                      language=language)
         except TemplateSyntaxError as exc:
             raise RenderError(str(exc)) from exc
         except (ValueError, RecursionError) as exc:  # a program the loader refuses

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from .budget import deadline_within
 from .errors import RenderError
 from .expressions import MAX_LOAD_DEPTH, Ev, InvalidProgram, expression
 from .helpers import BLOCK_HELPERS
@@ -45,7 +46,7 @@ class _State:
         self.size = 0
         self.work = 0
         self.next_check = CHECK_EVERY
-        self.deadline = time.monotonic() + seconds
+        self.deadline = deadline_within(seconds)  # the request's budget, if it ends first
 
     def check(self) -> None:
         if self.size > MAX_PART_CHARS:

@@ -112,3 +112,15 @@ def check(kind: str, ip: str, key_id: str | None, ip_limit: int, key_limit: int,
 def refund(account_id: str) -> None:
     """Give back an allowance unit taken for a send that was not accepted after all."""
     runtime.redis().decr(allowance_key(account_id))
+
+
+def over_already(kind: str, ip: str, key_id: str | None, ip_limit: int,
+                 key_limit: int) -> bool:
+    """Whether this minute's windows are already full for the address or the key, read
+    without counting: the API then skips reading the body of a request that will be 429."""
+    window = int(time.time() // 60)
+    names = [f"herald:rl:{kind}:ip:{ip}:{window}"]
+    if key_id:
+        names.append(f"herald:rl:{kind}:key:{key_id}:{window}")
+    counts = [int(c or 0) for c in runtime.redis().mget(names)]
+    return counts[0] >= ip_limit or (len(counts) > 1 and counts[1] >= key_limit)

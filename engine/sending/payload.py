@@ -5,22 +5,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.rendering import RenderError, make_tags, render_part
+from engine import runtime
+from engine.rendering import RenderError, make_tags, render_budget, render_part
 from engine.sending.resolution import Resolved, rendering_failed
 
 __all__ = ["payload", "render_parts", "rendering_failed"]
 
 
 def render_parts(resolved: Resolved) -> tuple[dict[str, str | None], list[dict[str, str]]]:
-    """Each template part rendered; errors per part (never a truncated part).
+    """Each template part rendered; errors per part (never a truncated part). All parts
+    share one render budget (HERALD_RENDER_BUDGET_SECONDS): over it, rendering_failed.
 
     The channel names each part and the language it is written in, which decides what
     `{{x}}` escapes: a subject and an SMS are plain text, not HTML."""
-    version = resolved.version
-    content = version.content
     tags = make_tags(resolved.tags)
     out: dict[str, str | None] = {}
     errors: list[dict[str, str]] = []
+    with render_budget(runtime.settings().render_budget_seconds):
+        _render_each(resolved, tags, out, errors)
+    return out, errors
+
+
+def _render_each(resolved: Resolved, tags: Any, out: dict[str, str | None],
+                 errors: list[dict[str, str]]) -> None:
+    version = resolved.version
+    content = version.content
     for part, language in resolved.channel.template_parts(content):
         text = content.get(part)
         if text is None:
@@ -32,7 +41,6 @@ def render_parts(resolved: Resolved) -> tuple[dict[str, str | None], list[dict[s
         except RenderError as err:
             out[part] = None
             errors.append({"templatePart": part, "message": str(err)})
-    return out, errors
 
 
 def payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[str, Any]:

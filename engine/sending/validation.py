@@ -51,7 +51,7 @@ def _tags(errors: FieldErrors, body: dict[str, Any]) -> None:
         return
     if len(tags) > MAX_TAGS:
         errors.add("tags", "notifications.too_many_tags", f"at most {MAX_TAGS} tags")
-    for i, tag in enumerate(tags):
+    for i, tag in enumerate(tags[:MAX_TAGS]):  # past the limit: too_many_tags says it all
         _tag(errors, tag, f"tags[{i}]")
 
 

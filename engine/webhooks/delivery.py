@@ -16,7 +16,7 @@ from engine.store.vocabulary import Outcome
 from engine.webhooks.destinations import DestinationError, DestinationUnavailable, check_destination
 from engine.webhooks.headers import unsendable_headers
 from engine.webhooks.plain_transport import post_plain
-from engine.webhooks.signatures import sign
+from engine.webhooks.signatures import V2_HEADER, sign, sign_v2
 from engine.webhooks.transport import USER_AGENT, post_pinned
 
 FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure",
@@ -75,7 +75,8 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
                "X-Service-Delivery-Id": delivery_id,
                "Idempotency-Key": delivery_id,
                "X-Service-Timestamp": str(timestamp),
-               "X-Service-Signature": sign(secret, timestamp, delivery_id, body)}
+               "X-Service-Signature": sign(secret, timestamp, delivery_id, body),
+               V2_HEADER: sign_v2(secret, timestamp, delivery_id, url, body)}
     # Outbound TLS honours REQUESTS_CA_BUNDLE explicitly: the session ignores the environment.
     verify: str | bool = ca_bundle or os.environ.get("REQUESTS_CA_BUNDLE") or True
     if checked.scheme == "http":  # loopback only, with private destinations allowed

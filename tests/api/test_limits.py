@@ -15,7 +15,8 @@ SEND = "/api/v1/notifications/send"
 
 
 def _post(client, body, key):
-    return client.post(SEND, data=json.dumps(body), content_type="application/json",
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    return client.post(SEND, data=data, content_type="application/json",
                        headers={"X-Api-Key": key})
 
 
@@ -111,3 +112,41 @@ def test_rate_limits_are_shared_between_processes(settings, tenant):
     assert _post(first, tenant["body"], tenant["key"]).status_code == 202
     assert _post(second, tenant["body"], tenant["key"]).status_code == 202
     assert _post(first, tenant["body"], tenant["key"]).status_code == 429
+
+
+def test_a_body_is_not_worth_parsing_without_a_key_or_over_a_limit(settings, tenant):
+    """The cheap checks run before the parse: no key, an unknown or revoked one, or an
+    address or key whose window is already full (real Redis), and the body is skipped."""
+    from engine.sending.body_gate import body_worth_parsing
+
+    assert body_worth_parsing(tenant["key"], "198.51.100.7")
+    assert not body_worth_parsing(None, "198.51.100.7")
+    assert not body_worth_parsing("", "198.51.100.7")
+    assert not body_worth_parsing("hk_unknown", "198.51.100.7")
+    app = create_app(settings.with_changes(rate_limit_send_per_ip=2))
+    client = app.test_client()
+    for _ in range(2):
+        _post(client, tenant["body"], "hk_bad")
+    assert not body_worth_parsing(tenant["key"], "127.0.0.1")  # the test client's address
+    assert body_worth_parsing(tenant["key"], "198.51.100.7")
+    over_key = create_app(settings.with_changes(rate_limit_send_per_key=1)).test_client()
+    assert _post(over_key, tenant["body"], tenant["key"]).status_code == 202
+    assert not body_worth_parsing(tenant["key"], "198.51.100.8")
+
+
+NESTED = b"[" * 5_000_000 + b"]" * 5_000_000
+
+
+def test_structure_beyond_what_the_spec_uses_is_refused_before_parsing(client, tenant):
+    deep = b'{"tenantId": ' + b"[" * 40 + b"]" * 40 + b"}"
+    wide = json.dumps({**tenant["body"], "emailOptions": {"to": ["a@example.com"] * 25_000}})
+    boxes = json.dumps({**tenant["body"], "tags": [{}] * 12_000})
+    for body, words in ((NESTED, "arrays and objects"), (deep, "deeper than 32"),
+                        (wide, "more than 20,000 values"), (boxes, "arrays and objects")):
+        response = _post(client, body, tenant["key"])
+        assert response.status_code == 400, response.json
+        assert response.json["errorCodes"] == ["notifications.request_malformed"]
+        assert words in response.json["errors"]["$"][0]
+    strings = json.dumps({**tenant["body"], "tags": [
+        {"key": "name", "value": "[[[[{{{{,,,," * 600}]})
+    assert _post(client, strings, tenant["key"]).status_code == 202, "brackets in strings count not"

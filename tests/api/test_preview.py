@@ -133,3 +133,47 @@ def test_a_from_address_given_with_a_name_is_reported_as_address_and_name(client
     bare = {**tenant["body"], "emailOptions": {"fromAddress": "ops@example.com"}}
     sender = _preview(client, bare, tenant["key"]).json["email"]["sender"]
     assert sender["fromAddress"] == "ops@example.com" and sender["fromName"] == "Example"
+
+
+HEAVY = "{{#each this}}{{#each @root}}{{uppercase this}}{{/each}}{{/each}}"
+
+
+def _heavy(ws):
+    tpl = factories.template(ws, content={"subject": HEAVY, "body": HEAVY, "htmlHead": HEAVY},
+                             defaults={"to": ["a@example.com"]})
+    return {"tenantId": str(ws.id), "templateId": str(tpl.id),
+            "tags": [{"key": f"k{i}", "value": "v" * 100} for i in range(30)]}
+
+
+def test_one_render_budget_covers_every_part_of_a_request(settings):
+    """The budget is the request's, not each part's: spent, every part still to render fails
+    (a preview answers renderingErrors, a send 400 rendering_failed)."""
+    from api.app import create_app
+
+    ws = factories.workspace()
+    body, key = _heavy(ws), factories.api_key(ws)
+    roomy = create_app(settings.with_changes(render_budget_seconds=5.0)).test_client()
+    assert _preview(roomy, body, key).json["email"]["success"] is True
+    spent = create_app(settings.with_changes(render_budget_seconds=0.0)).test_client()
+    result = _preview(spent, body, key).json["email"]
+    assert result["success"] is False
+    assert {e["templatePart"] for e in result["renderingErrors"]} == {
+        "subject", "body", "htmlHead"}
+    sent = spent.post("/api/v1/notifications/send", data=json.dumps(body),
+                      content_type="application/json", headers={"X-Api-Key": key})
+    assert sent.status_code == 400 and sent.json["errorCodes"] == [
+        "notifications.rendering_failed"]
+    assert Notification.select().count() == 0
+
+
+def test_the_render_budget_is_set_from_the_environment():
+    from config.settings import ConfigError, load_settings
+
+    assert load_settings({}).render_budget_seconds == 0.5
+    assert load_settings({"HERALD_RENDER_BUDGET_SECONDS": "0.25"}).render_budget_seconds == 0.25
+    try:
+        load_settings({"HERALD_RENDER_BUDGET_SECONDS": "60"})
+    except ConfigError as err:
+        assert err.setting == "HERALD_RENDER_BUDGET_SECONDS"
+    else:
+        raise AssertionError("a budget over 10 s must be refused")

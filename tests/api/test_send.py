@@ -488,3 +488,83 @@ def test_errors_come_in_the_order_of_d1(client, settings):
                  "webhookOptions": {"urlOverride": "ftp://x"}}) == \
         "notifications.webhook_delivery_not_available"  # before the destination check
     assert Notification.select().count() == 0
+
+
+TRUST_AND_ROUTING = [
+    "X-MS-Exchange-Organization-SCL", "x-ms-exchange-organization-authas", "X-Spam-Status",
+    "X-Spam-Flag", "Received-SPF", "X-Google-DKIM-Signature", "DKIM-Signature",
+    "ARC-Seal", "ARC-Whatever", "Authentication-Results",
+    "X-MS-Exchange-Authentication-Results", "Mail-Reply-To", "Mail-Followup-To",
+    "X-Original-From", "X-Envelope-From", "Apparently-To", "Return-Path", "Received",
+    "X-Received", "X-Forefront-Antispam-Report", "X-Virus-Scanned",
+]
+
+
+@pytest.mark.parametrize("name", TRUST_AND_ROUTING)
+def test_trust_and_routing_headers_are_refused_by_pattern(client, tenant, name):
+    assert _codes(client, tenant, {"customHeaders": {name: "pass"}}) == [
+        "notifications.email.custom_headers.name_not_permitted"]
+
+
+def test_ordinary_custom_headers_are_still_accepted(client, tenant):
+    headers = {"X-Campaign": "q3", "X-Mailer-Job": "7", "X-Entity-Ref-ID": "a1",
+               "Precedence": "bulk", "X-Customer": "42"}
+    response = post(client, {**tenant["body"], "emailOptions": {"customHeaders": headers}},
+                    tenant["key"])
+    assert response.status_code == 202, response.json
+
+
+PDF = {"name": "report.pdf", "content": "aGk=", "contentType": "application/pdf"}
+
+
+@pytest.mark.parametrize("content_type", [
+    'application/pdf; name="evil.exe"', "application/pdf; name=evil.EXE",
+    'application/pdf; name="evil.exe."', "application/pdf; filename=evil.exe",
+    "application/pdf; name*=utf-8''evil.exe", "application/pdf; name*=UTF-8''evil%2Eexe",
+    'application/pdf; name*0="evil"; name*1=".exe"', "application/pdf; name*0*=utf-8''ev; "
+    "name*1*=il.exe", 'application/pdf; name="=?utf-8?b?ZXZpbC5leGU=?="',
+    "application/x-msdos-program", "text/html", "image/svg+xml",
+])
+def test_every_filename_a_client_may_show_is_checked(client, tenant, content_type):
+    assert _codes(client, tenant, {"attachments": [{**PDF, "contentType": content_type}]}) == [
+        "notifications.attachment.content_type_not_permitted"]
+
+
+@pytest.mark.parametrize("name", [
+    "a.url", "a.one", "a.svg", "page.html", "book.xlam", "app.appref-ms", "start.jnlp",
+    "RUN.EXE", "run.exe.", "run.exe. . ", "=?utf-8?b?ZXZpbC5leGU=?=", "a.pdf.scr",
+])
+def test_names_on_the_maintained_list_are_refused(client, tenant, name):
+    assert _codes(client, tenant, {"attachments": [{**PDF, "name": name}]}) == [
+        "notifications.attachment.name_not_permitted"]
+
+
+def test_documents_with_harmless_names_and_parameters_are_accepted(client, tenant):
+    attachments = [PDF, {**PDF, "name": "invoice.exe.pdf"},
+                   {**PDF, "contentType": 'application/pdf; name="report.pdf"'},
+                   {**PDF, "contentType": "application/pdf; name*=utf-8''r%C3%A9sum%C3%A9.pdf"}]
+    response = post(client, {**tenant["body"], "emailOptions": {"attachments": attachments}},
+                    tenant["key"])
+    assert response.status_code == 202, response.json
+
+
+def test_validation_stops_at_the_spec_limits_and_caps_the_errors_map(client, tenant):
+    """12,000 bad recipients are checked only up to the 1,000 the spec allows, and the
+    answer names 100 of them and how many more; 2,000 header names only the first 10."""
+    options = {"to": ["not-an-address"] * 12_000,
+               "customHeaders": {f"Bad Name {i}": "v" for i in range(2_000)}}
+    body = {**tenant["body"], "tags": [{"key": "", "value": "v"}] * 1_000,
+            "emailOptions": options}
+    response = post(client, body, tenant["key"])
+    assert response.status_code == 400
+    problem = response.json
+    errors = problem["errors"]
+    assert len(errors) == 101 and len(response.data) < 32 * 1024
+    # One entry each for tags, emailOptions and customHeaders being too many, then one per
+    # element checked: the first 100 tags, 1,000 recipients and 10 headers, no more.
+    counted = 3 + 100 + 1000 + 10
+    assert errors["..."] == [f"and {counted - 100} more"]
+    assert {"notifications.too_many_tags", "notifications.email.too_many_recipients",
+            "notifications.email.custom_headers.too_many",
+            "notifications.email.custom_headers.name_invalid"} <= set(problem["errorCodes"])
+    assert Notification.select().count() == 0

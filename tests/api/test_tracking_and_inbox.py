@@ -7,7 +7,7 @@ import re
 import uuid
 
 from engine.delivery.jobs import deliver_notification
-from engine.delivery.tracking import apply_tracking, click_url, unsubscribe_url
+from engine.delivery.tracking import apply_tracking, click_url, open_url, unsubscribe_url
 from engine.store.models import InboxMessage, Notification, Suppression, TrackingEvent
 from tests import factories
 
@@ -145,3 +145,76 @@ def test_dev_inbox_is_absent_in_production(settings):
     app = create_app(settings.with_changes(env="production", email_provider="smtp://mx:25",
                                            sms_provider=""))
     assert app.test_client().get("/dev/inbox/messages").status_code == 404
+
+
+def _framing_refused(response) -> None:
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+
+
+def test_pages_outside_the_web_application_refuse_framing_and_sniffing(client, settings):
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    _framing_refused(client.get("/dev/inbox"))
+    _framing_refused(client.get(_path(unsubscribe_url(str(n.id), "ada@example.net"))))
+    docs = client.get("/docs")
+    _framing_refused(docs)
+    assert "script-src" in docs.headers["Content-Security-Policy"], "its own policy is kept"
+    assert client.get("/dev/inbox/messages").headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_the_dev_inbox_answers_only_loopback_host_names(client, settings):
+    ws = factories.workspace()
+    deliver_notification(str(factories.notification(ws, factories.email_payload()).id))
+    for host in ("localhost", "localhost:8000", "127.0.0.1:8000", "[::1]:8000", "127.0.0.2"):
+        assert len(client.get("/dev/inbox/messages", headers={"Host": host}).json) == 1, host
+    for host in ("rebind.attacker.example", "rebind.attacker.example:8000", "localhost.evil",
+                 "10.0.0.5:8000", "127.0.0.1.nip.io"):
+        for method in ("get", "delete"):
+            response = getattr(client, method)("/dev/inbox/messages", headers={"Host": host})
+            assert response.status_code == 403, (host, method)
+        assert client.get("/dev/inbox", headers={"Host": host}).status_code == 403
+    assert InboxMessage.select().count() == 1
+
+
+def test_one_token_replayed_is_rate_limited_and_recorded_once(client, settings):
+    from engine.delivery import tracking_guard
+
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    path = _path(open_url(str(n.id), "ada@example.net"))
+    limit = tracking_guard.PER_TOKEN_PER_MINUTE
+    statuses = [client.get(path).status_code for _ in range(2 * limit + 5)]
+    # A minute's window may turn during the loop: at most two windows' worth answered.
+    assert limit <= statuses.count(200) <= 2 * limit and 429 in statuses, statuses
+    assert set(statuses) == {200, 429}
+    assert TrackingEvent.select().where(TrackingEvent.kind == "open").count() == 1
+
+
+def test_repeated_clicks_of_one_recipient_and_link_are_recorded_once(client, settings):
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    first = _path(click_url(str(n.id), "ada@example.net", "https://example.org/a"))
+    other = _path(click_url(str(n.id), "ada@example.net", "https://example.org/b"))
+    bob = _path(click_url(str(n.id), "bob@example.net", "https://example.org/a"))
+    for path in (first, first, first, other, bob, bob):
+        assert client.get(path).status_code == 302
+    clicks = TrackingEvent.select().where(TrackingEvent.kind == "click")
+    assert sorted((c.recipient, c.url) for c in clicks) == [
+        ("ada@example.net", "https://example.org/a"), ("ada@example.net", "https://example.org/b"),
+        ("bob@example.net", "https://example.org/a")]
+
+
+def test_one_address_is_rate_limited_across_tokens(client, settings, monkeypatch):
+    from engine.delivery import tracking_guard
+
+    monkeypatch.setattr(tracking_guard, "PER_IP_PER_MINUTE", 5)
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload())
+    paths = [_path(open_url(str(n.id), f"r{i}@example.net")) for i in range(12)]
+    statuses = [client.get(p, environ_base={"REMOTE_ADDR": "203.0.113.9"}).status_code
+                for p in paths]
+    assert 429 in statuses and 5 <= statuses.count(200) <= 10, statuses
+    other = client.get(paths[0], environ_base={"REMOTE_ADDR": "203.0.113.10"})
+    assert other.status_code == 200

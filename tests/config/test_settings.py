@@ -134,3 +134,45 @@ def test_postgresql_without_its_driver_is_one_configuration_error(monkeypatch):
     assert "pip install 'herald[postgres]'" in str(err.value)
     # SQLite needs no driver of its own.
     assert load_settings({"HERALD_DATABASE_URL": "sqlite:///x.db"}).database_url == "sqlite:///x.db"
+
+
+def _published_keys() -> set[str]:
+    """Every literal this repository assigns to a secret key outside tests: anyone can read
+    them, so production must refuse each."""
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    pattern = re.compile(r"""SECRET_KEY["']?\s*[:=]\s*["']([^"'\s]{8,})["']""", re.I)
+    found: set[str] = set()
+    for path in root.rglob("*"):
+        if (path.suffix not in {".py", ".md", ".yml", ".yaml", ".toml", ".cfg", ".env", ""}
+                or not path.is_file() or {".venv", "tests", ".git", "node_modules"} & set(
+                    path.relative_to(root).parts)):
+            continue
+        found.update(pattern.findall(path.read_text(errors="replace")))
+    return found
+
+
+def test_the_source_publishes_a_secret_key_the_scan_finds():
+    from config.settings import DEV_SECRET_KEY
+
+    assert DEV_SECRET_KEY in _published_keys()
+
+
+@pytest.mark.parametrize("key", sorted(_published_keys()))
+def test_production_refuses_a_secret_key_published_in_the_source(key):
+    with pytest.raises(ConfigError) as err:
+        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": key,
+                       "HERALD_EMAIL_PROVIDER": "smtp://mx.example:25"})
+    assert err.value.setting == "HERALD_SECRET_KEY"
+    assert "published" in str(err.value)
+
+
+@pytest.mark.parametrize("url", ["INBOX://", " inbox://", "Inbox://", "\tinbox://"])
+@pytest.mark.parametrize("setting", ["HERALD_EMAIL_PROVIDER", "HERALD_SMS_PROVIDER"])
+def test_production_refuses_the_dev_inbox_in_any_spelling_the_resolver_takes(setting, url):
+    with pytest.raises(ConfigError) as err:
+        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": "x" * 40,
+                       setting: url})
+    assert err.value.setting == setting

@@ -401,3 +401,27 @@ def test_a_row_queued_with_the_older_keys_is_checked_against_the_list_itself(smt
         suppressionKeys=["gone@b\u00fccher.example", "ok@example.net"]))
     assert deliver_notification(str(n.id)) == "delivered"
     assert [m.rcpt_tos for m in smtp.received] == [["ok@example.net"]]
+
+
+def test_no_header_line_passes_rfc_5322s_998_octets(smtp_settings, smtp):
+    """A 3,000-character tag in the subject and a long custom header value are folded or
+    encoded, so the relay takes the message instead of answering "Line too long"."""
+    ws = factories.workspace()
+    tpl = factories.template(ws, defaults={"to": ["team@example.com"]})
+    word = "x" * 3000
+    sending.send({"tenantId": str(ws.id), "templateId": str(tpl.id),
+                  "tags": [{"key": "name", "value": word}]},
+                 factories.api_key(ws), "127.0.0.1", "corr")
+    stored = factories.notification(ws, factories.email_payload(
+        headers={"X-Campaign": "y" * 3000, "X-Spaced": " ".join(["z" * 990] * 3)}))
+    for n in (Notification.get(Notification.id != stored.id), stored):
+        assert deliver_notification(str(n.id)) == "delivered"
+    assert len(smtp.received) == 2
+    for arrived in smtp.received:
+        longest = max(len(line) for line in arrived.content.split(b"\r\n"))
+        assert longest <= 998, longest
+    first, second = (email.message_from_bytes(a.content, policy=policy.default)
+                     for a in smtp.received)
+    assert first["Subject"] == f"Hi {word}"
+    assert second["X-Campaign"] == "y" * 3000
+    assert second["X-Spaced"] == " ".join(["z" * 990] * 3)

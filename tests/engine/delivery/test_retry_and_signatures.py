@@ -80,7 +80,8 @@ def test_signature_matches_spec_formula():
 
 
 def test_verification_rejects_old_timestamps():
-    headers = {"X-Service-Timestamp": "1000", "X-Service-Delivery-Id": "d",
-               "X-Service-Signature": sign("k", 1000, "d", b"x")}
+    uid = "5f0c6a52-8a43-4d1e-9a57-3c1b2f6f7d10"
+    headers = {"X-Service-Timestamp": "1000", "X-Service-Delivery-Id": uid,
+               "X-Service-Signature": sign("k", 1000, uid, b"x")}
     assert verify_webhook("k", b"x", headers, now=1000 + 300)
     assert not verify_webhook("k", b"x", headers, now=1000 + 301)

@@ -270,3 +270,14 @@ def test_a_number_literal_too_long_to_mean_anything_is_a_syntax_error() -> None:
     with pytest.raises(RenderError, match="number literal"):
         render_part(None, "body", "{{uppercase " + "9" * 5000 + "}}", {})
     assert render_part(None, "body", "{{lookup this " + "9" * 100 + "}}", {}) == ""
+
+
+def test_a_request_budget_bounds_renders_below_their_own_deadline() -> None:
+    from engine.rendering import render_budget
+
+    text = "{{#each this}}{{#each @root}}{{uppercase this}}{{/each}}{{/each}}"
+    tags = {f"k{i}": "v" * 100 for i in range(30)}
+    assert len(render_part(None, "body", text, tags)) == 30 * 30 * 100
+    with render_budget(0.0), pytest.raises(RenderError, match="too long to render"):
+        render_part(None, "body", text, tags)
+    assert len(render_part(None, "body", text, tags)) == 30 * 30 * 100, "the budget ended"

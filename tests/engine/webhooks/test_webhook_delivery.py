@@ -5,17 +5,18 @@ from __future__ import annotations
 import pytest
 
 from engine.webhooks.delivery import deliver_webhook
-from engine.webhooks.signatures import verify_webhook
+from engine.webhooks.signatures import verify_webhook, verify_webhook_v2
 from engine.webhooks.transport import ANSWER_BYTES, CONNECT_TIMEOUT, EXCERPT_BYTES
 from tests.support.dribbling_receiver import DribblingReceiver
 from tests.support.https_receiver import Scripted
 
 SECRET = "whsec_test-secret"
+DELIVERY_ID = "5f0c6a52-8a43-4d1e-9a57-3c1b2f6f7d10"
 
 
 def attempt(receiver, dns_server, ca_file, path="/hook", host="hook.test", **kwargs):
     options = {"content_type": "application/json", "custom_headers": {"X-Team": "core"},
-               "secret": SECRET, "delivery_id": "d-123", "allow_private": True,
+               "secret": SECRET, "delivery_id": DELIVERY_ID, "allow_private": True,
                "resolver": dns_server.resolver(), "ca_bundle": ca_file, "timeout": 2.0}
     options.update(kwargs)
     return deliver_webhook(receiver.url(path, host), b'{"order": "A-1"}', **options)
@@ -28,13 +29,18 @@ def test_success_is_signed_over_the_exact_bytes_with_the_spec_headers(receiver, 
     (request,) = receiver.received
     headers = request.headers
     assert request.body == b'{"order": "A-1"}'
-    assert headers["X-Service-Delivery-Id"] == headers["Idempotency-Key"] == "d-123"
+    assert headers["X-Service-Delivery-Id"] == headers["Idempotency-Key"] == DELIVERY_ID
     assert headers["X-Service-Signature"].startswith("v1=")
     assert headers["Host"] == f"hook.test:{receiver.port}"
     assert headers["X-Team"] == "core"
     assert verify_webhook(SECRET, request.body, headers)
     assert not verify_webhook("another-secret", request.body, headers)
     assert not verify_webhook(SECRET, request.body + b" ", headers)
+    url = receiver.url("/hook", "hook.test")
+    assert headers["X-Herald-Signature"].startswith("v2=")
+    assert verify_webhook_v2(SECRET, request.body, headers, url)
+    assert not verify_webhook_v2(SECRET, request.body, headers, receiver.url("/other",
+                                                                             "hook.test"))
 
 
 @pytest.mark.parametrize(("status", "outcome"), [

@@ -1,0 +1,38 @@
+"""One render budget per request, shared by every part, recipient and personalisation.
+
+Each render also keeps its own bound (runtime.RENDER_DEADLINE_SECONDS); a request opens a
+budget around all its renders, so three hostile parts cost one budget, not three deadlines
+(a preview of three parts once ran 3 x 2 s). The budget is a context variable: each server
+thread's request has its own, and code outside a request (the worker) has none.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+_deadline: ContextVar[float | None] = ContextVar("herald_render_deadline", default=None)
+
+
+@contextmanager
+def render_budget(seconds: float) -> Iterator[None]:
+    """Every render inside shares ``seconds`` of wall time in all."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def deadline_within(seconds: float) -> float:
+    """The monotonic deadline of a render bounded by ``seconds``, and by the budget."""
+    own = time.monotonic() + seconds
+    budget = _deadline.get()
+    return own if budget is None else min(own, budget)
+
+
+def seconds_left(seconds: float) -> float:
+    """``seconds``, or what is left of the budget when that is less (never negative)."""
+    return max(0.0, deadline_within(seconds) - time.monotonic())
