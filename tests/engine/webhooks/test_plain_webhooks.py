@@ -22,7 +22,7 @@ SECRET = "whsec_test"
 def _deliver(url: str, **options):
     return deliver_webhook(url, b'{"order": "A-1"}', content_type="application/json",
                            custom_headers={"X-Team": "core"}, secret=SECRET,
-                           delivery_id="d-1", **options)
+                           delivery_id="0b6f1c2e-8d4a-4f3b-9a1e-5c7d2e8f9a10", **options)
 
 
 def test_a_plain_http_receiver_on_loopback_gets_a_signed_request():
