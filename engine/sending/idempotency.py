@@ -172,7 +172,8 @@ def _reused() -> ApiError:
 
 
 def _answer_of(record: str | None, idem: IdempotencyKey, redis_key: str) -> None:
-    """Replay a done record; wait a little for a pending one to finish, then 409."""
+    """Replay a done record; wait a little for a pending one to finish, then 409 (at once
+    when the record goes: the first request was refused, and a retry will proceed)."""
     deadline = time.monotonic() + WAIT_SECONDS
     pause = 0.01
     while True:
@@ -186,7 +187,9 @@ def _answer_of(record: str | None, idem: IdempotencyKey, redis_key: str) -> None
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
         value = runtime.redis().get(redis_key)
-        record = _text(value) if value is not None else None
+        if value is None:  # the first request was refused after all: try again now
+            break
+        record = _text(value)
     raise ApiError(409, "notifications.idempotency_key_in_use",
                    "A request with this Idempotency-Key is still being processed; retry "
                    "after the time in Retry-After.", headers={"Retry-After": "1"})

@@ -225,3 +225,21 @@ def test_a_key_is_kept_24_hours(client, tenant, settings):
     ttl = Redis.from_url(settings.redis_url).ttl(
         idempotency.read_header("daily", tenant["body"], None).record(str(tenant["ws"].id)))
     assert 24 * 3600 - 60 < ttl <= 24 * 3600
+
+
+@pytest.mark.timeout(30)
+def test_a_request_racing_a_first_that_is_refused_is_told_to_retry(client, tenant, settings,
+                                                                   monkeypatch):
+    monkeypatch.setattr(idempotency, "WAIT_SECONDS", 600.0)  # only the refusal ends the wait
+    idem = idempotency.read_header("refused", tenant["body"], None)
+    record = idem.record(str(tenant["ws"].id))
+    redis = Redis.from_url(settings.redis_url)
+    redis.set(record, idem.pending("the-first"), ex=60)
+    refused = threading.Timer(0.3, lambda: redis.delete(record))  # released: not accepted
+    refused.start()
+    response = _post(client, tenant["body"], tenant["key"], "refused")
+    refused.join()
+    assert response.status_code == 409 and response.headers["Retry-After"] == "1"
+    retry = _post(client, tenant["body"], tenant["key"], "refused")
+    assert retry.status_code == 202 and "Idempotent-Replayed" not in retry.headers
+    assert Notification.select().count() == 1

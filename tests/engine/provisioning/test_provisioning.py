@@ -361,3 +361,34 @@ def test_an_id_that_contradicts_an_existing_name_is_refused(db, where):
     message = str(err.value)
     assert f"{path}.id:" in message and OTHER_ID in message and existing in message
     assert Template.get_by_id(TPL_ID).defaults["to"] == ["team@acme.example"]
+
+
+def test_an_email_provider_list_applies_exports_and_reapplies_unchanged(db):
+    providers = [{"plugin": "smtp", "url": "smtp://u:pw@mx1.example:587?tls=starttls"},
+                 {"plugin": "inbox", "url": "inbox://"}]
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["emailProvider"] = providers
+    apply_document(copy.deepcopy(doc))
+    (workspace,) = export_document()["accounts"][0]["workspaces"]
+    assert workspace["emailProvider"] == providers  # in order
+    assert apply_document(copy.deepcopy(doc)).as_json()["changed"] is False
+
+
+@pytest.mark.parametrize(("providers", "path", "message"), [
+    ([], "workspaces[0].emailProvider", "an empty list"),
+    ([{"plugin": "smtp", "url": "smtp://mx1.example:25"},
+      {"plugin": "smtp", "url": "smtp://mx2.example:25?tls=bogus"}],
+     "workspaces[0].emailProvider[1]", "tls must be one of"),
+    (["smtp://mx1.example:25"], "workspaces[0].emailProvider[0]", "expected an object"),
+    ([{"plugin": "nosuch", "url": "nosuch://x"}], "workspaces[0].emailProvider[0]",
+     "no provider plugin"),
+])
+def test_a_bad_entry_of_a_provider_list_is_refused_with_its_path(db, providers, path,
+                                                                 message):
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["emailProvider"] = providers
+    with pytest.raises(ApplyError) as err:
+        apply_document(doc)
+    assert any(p.startswith(f"accounts[0].{path}:") and message in p
+               for p in err.value.problems), err.value.problems
+    assert Workspace.select().count() == 0
