@@ -22,10 +22,9 @@ LIST_LABELS = (("to", "To"), ("cc", "Cc"), ("bcc", "Bcc"))
 
 def _lists(item) -> tuple[tuple[str, str], ...]:
     """The default lists this item takes: an SMS template has numbers in To only, a webhook
-    template none (its destination comes with each send), nor has a plugin's channel here
-    (what its recipients look like is its own)."""
+    template none (its destination comes with each send)."""
     if isinstance(item, Template):
-        return {"email": LIST_LABELS, "sms": (("to", "To"),)}.get(item.channel, ())
+        return {"email": LIST_LABELS, "sms": (("to", "To"),), "webhook": ()}[item.channel]
     return LIST_LABELS
 
 
