@@ -245,3 +245,41 @@ def test_a_stranger_to_the_workspace_sees_nothing(app, ws):
     eve = Client(app, "eve@example.com")
     assert eve.get(f"/w/{ws.id}/templates/{template.id}").status_code == 404
     assert eve.get(f"/w/{ws.id}/templates").status_code == 404
+
+
+def test_a_template_of_a_channel_not_installed_here_says_so(ada, ws):
+    template = factories.template(ws)
+    Template.update(channel="fax").where(Template.id == template.id).execute()
+    page = ada.get(f"/w/{ws.id}/templates/{template.id}")
+    assert page.status_code == 409 and "fax, is not installed on this server" in page.text
+    assert ada.post(f"/w/{ws.id}/templates/{template.id}/draft",
+                    _email_form()).status_code == 409
+    assert ada.get(f"/w/{ws.id}/templates/{template.id}/manage").status_code == 200
+
+
+def test_a_channel_a_plugin_brings_gets_an_editor_of_its_own_fields(
+        ada, ws, example_package, plugins_from):
+    plugins_from(example_package("herald-chat-channel"))
+    project = Project.create(workspace=ws, name="P", defaults={})
+    made = ada.post(f"/w/{ws.id}/templates/new", {"kind": "template", "name": "Standup",
+                                                  "channel": "chat",
+                                                  "location": f"project:{project.id}"})
+    template = Template.get(Template.name == "Standup")
+    assert made.status_code == 303 and template.channel == "chat"
+    page = ada.get(f"/w/{ws.id}/templates/{template.id}").text
+    assert '<label for="body">Body</label>' in page and '<label for="url">url</label>' in page
+    base = f"/w/{ws.id}/templates/{template.id}"
+    refused = ada.post(f"{base}/publish", {"body": "Hi {{name}}", "url": "ftp://x",
+                                           "basis": ""})
+    assert refused.status_code == 400 and "url: must be the room&#39;s http(s)" in refused.text
+    draft = versions.current_draft(template)
+    assert draft.content == {"body": "Hi {{name}}", "url": "ftp://x"}
+    published = ada.post(f"{base}/publish", {"body": "Hi {{name}}",
+                                             "url": "https://chat.example/hook",
+                                             "basis": f"{draft.number}:{draft.revision}"})
+    assert published.status_code == 303
+    assert TemplateVersion.get(TemplateVersion.template == template).status == "live"
+    preview = ada.post(f"{base}/preview", {"body": "Hi {{name}}", "url": "https://c.example/h",
+                                           "editor": "c" * 16, "sample": '{"name": "Ada"}'},
+                       HTMX)
+    assert preview.status_code == 200 and "Tags this template uses" in preview.text

@@ -1,5 +1,5 @@
 """Template authoring (WEB.md, issue 25): the hierarchy, the editor with autosave and live
-preview, versions, test sends. Thin views over engine/authoring/ and engine/versions.py.
+preview, versions, test sends. Thin views over engine/authoring/ and engine/catalog/versions.py.
 One blueprint; one module per page."""
 
 from __future__ import annotations

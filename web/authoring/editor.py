@@ -2,7 +2,7 @@
 
 Autosave posts the whole form shortly after typing stops (htmx) and gets back the status
 fragment; without JavaScript the same form is saved by its Save draft button. Publish saves
-the text as typed, then publishes through engine/versions.py (as `herald templates
+the text as typed, then publishes through engine/catalog/versions.py (as `herald templates
 publish`). Messages about the draft go in the editor's one ``role=status`` element, never
 in a second one, so "Saved" is what that status reads.
 """
@@ -108,7 +108,7 @@ def page(template: Template, *, content: dict[str, Any] | None = None,
 @blueprint.get("/templates/<template_id>")
 @workspace_view("member")
 def editor(template_id):
-    return page(loading.template(template_id))
+    return page(loading.authorable(loading.template(template_id)))
 
 
 def autosave_fragment(template: Template, *, saved: TemplateVersion | None = None,
@@ -131,7 +131,7 @@ def _posted(template: Template) -> tuple[dict[str, Any], Basis]:
 @blueprint.post("/templates/<template_id>/draft")
 @workspace_view("member")
 def save(template_id):
-    template = loading.template(template_id)
+    template = loading.authorable(loading.template(template_id))
     try:
         content, basis = _posted(template)
         draft = drafts.save_draft(template, content, basis, loading.who())
@@ -157,7 +157,7 @@ def save(template_id):
 @blueprint.post("/templates/<template_id>/publish")
 @workspace_view("member")
 def publish(template_id):
-    template = loading.template(template_id)
+    template = loading.authorable(loading.template(template_id))
     editable = drafts.editable(template)
     try:
         content, basis = _posted(template)

@@ -6,11 +6,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from flask import abort, g, render_template, request
+from flask import abort, g, make_response, render_template, request
 from flask_login import current_user
 
 from engine.catalog import snapshots
+from engine.plugins.manager import default_registry
 from engine.store.models import Container, Project, Template
+from web.core import errors
 
 KINDS = {"projects": Project, "folders": Container, "templates": Template}
 
@@ -42,6 +44,16 @@ def template(template_id: Any) -> Template:
     found = Template.get_or_none(Template.id == key,
                                  Template.workspace == g.workspace) if key else None
     return found or abort(404)
+
+
+def authorable(template: Template) -> Template:
+    """The template, when its channel's plugin is installed here (else a page that says so:
+    it can still be renamed, moved or deleted, not edited)."""
+    if template.channel not in default_registry().channels:
+        abort(make_response(errors.page(409, f"This template's channel, {template.channel}, "
+                                             "is not installed on this server: install its "
+                                             "plugin to edit the template.")))
+    return template
 
 
 def template_as_sent(template_id: Any) -> Template:

@@ -22,9 +22,10 @@ LIST_LABELS = (("to", "To"), ("cc", "Cc"), ("bcc", "Bcc"))
 
 def _lists(item) -> tuple[tuple[str, str], ...]:
     """The default lists this item takes: an SMS template has numbers in To only, a webhook
-    template none (its destination comes with each send)."""
+    template none (its destination comes with each send), nor has a plugin's channel here
+    (what its recipients look like is its own)."""
     if isinstance(item, Template):
-        return {"email": LIST_LABELS, "sms": (("to", "To"),), "webhook": ()}[item.channel]
+        return {"email": LIST_LABELS, "sms": (("to", "To"),)}.get(item.channel, ())
     return LIST_LABELS
 
 

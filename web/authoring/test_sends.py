@@ -31,7 +31,7 @@ def _content_and_tags(template):
 @blueprint.post("/templates/<template_id>/test-sends")
 @workspace_view("member")
 def send_test(template_id):
-    template = loading.template(template_id)
+    template = loading.authorable(loading.template(template_id))
     recipient = loading.posted().get("recipient", "")
     try:
         editable, content, tags = _content_and_tags(template)
