@@ -18,8 +18,10 @@ def request_body(workspace: Workspace, template: Template, tags: dict[str, str],
                  has_default_to: bool) -> dict[str, Any]:
     body: dict[str, Any] = {"tenantId": str(workspace.id), "templateId": str(template.id),
                             "tags": [{"key": k, "value": v} for k, v in tags.items()]}
-    if template.channel == "webhook" or not has_default_to:
-        key, value = PLACEHOLDERS[template.channel]
+    # A channel a plugin brings names its own options; its snippet carries only the tags.
+    placeholder = PLACEHOLDERS.get(template.channel)
+    if placeholder and (template.channel == "webhook" or not has_default_to):
+        key, value = placeholder
         body[key] = value
     return body
 
