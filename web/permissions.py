@@ -12,7 +12,6 @@ from flask import abort, g
 from flask_login import current_user, login_required
 
 from engine.people import roles
-from engine.store.models import Workspace
 
 
 def workspace_view(role: str = "member") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -24,12 +23,12 @@ def workspace_view(role: str = "member") -> Callable[[Callable[..., Any]], Calla
         @wraps(view)
         @login_required
         def checked(workspace_id: Any, **kwargs: Any) -> Any:
-            workspace = Workspace.get_or_none(Workspace.id == workspace_id)
-            membership = roles.membership(workspace, current_user.user) if workspace else None
+            membership = roles.membership_in(workspace_id, current_user.user)
             if membership is None:
                 abort(404)
             if not roles.at_least(membership.role, role):
                 abort(403)
+            workspace = membership.workspace
             g.workspace, g.membership, g.role = workspace, membership, membership.role
             return view(**kwargs)
 

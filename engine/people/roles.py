@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from peewee import fn
 
 from engine.people import audit
@@ -36,6 +38,13 @@ def may_grant(granter_role: str | None, role: str) -> bool:
 
 def membership(workspace: Workspace, user: User) -> Membership | None:
     return Membership.get_or_none(Membership.workspace == workspace, Membership.user == user)
+
+
+def membership_in(workspace_id: Any, user: User) -> Membership | None:
+    """The user's membership of a workspace given by id, its workspace loaded in the same
+    query: every workspace page asks this first, so it is one round trip, not two."""
+    return (Membership.select(Membership, Workspace).join(Workspace)
+            .where(Membership.workspace == workspace_id, Membership.user == user).first())
 
 
 def workspaces_of(user: User) -> list[tuple[Workspace, str]]:
