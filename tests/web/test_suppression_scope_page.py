@@ -8,6 +8,8 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from engine.catalog import suppressions
+from engine.delivery.tracking import unsubscribe_url
+from engine.reports import events
 from engine.store.models import Suppression
 from tests import factories
 from tests.web.conftest import make_user, sign_in
@@ -55,3 +57,24 @@ def test_the_suppressions_page_shows_filters_and_sets_the_scope(page: Page, live
         Suppression.workspace == other)}
     assert scopes == {"news@example.net": "marketing", "left@example.net": "all",
                       "gone@example.net": "all", "old@example.net": "all"}
+
+
+def test_a_notification_report_shows_what_its_unsubscribe_and_bounce_suppress(page: Page,
+                                                                              live):
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    sign_in(page, "mia@example.com")
+    n = factories.notification(ws, factories.email_payload(
+        emailType="Marketing", to=["ada@example.net", "gone@example.net"]), status="delivered")
+    # The real one-click endpoint, on the same server.
+    link = unsubscribe_url(str(n.id), "ada@example.net")
+    answer = page.request.post("/t/u/" + link.rsplit("/", 1)[1],
+                               form={"List-Unsubscribe": "One-Click"})
+    assert answer.status == 200
+    events.record(n, events.Reported("bounced", "gone@example.net", "dsn", "5.1.1 unknown"))
+    page.goto(f"/w/{ws.id}/reports/notifications/{n.id}")
+    timeline = page.get_by_role("list", name="Timeline")
+    expect(timeline).to_contain_text("unsubscribed · ada@example.net · suppresses marketing only")
+    expect(timeline).to_contain_text("bounced · gone@example.net · from dsn · suppresses all mail")
+    expect(page.locator("dl.facts")).to_contain_text(
+        "ada@example.net (Marketing only), gone@example.net (All mail)")
