@@ -107,20 +107,3 @@ def test_an_unsubscribe_never_narrows_a_suppression_of_all_mail(client, smtp, st
     assert (row.reason, row.scope) == ("complaint", "all")
     assert _send(client, streams, "Transactional", "ada@example.net") == "suppressed"
     assert smtp.received == []
-
-
-def test_sms_is_stopped_only_by_a_suppression_of_all_mail(settings):
-    # SMS has no Marketing stream: a number's row stops it when it is of scope all.
-    ws = factories.workspace()
-    suppressions.add(ws.id, ["+14155550100"], "manual")
-    payload = {"channel": "sms", "to": ["+14155550100", "+14155550101"],
-               "body": "Code 1", "from": "+15005550006",
-               "suppressionKeys": ["+14155550100", "+14155550101"]}
-    n = factories.notification(ws, payload)
-    from engine.delivery.planning import _suppressed
-    from engine.store import notification_store
-
-    assert _suppressed(n, ["+14155550100", "+14155550101"]) == {"+14155550100"}
-    Suppression.update(scope="marketing").execute()
-    assert notification_store.suppressed(ws.id, ["+14155550100"], marketing=False) == set()
-    assert _suppressed(n, ["+14155550100"]) == set()
