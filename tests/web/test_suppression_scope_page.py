@@ -12,7 +12,7 @@ from engine.delivery.tracking import unsubscribe_url
 from engine.reports import events
 from engine.store.models import Suppression
 from tests import factories
-from tests.web.conftest import make_user, sign_in
+from tests.web.conftest import csrf_token, make_user, sign_in
 
 
 def test_the_suppressions_page_shows_filters_and_sets_the_scope(page: Page, live, tmp_path):
@@ -35,6 +35,10 @@ def test_the_suppressions_page_shows_filters_and_sets_the_scope(page: Page, live
     page.get_by_role("button", name="Add suppression").click()
     expect(page.get_by_role("status")).to_contain_text("no Marketing email goes to it")
     assert Suppression.get(Suppression.address == "news@example.net").scope == "marketing"
+    forged = page.request.post(f"/w/{ws.id}/settings/suppressions", form={
+        "csrf_token": csrf_token(page), "address": "odd@example.net", "scope": "sms"})
+    assert forged.status == 400
+    assert not Suppression.select().where(Suppression.address == "odd@example.net").exists()
     # A bounce widens an unsubscribe to all mail, and the page says so.
     suppressions.add(ws.id, ["left@example.net"], "bounce")
     page.goto(f"/w/{ws.id}/settings/suppressions")
