@@ -13,14 +13,16 @@ from engine.delivery import tracking_guard
 from engine.delivery.tracking import link_target, read_token
 from engine.reports import events as report_events
 from engine.store.models import Notification, TrackingEvent
+from engine.store.vocabulary import SuppressionScope
 
 blueprint = Blueprint("tracking", __name__)
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
 UNSUBSCRIBE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>Unsubscribe</title></head><body style="font-family:system-ui;margin:3rem">
-{% if done %}<p>{{ address }} is unsubscribed.</p>{% else %}
-<p>Stop emails to {{ address }}?</p><form method="post"><button>Unsubscribe</button></form>
-{% endif %}</body></html>"""
+{% if done %}<p>{{ address }} is unsubscribed from marketing email.</p>{% else %}
+<p>Stop marketing emails to {{ address }}?</p>
+<form method="post"><button>Unsubscribe</button></form>{% endif %}
+<p>Messages about your account, such as password resets, still arrive.</p></body></html>"""
 
 
 def _notification(data: dict | None) -> Notification | None:
@@ -93,6 +95,9 @@ def unsubscribe(token: str):
     if request.method == "GET":
         # RFC 8058: a GET (link scanners, previews) never unsubscribes by itself.
         return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=False)
-    suppressions.add(notification.workspace_id, [address], "unsubscribe")
+    # Only Marketing mail carries the link: it stops Marketing email, never a password reset
+    # (a row already suppressing all mail stays so).
+    suppressions.add(notification.workspace_id, [address], "unsubscribe",
+                     SuppressionScope.MARKETING)
     _record("unsubscribe", data)
     return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=True)

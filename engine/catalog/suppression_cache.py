@@ -5,10 +5,11 @@ was a preview's only database round trip: about 15% of its cost (docs/performanc
 tenth round). Delivery never reads this cache (the worker's claim reads the list itself),
 so a late answer can only make a preview's report late, never let a message through.
 
-A suppression written by this process (an unsubscribe, a bounce in an in-process worker)
-is seen at once; one written by another process (the server's other workers, a bounce in a
-worker, `herald apply`) within HERALD_KEY_CACHE_SECONDS, the bound a key, template or
-sender change already has.
+A suppression written by this process (an unsubscribe, a bounce in an in-process worker, a
+Marketing-only row widened to all) is seen at once; one written by another process (the
+server's other workers, a bounce in a worker, `herald apply`) within
+HERALD_KEY_CACHE_SECONDS, the bound a key, template or sender change already has. Each
+answer is the address's scope, so a Marketing and a Transactional preview share it.
 """
 
 from __future__ import annotations
@@ -19,31 +20,41 @@ from typing import Any
 
 from engine import runtime
 from engine.store import notification_store
+from engine.store.vocabulary import stops
 
 # At most this many addresses per workspace and this many workspaces: past either, that
 # map starts over (a preview lists at most 1,000 recipients).
 MAX_ADDRESSES = 5_000
 MAX_WORKSPACES = 1_000
 
-# workspace -> address -> (expires at, suppressed)
-_answers: dict[str, dict[str, tuple[float, bool]]] = {}
+# workspace -> address -> (expires at, the scope of its suppression, or None: not on the list)
+_answers: dict[str, dict[str, tuple[float, str | None]]] = {}
 # How many times this process changed a list: an answer read from the database while a
 # list changed is not kept.
 _changes = 0
 _lock = threading.Lock()
 
 
-def suppressed(workspace_id: Any, keys: list[str]) -> set[str]:
-    """Which of the suppression ``keys`` are on the workspace's list (lower-cased)."""
+def suppressed(workspace_id: Any, keys: list[str], *, marketing: bool = True) -> set[str]:
+    """Which of the suppression ``keys`` are on the workspace's list (lower-cased) for a
+    message of the Marketing stream (``marketing``) or not: an answer holds each key's
+    scope, so one cached answer serves both streams."""
+    return {key for key, scope in scopes(workspace_id, keys).items() if stops(scope, marketing)}
+
+
+def scopes(workspace_id: Any, keys: list[str]) -> dict[str, str]:
+    """Of the suppression ``keys`` (lower-cased), those on the workspace's list, each with
+    its scope."""
     workspace = str(workspace_id).lower()
     wanted = sorted({k.lower() for k in keys})
     now = time.monotonic()
     known = _answers.get(workspace, {})
     answers = [known.get(key) for key in wanted]
     if all(a is not None and a[0] > now for a in answers):
-        return {key for key, answer in zip(wanted, answers, strict=True) if answer and answer[1]}
+        return {key: answer[1] for key, answer in zip(wanted, answers, strict=True)
+                if answer and answer[1] is not None}
     changes = _changes
-    found = notification_store.suppressed(workspace_id, wanted)
+    found = notification_store.suppression_scopes(workspace_id, wanted)
     expires = now + runtime.settings().key_cache_seconds
     with _lock:
         if _changes == changes:
@@ -52,7 +63,7 @@ def suppressed(workspace_id: Any, keys: list[str]) -> set[str]:
             entries = _answers.setdefault(workspace, {})
             if len(entries) + len(wanted) > MAX_ADDRESSES:
                 entries.clear()
-            entries.update((key, (expires, key in found)) for key in wanted)
+            entries.update((key, (expires, found.get(key))) for key in wanted)
     return found
 
 

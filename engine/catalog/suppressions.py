@@ -1,6 +1,12 @@
 """Adding to a workspace's suppression list, the one way every writer does it (a bounce, an
 unsubscribe, `herald apply`): each address kept as its suppression key, and this process's
-cached preview answers for the workspace dropped once the rows are written."""
+cached preview answers for the workspace dropped once the rows are written.
+
+Each row has a scope (docs/delivery.md, "Suppression scope"): ``all`` stops every message,
+``marketing`` only Marketing email (a one-click unsubscribe). A write never narrows a row:
+an unsubscribe of an address already suppressed for all mail changes nothing, while a bounce
+(or a manual entry) of an address unsubscribed from Marketing widens its row to ``all``,
+taking the new reason with it."""
 
 from __future__ import annotations
 
@@ -9,19 +15,32 @@ from typing import Any
 
 from engine.catalog import suppression_cache
 from engine.formats.addresses import suppression_key
-from engine.store.models import Suppression
+from engine.store.models import Suppression, utcnow
+from engine.store.vocabulary import SuppressionScope, scope_for
 
 
-def add(workspace_id: Any, addresses: Iterable[str], reason: str) -> int:
-    """Suppress ``addresses`` in the workspace; returns how many were not on the list yet."""
-    created = 0
+def add(workspace_id: Any, addresses: Iterable[str], reason: str,
+        scope: SuppressionScope | str | None = None) -> int:
+    """Suppress ``addresses`` in the workspace for ``scope`` (by default the reason's: see
+    ``vocabulary.scope_for``); returns how many were newly suppressed or widened to all."""
+    scope = SuppressionScope(scope) if scope is not None else scope_for(reason)
+    changed = 0
     for address in addresses:
-        _, new = Suppression.get_or_create(workspace=workspace_id,
-                                           address=suppression_key(address),
-                                           defaults={"reason": reason})
-        created += new
+        row, new = Suppression.get_or_create(workspace=workspace_id,
+                                             address=suppression_key(address),
+                                             defaults={"reason": reason, "scope": scope})
+        if new:
+            changed += 1
+        elif scope == SuppressionScope.ALL and row.scope != SuppressionScope.ALL:
+            changed += _widen(row.id, reason)
     suppression_cache.forget(workspace_id)
-    return created
+    return changed
+
+
+def _widen(row_id: Any, reason: str) -> int:
+    """A Marketing-only row made ``all`` (unless another writer did it first)."""
+    return Suppression.update(scope=SuppressionScope.ALL, reason=reason, created_at=utcnow()) \
+        .where(Suppression.id == row_id, Suppression.scope != SuppressionScope.ALL).execute()
 
 
 def remove(workspace_id: Any, address: str) -> bool:

@@ -15,7 +15,7 @@ from engine.plugins.channel_contract import Channel, Plan, PlannedDelivery
 from engine.senders.identity import sender_additions
 from engine.store import notification_store
 from engine.store.models import DeliveryAttempt, Notification
-from engine.store.vocabulary import Outcome
+from engine.store.vocabulary import Outcome, stops
 
 
 def _tracked_html(notification_id: str, payload: dict[str, Any],
@@ -29,14 +29,23 @@ def _tracked_html(notification_id: str, payload: dict[str, Any],
                           track_clicks=bool(payload.get("trackClicks")), recipient=recipient)
 
 
+def is_marketing(payload: dict[str, Any]) -> bool:
+    """Whether a payload is of the Marketing stream, which a Marketing-only suppression (an
+    unsubscribe) stops too. Only email has the two streams (spec 2.2, the version's email
+    type); an SMS or a webhook, like Transactional email, is stopped by ``all`` rows only."""
+    return payload.get("emailType") == "Marketing"
+
+
 def _suppressed(notification: Notification, keys: list[str]) -> set[str]:
-    """The suppressed keys among ``keys``: read by the claim when the payload lists exactly
-    these keys (a row queued before the keys were spelt as now lists others: asked again)."""
+    """The keys among ``keys`` suppressed for this notification's stream: read by the claim
+    when the payload lists exactly these keys (a row queued before the keys were spelt as
+    now lists others: asked again)."""
+    marketing = is_marketing(notification.payload or {})
     known = getattr(notification, "suppressed_keys", None)
     wanted = set(keys)
     if known is not None and wanted.issubset(notification.payload["suppressionKeys"]):
-        return known & wanted
-    return notification_store.suppressed(notification.workspace_id, keys)
+        return {key for key in wanted & known.keys() if stops(known[key], marketing)}
+    return notification_store.suppressed(notification.workspace_id, keys, marketing=marketing)
 
 
 def _settled_recipients(notification: Notification) -> dict[str, str]:

@@ -51,6 +51,16 @@ class _Checker:
         except ValueError:
             self.fail(f"{path}.id", "must be a UUID")
 
+    def suppression(self, entry: Any, path: str) -> None:
+        """An address (suppressed for all mail), or {address, scope} (docs/delivery.md,
+        "Suppression scope")."""
+        if not isinstance(entry, dict):
+            self.address(entry, path)
+            return
+        self.address(entry.get("address"), f"{path}.address")
+        if entry.get("scope", "all") not in ("all", "marketing"):
+            self.fail(f"{path}.scope", "must be all or marketing")
+
     def address(self, value: Any, path: str, allow_domain: bool = False) -> None:
         if not isinstance(value, str) or "\r" in value or "\n" in value:
             self.fail(path, "must be a string without line breaks")
@@ -131,8 +141,8 @@ class _Checker:
                 self.email_provider(item, f"{path}.emailProvider[{i}]")
         elif provider is not None:
             self.email_provider(provider, f"{path}.emailProvider")
-        for i, addr in enumerate(self.items(node, "suppressions", path)):
-            self.address(addr, f"{path}.suppressions[{i}]")
+        for i, entry in enumerate(self.items(node, "suppressions", path)):
+            self.suppression(entry, f"{path}.suppressions[{i}]")
         names: set[str] = set()
         for i, key in enumerate(self.items(node, "apiKeys", path)):
             key = self.mapping(key, f"{path}.apiKeys[{i}]")

@@ -84,7 +84,10 @@ def _workspace(row: Workspace) -> dict[str, Any]:
         "id": str(row.id),
         "name": row.name,
         "emailProvider": json.loads(row.email_provider) if row.email_provider else None,
-        "suppressions": [s.address for s in suppressions],
+        # An address suppressed for all mail as it is; a Marketing-only one with its scope.
+        "suppressions": [s.address if s.scope == "all" else {"address": s.address,
+                                                             "scope": s.scope}
+                         for s in suppressions],
         "apiKeys": api_keys,
         "projects": [_folder(p, None, p) for p in projects],
     }

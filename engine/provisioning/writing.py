@@ -141,13 +141,26 @@ class Writer:
                                         "signingSecret": secret})
         elif _sync(row, values):
             self.out.count(self.out.updated, "workspaces")
-        added = suppressions.add(row.id, node.get("suppressions") or [], "manual")
+        added = self.add_suppressions(row, node.get("suppressions") or [])
         if added:
             self.out.count(self.out.created, "suppressions", added)
         for i, key in enumerate(node.get("apiKeys") or []):
             self.api_key(row, key, f"{path}.apiKeys[{i}]")
         for i, project in enumerate(node.get("projects") or []):
             self.project(row, project, f"{path}.projects[{i}]")
+
+    @staticmethod
+    def add_suppressions(row: Workspace, entries: list[Any]) -> int:
+        """An entry is an address (all mail) or {address, scope}; a row is never narrowed,
+        so re-applying a file changes nothing."""
+        by_scope: dict[str, list[str]] = {"all": [], "marketing": []}
+        for entry in entries:
+            if isinstance(entry, dict):
+                by_scope[entry.get("scope") or "all"].append(entry["address"])
+            else:
+                by_scope["all"].append(entry)
+        return sum(suppressions.add(row.id, addresses, "manual", scope)
+                   for scope, addresses in by_scope.items() if addresses)
 
     def api_key(self, workspace: Workspace, node: dict[str, Any], path: str) -> None:
         expires = parse_time(str(node["expiresAt"])) if node.get("expiresAt") else None

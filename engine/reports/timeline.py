@@ -10,12 +10,18 @@ from typing import Any
 from engine.reports import projection
 from engine.reports.feed import payload_recipients
 from engine.reports.filters import ReportFilters
+from engine.store import notification_store
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, Template, TrackingEvent
 from engine.store.report_models import NotificationEvent
+from engine.store.vocabulary import SuppressionScope
 
 ANSWER_CHARS = 300
 TRACKED = {"open": "opened", "click": "clicked", "unsubscribe": "unsubscribed"}
+# The scope of the suppression an entry of this kind writes (docs/reports.md, "Suppression
+# rules"): an unsubscribe stops Marketing email only, a hard bounce or a complaint every message.
+SUPPRESSES = {"unsubscribed": SuppressionScope.MARKETING, "bounced": SuppressionScope.ALL,
+              "complained": SuppressionScope.ALL}
 
 
 @dataclass
@@ -34,6 +40,8 @@ class Timeline:
     template_name: str
     recipients: list[str]
     entries: list[Entry]
+    # Its recipients on the workspace's suppression list now, each with the row's scope.
+    suppressions: dict[str, str] = field(default_factory=dict)
 
 
 def find(workspace_id: Any, ident: str) -> Notification | None:
@@ -98,8 +106,14 @@ def timeline(workspace_id: Any, ident: str) -> Timeline | None:
     if status in ("delivered", "failed", "suppressed"):
         entries.append(Entry(n.updated_at, status, None,
                              {"error": _answer(n.last_error)} if n.last_error else {}))
+    for entry in entries:
+        if entry.kind in SUPPRESSES:
+            entry.detail["suppresses"] = SUPPRESSES[entry.kind]
     entries.sort(key=lambda e: (e.at, e.kind != "accepted"))
     template = Template.get_or_none(Template.id == n.template_id) if n.template_id else None
+    recipients = payload_recipients(n.payload)
+    listed = (notification_store.suppression_scopes(n.workspace_id, recipients)
+              if n.channel != "webhook" else {})
     return Timeline(n, status, template.name if template else "(no template)",
-                    payload_recipients(n.payload), entries)
+                    recipients, entries, dict(sorted(listed.items())))
 

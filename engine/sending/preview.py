@@ -33,7 +33,8 @@ def preview(body: object, header: str | None, ip: str,
 def _unsuppressed(resolved: Resolved, warnings: list[dict[str, str]]) -> Recipients:
     """The resolved recipients less the suppressed ones, each of those reported."""
     recipients = resolved.request.recipients()
-    blocked = suppressed(resolved.workspace.id, recipients.all())
+    marketing = resolved.version.content.get("emailType") == "Marketing"
+    blocked = suppressed(resolved.workspace.id, recipients.all(), marketing=marketing)
     if not blocked:
         return recipients
     keep = {k: [a for a in getattr(recipients, k) if suppression_key(a) not in blocked]

@@ -22,7 +22,9 @@ def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> R
     return Recipients(lists["to"], lists["cc"], lists["bcc"], was_overridden=bool(override))
 
 
-def suppressed(workspace_id: Any, addresses: list[str]) -> set[str]:
-    """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list,
-    as a preview reports them (through the per-process cache; delivery reads the list)."""
-    return suppression_cache.suppressed(workspace_id, [suppression_key(a) for a in addresses])
+def suppressed(workspace_id: Any, addresses: list[str], *, marketing: bool) -> set[str]:
+    """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list
+    for a Marketing message or not, as a preview reports them (through the per-process cache;
+    delivery reads the list)."""
+    return suppression_cache.suppressed(workspace_id, [suppression_key(a) for a in addresses],
+                                        marketing=marketing)

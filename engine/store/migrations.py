@@ -173,13 +173,26 @@ def _webhook_catcher(db: Database) -> None:
     db.create_tables([CaughtWebhook], safe=True)
 
 
+def _suppression_scope(db: Database) -> None:
+    """Each suppression's scope (docs/delivery.md, "Suppression scope"). Existing rows keep
+    their meaning as far as it can be read from their reason: an unsubscribe, written by a
+    Marketing email's one-click link, stops Marketing email only; every other reason (a
+    bounce, a complaint, soft bounces, a manual or imported entry) every message."""
+    from engine.store.vocabulary import MARKETING_ONLY_REASONS, SuppressionScope
+
+    add_missing_columns(db, Suppression, "scope")
+    Suppression.update(scope=SuppressionScope.MARKETING).where(
+        Suppression.reason.in_(MARKETING_ONLY_REASONS)).execute()
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
                                                 _one_live_version, _people,
                                                 _sender_verification, _authoring,
                                                 _delivery_reports, _idempotency_keys,
-                                                _failover_attempt_columns, _webhook_catcher]
+                                                _failover_attempt_columns, _webhook_catcher,
+                                                _suppression_scope]
 
 
 def current_version(db: Database) -> int:

@@ -193,6 +193,8 @@ class Suppression(BaseModel):
     workspace = ForeignKeyField(Workspace, backref="suppressions", on_delete="CASCADE")
     address = CharField(max_length=320)  # lower-cased
     reason = CharField(max_length=40, default="manual")
+    # all: every message; marketing: Marketing email only (vocabulary.SuppressionScope)
+    scope = CharField(max_length=10, default="all")
     created_at = DateTimeField(default=utcnow)
 
     class Meta:

@@ -10,7 +10,8 @@ Round trips: a send, one (the insert commits alone, no BEGIN/COMMIT pair); a del
 two: the claim, which also reads the signing secret and the suppressed recipients, and the
 outcome (one statement on PostgreSQL: a CTE inserts the attempts and updates the row). The
 claim sets two attributes beside the model's fields: ``sealed_signing_secret`` and, when
-the payload lists its ``suppressionKeys``, ``suppressed_keys``.
+the payload lists its ``suppressionKeys``, ``suppressed_keys`` (each suppressed key with its
+scope).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from peewee import Database, PostgresqlDatabase
 from engine.store import prepared
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
-from engine.store.vocabulary import NotificationStatus, Outcome
+from engine.store.vocabulary import NotificationStatus, Outcome, stops
 
 ATTEMPT_FIELDS = [f for f in DeliveryAttempt._meta.sorted_fields if f.name != "id"]
 NOTIFICATION_FIELDS = Notification._meta.sorted_fields
@@ -55,13 +56,15 @@ def _statements(db: Database) -> dict[str, str]:
     if db.returning_clause:
         # Two answers ride along in the same round trip: the workspace's signing secret (a
         # webhook attempt signs with the current one, D7 in docs/api.md), and which of the
-        # recipients the payload lists under "suppressionKeys" are suppressed now (a JSON
-        # array).
+        # recipients the payload lists under "suppressionKeys" are suppressed now, with
+        # their scopes (a JSON array of pairs).
         postgres = isinstance(db, PostgresqlDatabase)
         keys = (f"SELECT json_array_elements_text({table}.\"payload\"::json -> "
                 "'suppressionKeys')" if postgres else
                 f"SELECT value FROM json_each({table}.\"payload\", '$.suppressionKeys')")
-        found = ("json_agg" if postgres else "json_group_array") + '(s."address")'
+        # Each as [address, scope]: the notification's stream decides which scopes stop it.
+        found = (("json_agg(json_build_array" if postgres else "json_group_array(json_array")
+                 + '(s."address", s."scope"))')
         claim += (f' RETURNING {columns}, (SELECT "signing_secret" FROM '
                   f'{_quoted(Workspace._meta.table_name)} WHERE "id" = {table}."workspace_id"), '
                   f'(SELECT {found} FROM {_quoted(Suppression._meta.table_name)} s '
@@ -85,7 +88,7 @@ def _statements(db: Database) -> dict[str, str]:
                      f'({attempt_columns}) VALUES '),
         # On PostgreSQL one statement for any number of addresses (an array), so it is
         # prepared once; SQLite has no arrays: the caller appends the IN list.
-        "suppressed": (f'SELECT "address" FROM {_quoted(Suppression._meta.table_name)} '
+        "suppressed": (f'SELECT "address", "scope" FROM {_quoted(Suppression._meta.table_name)} '
                        f'WHERE "workspace_id" = {p} AND "address" '
                        + (f"= ANY({p})" if isinstance(db, PostgresqlDatabase) else "IN ")),
         "secret": (f'SELECT "signing_secret" FROM {_quoted(Workspace._meta.table_name)} '
@@ -115,7 +118,7 @@ def _notification(row: tuple) -> Notification:
             found = row[count + 1]
             if isinstance(found, str):  # SQLite answers JSON as text
                 found = json.loads(found)
-            notification.suppressed_keys = set(found or [])
+            notification.suppressed_keys = {address: scope for address, scope in found or []}
     return notification
 
 
@@ -163,11 +166,18 @@ def claim(notification_id: str, stale_after: float, webhook_max_attempts: int,
     return _notification(row) if row else None
 
 
-def suppressed(workspace_id: Any, addresses: Iterable[str]) -> set[str]:
-    """The lower-cased addresses (or numbers) of ``addresses`` suppressed in the workspace."""
+def suppressed(workspace_id: Any, addresses: Iterable[str], *, marketing: bool = True) -> set[str]:
+    """The lower-cased addresses (or numbers) of ``addresses`` suppressed in the workspace for
+    a message of the Marketing stream (``marketing``) or not (only ``all`` rows stop it)."""
+    return {address for address, scope in suppression_scopes(workspace_id, addresses).items()
+            if stops(scope, marketing)}
+
+
+def suppression_scopes(workspace_id: Any, addresses: Iterable[str]) -> dict[str, str]:
+    """Of ``addresses`` (lower-cased), those on the workspace's list, with each one's scope."""
     wanted = sorted({a.lower() for a in addresses})
     if not wanted:
-        return set()
+        return {}
     db = database.obj
     sql = _statements(db)["suppressed"]
     workspace = Suppression.workspace.db_value(workspace_id)
@@ -176,7 +186,7 @@ def suppressed(workspace_id: Any, addresses: Iterable[str]) -> set[str]:
     else:
         sql += "(" + ", ".join([db.param] * len(wanted)) + ")"
         cursor = db.execute_sql(sql, (workspace, *wanted))
-    return {row[0] for row in cursor.fetchall()}
+    return {row[0]: row[1] for row in cursor.fetchall()}
 
 
 def signing_secret(notification: Notification) -> str | None:

@@ -1,6 +1,6 @@
 """The words the records use: a notification's status, an attempt's outcome, a version's
-status. StrEnums, so each compares equal to the text stored in the database and shown by
-the API (``NotificationStatus.QUEUED == "queued"``)."""
+status, a suppression's scope. StrEnums, so each compares equal to the text stored in the
+database and shown by the API (``NotificationStatus.QUEUED == "queued"``)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,29 @@ class Outcome(StrEnum):
     TRANSIENT = "transient"    # worth another attempt
     PERMANENT = "permanent"    # will fail the same way again
     SUPPRESSED = "suppressed"  # the recipient is gone for good (a hard bounce)
+
+
+class SuppressionScope(StrEnum):
+    """Which mail a suppression stops (docs/delivery.md, "Suppression scope"): a bounce, a
+    complaint or a manual entry stops every message to the address; a Marketing one-click
+    unsubscribe only Marketing email, so password resets still arrive."""
+
+    ALL = "all"
+    MARKETING = "marketing"
+
+
+# A reason whose rows stop Marketing email only (every other reason: every message).
+MARKETING_ONLY_REASONS = ("unsubscribe",)
+
+
+def scope_for(reason: str) -> SuppressionScope:
+    """The scope a suppression written for ``reason`` has (the migration's rule too)."""
+    return SuppressionScope.MARKETING if reason in MARKETING_ONLY_REASONS else SuppressionScope.ALL
+
+
+def stops(scope: str, marketing: bool) -> bool:
+    """Whether a suppression of ``scope`` stops a message of the Marketing stream or not."""
+    return marketing or scope != SuppressionScope.MARKETING
 
 
 class VersionStatus(StrEnum):

@@ -82,17 +82,25 @@ def test_suppressed_recipients_are_reported(client, tenant):
     assert alone["recipients"]["to"] == [] and alone["batchingInfo"]["messageCount"] == 0
 
 
-def test_an_unsubscribe_is_reported_by_the_next_preview(client, tenant):
-    body = {**tenant["body"], "emailOptions": {"to": ["ada@example.net"]}}
+def test_an_unsubscribe_is_reported_by_the_next_marketing_preview_only(client, tenant):
+    marketing = factories.template(tenant["ws"], content={"emailType": "Marketing"})
+    body = {**tenant["body"], "templateId": str(marketing.id),
+            "emailOptions": {"to": ["ada@example.net"]}}
     first = _preview(client, body, tenant["key"]).json
     assert "ada@example.net" in first["email"]["recipients"]["to"]
-    n = factories.notification(tenant["ws"], factories.email_payload(to=["ada@example.net"]))
+    n = factories.notification(tenant["ws"], factories.email_payload(
+        to=["ada@example.net"], emailType="Marketing"))
     path = unsubscribe_url(str(n.id), "Ada@Example.net").replace("http://herald.test", "")
     assert client.post(path, data="List-Unsubscribe=One-Click",
                        content_type="application/x-www-form-urlencoded").status_code == 200
     again = _preview(client, body, tenant["key"]).json
     assert "ada@example.net" not in again["email"]["recipients"]["to"]
     assert any("ada@example.net" in e["message"] for e in again["validationErrors"])
+    # The unsubscribe stops Marketing email only: a Transactional preview still reaches her.
+    transactional = {**tenant["body"], "emailOptions": {"to": ["ada@example.net"]}}
+    kept = _preview(client, transactional, tenant["key"]).json
+    assert "ada@example.net" in kept["email"]["recipients"]["to"]
+    assert not any("ada@example.net" in e["message"] for e in kept["validationErrors"])
 
 
 def test_marketing_batching_counts_one_message_per_recipient(client, settings):

@@ -356,7 +356,7 @@ def test_a_suppressed_domain_spelt_another_way_is_still_suppressed(smtp_settings
     # Fullwidth letters and an ideographic full stop reach the same mailbox (the channel
     # sends to the domain's ASCII form), so they are the same suppression key.
     ws = factories.workspace()
-    suppressions.add(ws.id, ["bob@example.net"], "unsubscribe")
+    suppressions.add(ws.id, ["bob@example.net"], "manual")
     for spelling in ("bob@\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.net", "bob@example\u3002net",
                      "Bob <BOB@EXAMPLE.NET>"):
         n = factories.notification(ws, factories.email_payload(to=[spelling, "ok@example.net"]))
@@ -395,7 +395,7 @@ def test_a_row_queued_with_the_older_keys_is_checked_against_the_list_itself(smt
     # Queued before suppression keys carried the ASCII domain: its payload lists the
     # Unicode key, which the claim's own lookup cannot find.
     ws = factories.workspace()
-    suppressions.add(ws.id, ["gone@b\u00fccher.example"], "unsubscribe")
+    suppressions.add(ws.id, ["gone@b\u00fccher.example"], "manual")
     n = factories.notification(ws, factories.email_payload(
         to=["gone@b\u00fccher.example", "ok@example.net"],
         suppressionKeys=["gone@b\u00fccher.example", "ok@example.net"]))

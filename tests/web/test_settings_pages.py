@@ -52,9 +52,10 @@ def test_suppressions_search_remove_import_and_export(page: Page, live, tmp_path
     with page.expect_download() as download:
         page.get_by_role("link", name="Export CSV").click()
     exported = Path(download.value.path()).read_text().splitlines()
-    assert exported == ["address,reason,createdAt", *sorted(exported[1:])]
+    assert exported == ["address,reason,createdAt,scope", *sorted(exported[1:])]
     assert any(line.startswith("'=evil@example.com,manual,") for line in exported)
-    assert any(line.startswith("bounced@example.net,bounce,") for line in exported)
+    assert any(line.startswith("bounced@example.net,bounce,") and line.endswith(",all")
+               for line in exported)
     page.goto(f"/w/{ws.id}/settings/suppressions")
     page.get_by_role("row", name="bounced@example.net").get_by_role("button",
                                                                      name="Remove").click()

@@ -46,3 +46,13 @@ def home_for_user():
 def format_datetime(value) -> str:
     """Times are stored as naive UTC; say so rather than guess the reader's zone."""
     return value.strftime("%Y-%m-%d %H:%M UTC") if value else ""
+
+
+# How a suppression's scope reads (docs/delivery.md, "Suppression scope").
+SCOPE_LABELS = {"all": "All mail", "marketing": "Marketing only"}
+
+
+@blueprint.app_template_filter("suppression_scope")
+def format_suppression_scope(value) -> str:
+    """A scope in words: what the suppression stops."""
+    return SCOPE_LABELS.get(str(value), str(value))

@@ -13,6 +13,7 @@ from engine.people.errors import PeopleError
 
 MAX_ROWS = 100_000
 HEADERS = {"address", "email", "email address", "emailaddress", "recipient"}
+SCOPES = ("all", "marketing")  # the first is a row's scope where the file gives none
 # A cell a spreadsheet would run as a formula; written with a leading ' and read back without.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -21,15 +22,17 @@ class CsvRefused(ValueError):
     """The file cannot be imported; the message says what to fix (and on which line)."""
 
 
-def read_addresses(stream: IO[bytes]) -> list[str]:
-    """Every address of the file's first column (or its address column), all checked: one
-    bad line refuses the whole file, so that an import is never half done."""
+def read_rows(stream: IO[bytes]) -> list[tuple[str, str]]:
+    """Every address of the file's first column (or its address column), each with its scope
+    (a ``scope`` column, as the export writes it; ``all`` where the file has none, so an
+    older file still imports), all checked: one bad line refuses the whole file, so that an
+    import is never half done."""
     try:
         text = codecs.getreader("utf-8-sig")(stream).read()
     except UnicodeDecodeError:
         raise CsvRefused("The file is not UTF-8 text: save it as CSV (UTF-8).") from None
     reader = csv.reader(io.StringIO(text, newline=""))
-    column, addresses, problems = 0, [], []
+    column, scope_column, rows, problems = 0, None, [], []
     try:
         for number, row in enumerate(reader, start=1):
             cells = [c.strip() for c in row]
@@ -37,24 +40,39 @@ def read_addresses(stream: IO[bytes]) -> list[str]:
                 continue
             if number == 1 and any(c.lower() in HEADERS for c in cells):
                 column = next(i for i, c in enumerate(cells) if c.lower() in HEADERS)
+                scope_column = next((i for i, c in enumerate(cells) if c.lower() == "scope"),
+                                    None)
                 continue
-            if len(addresses) >= MAX_ROWS:
+            if len(rows) >= MAX_ROWS:
                 raise CsvRefused(f"The file has more than {MAX_ROWS:,} addresses: split it.")
-            cell = cells[column] if column < len(cells) else ""
-            if cell.startswith("'") and cell[1:2] in FORMULA_START:
-                cell = cell[1:]
-            try:
-                addresses.append(users.normalize_email(cell))
-            except PeopleError:
+            parsed = _row(cells, column, scope_column)
+            if parsed is None:
                 problems.append(number)
+            else:
+                rows.append(parsed)
     except csv.Error as err:
         raise CsvRefused(f"The file is not valid CSV: {err}.") from None
     if problems:
         shown = ", ".join(str(n) for n in problems[:5]) + (" …" if len(problems) > 5 else "")
-        raise CsvRefused(f"Not an email address on line {shown}: nothing was imported.")
-    if not addresses:
+        raise CsvRefused(f"Not an email address (or a scope other than all or marketing) on "
+                         f"line {shown}: nothing was imported.")
+    if not rows:
         raise CsvRefused("The file holds no address.")
-    return addresses
+    return rows
+
+
+def _row(cells: list[str], column: int, scope_column: int | None) -> tuple[str, str] | None:
+    """One line's address and scope, or None when either is not one."""
+    cell = cells[column] if column < len(cells) else ""
+    if cell.startswith("'") and cell[1:2] in FORMULA_START:
+        cell = cell[1:]
+    scope = (cells[scope_column] if scope_column is not None and scope_column < len(cells)
+             else "").lower() or SCOPES[0]
+    try:
+        address = users.normalize_email(cell)
+    except PeopleError:
+        return None
+    return (address, scope) if scope in SCOPES else None
 
 
 def _inert(cell: str) -> str:

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
-from wtforms import DateField, EmailField, StringField, TextAreaField
+from wtforms import DateField, EmailField, SelectField, StringField, TextAreaField
 from wtforms.validators import Optional
+
+try:  # WTForms 3.3 and later: choices as tuples are deprecated
+    from wtforms.fields.choices import SelectChoice
+except ImportError:  # pragma: no cover - an older WTForms
+    def SelectChoice(value: str, label: str) -> tuple[str, str]:
+        return (value, label)
+
+# A suppression's scopes in words (docs/delivery.md, "Suppression scope").
+SCOPE_CHOICES = [SelectChoice("all", "All mail"), SelectChoice("marketing", "Marketing only")]
 
 
 class ApiKeyForm(FlaskForm):
@@ -15,6 +24,8 @@ class ApiKeyForm(FlaskForm):
 
 class SuppressionForm(FlaskForm):
     address = EmailField("Email address")
+    # What it stops (docs/delivery.md, "Suppression scope"); the choices validate the value.
+    scope = SelectField("Scope", choices=SCOPE_CHOICES, default="all")
 
 
 class ImportForm(FlaskForm):

@@ -1,6 +1,7 @@
-"""The suppression list: search, add, remove, CSV import and export (engine/catalog/suppressions.py,
-the writer bounces and `herald apply` use). Delivery reads the list at each attempt, and a
-preview's cached answers are dropped here and elsewhere within 5 seconds."""
+"""The suppression list: search (by address and scope), add, remove, CSV import and export
+(engine/catalog/suppressions.py, the writer bounces and `herald apply` use). Delivery reads
+the list at each attempt, and a preview's cached answers are dropped here and elsewhere
+within 5 seconds. Each row shows its scope: all mail, or Marketing email only."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from engine.store.db import database
 from engine.store.models import Suppression
 from web.permissions import workspace_view
 from web.settings import blueprint
-from web.settings.csv_files import CsvRefused, read_addresses, write_rows
+from web.settings.csv_files import SCOPES, CsvRefused, read_rows, write_rows
 from web.settings.forms import ImportForm, SuppressionForm, mark
 
 SHOWN = 200
@@ -24,7 +25,10 @@ SHOWN = 200
 def _page(form: SuppressionForm | None = None, import_form: ImportForm | None = None,
           status: int = 200):
     query = (request.args.get("q") or "").strip()[:320]
+    scope = request.args.get("scope") if request.args.get("scope") in SCOPES else ""
     rows = Suppression.select().where(Suppression.workspace == g.workspace)
+    if scope:
+        rows = rows.where(Suppression.scope == scope)
     if query:
         # A plain substring: the search text never becomes a LIKE pattern.
         rows = rows.where(fn.INSTR(Suppression.address, query.lower()) > 0) if _sqlite() else \
@@ -34,7 +38,8 @@ def _page(form: SuppressionForm | None = None, import_form: ImportForm | None = 
     return render_template("settings/suppressions.html", page="Suppressions",
                            form=form or SuppressionForm(formdata=None),
                            import_form=import_form or ImportForm(formdata=None),
-                           rows=shown, total=total, query=query, limit=SHOWN), status
+                           rows=shown, total=total, query=query, scope=scope,
+                           limit=SHOWN), status
 
 
 def _sqlite() -> bool:
@@ -56,9 +61,14 @@ def add_suppression():
     except PeopleError as err:
         mark(form.address, err.message)
         return _page(form, status=400)
-    if suppression_list.add(g.workspace.id, [address], "manual"):
-        audit.record(g.workspace, current_user.user, "suppression.added", address)
-        flash(f"{address} is suppressed: no message goes to it from now on.", "info")
+    if not form.scope.validate(form):
+        return _page(form, status=400)
+    scope = form.scope.data
+    if suppression_list.add(g.workspace.id, [address], "manual", scope):
+        audit.record(g.workspace, current_user.user, "suppression.added", address,
+                     {"scope": scope})
+        stopped = "Marketing email" if scope == "marketing" else "message"
+        flash(f"{address} is suppressed: no {stopped} goes to it from now on.", "info")
     else:
         flash(f"{address} was already on the list.", "info")
     return redirect(url_for("settings.suppressions", workspace_id=g.workspace.id))
@@ -85,7 +95,7 @@ def remove_suppression(suppression_id):
     row = _row(suppression_id)
     suppression_list.remove(g.workspace.id, row.address)
     audit.record(g.workspace, current_user.user, "suppression.removed", row.address,
-                 {"reason": row.reason})
+                 {"reason": row.reason, "scope": row.scope})
     flash(f"{row.address} is no longer suppressed.", "info")
     return redirect(url_for("settings.suppressions", workspace_id=g.workspace.id))
 
@@ -99,16 +109,18 @@ def import_suppressions():
         mark(form.csv_file, "Choose a CSV file to import.")
         return _page(import_form=form, status=400)
     try:
-        addresses = read_addresses(upload.stream)
+        rows = read_rows(upload.stream)
     except CsvRefused as err:
         mark(form.csv_file, str(err))
         return _page(import_form=form, status=400)
     with database.atomic():
-        created = suppression_list.add(g.workspace.id, addresses, "manual")
+        created = sum(suppression_list.add(g.workspace.id,
+                                           [a for a, s in rows if s == scope], "manual", scope)
+                      for scope in SCOPES)
         audit.record(g.workspace, current_user.user, "suppression.imported",
-                     upload.filename[:200], {"rows": len(addresses), "added": created})
-    flash(f"Imported {len(addresses)} address(es): {created} added, "
-          f"{len(addresses) - created} already on the list.", "info")
+                     upload.filename[:200], {"rows": len(rows), "added": created})
+    flash(f"Imported {len(rows)} address(es): {created} added, "
+          f"{len(rows) - created} already on the list.", "info")
     return redirect(url_for("settings.suppressions", workspace_id=g.workspace.id))
 
 
@@ -117,9 +129,10 @@ def import_suppressions():
 def export_suppressions():
     rows = (Suppression.select().where(Suppression.workspace == g.workspace)
             .order_by(Suppression.address).iterator())
-    body = "".join(write_rows(("address", "reason", "createdAt"),
-                      ((r.address, r.reason, r.created_at.isoformat(timespec="seconds") + "Z")
-                       for r in rows)))
+    # The scope last: a reader of the older three columns still finds them where they were.
+    body = "".join(write_rows(("address", "reason", "createdAt", "scope"),
+                      ((r.address, r.reason, r.created_at.isoformat(timespec="seconds") + "Z",
+                        r.scope) for r in rows)))
     return Response(body, mimetype="text/csv", headers={
         "Content-Disposition": 'attachment; filename="suppressions.csv"',
         "Cache-Control": "no-store"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.catalog import suppression_cache
+from engine.catalog import suppression_cache, suppressions
 from engine.store import notification_store
 from engine.store.models import Suppression
 from tests import factories
@@ -14,13 +14,13 @@ from tests import factories
 def lookups(monkeypatch, db) -> list[list[str]]:
     """Each database lookup the cache makes (the real one runs)."""
     made: list[list[str]] = []
-    real = notification_store.suppressed
+    real = notification_store.suppression_scopes
 
     def counted(workspace_id, addresses):
         made.append(list(addresses))
         return real(workspace_id, addresses)
 
-    monkeypatch.setattr(notification_store, "suppressed", counted)
+    monkeypatch.setattr(notification_store, "suppression_scopes", counted)
     return made
 
 
@@ -58,7 +58,7 @@ def test_a_change_made_by_this_process_is_seen_at_once(lookups):
 
 def test_an_answer_read_while_the_list_changed_is_not_kept(lookups, monkeypatch):
     ws = factories.workspace()
-    real = notification_store.suppressed
+    real = notification_store.suppression_scopes
 
     def racing(workspace_id, addresses):
         answer = real(workspace_id, addresses)  # read before the change committed
@@ -66,9 +66,9 @@ def test_an_answer_read_while_the_list_changed_is_not_kept(lookups, monkeypatch)
         suppression_cache.forget(ws.id)
         return answer
 
-    monkeypatch.setattr(notification_store, "suppressed", racing)
+    monkeypatch.setattr(notification_store, "suppression_scopes", racing)
     assert suppression_cache.suppressed(ws.id, ["gone@example.com"]) == set()
-    monkeypatch.setattr(notification_store, "suppressed", real)
+    monkeypatch.setattr(notification_store, "suppression_scopes", real)
     assert suppression_cache.suppressed(ws.id, ["gone@example.com"]) == {"gone@example.com"}
 
 
@@ -94,3 +94,15 @@ def test_the_map_is_bounded(lookups, monkeypatch):
     assert len(suppression_cache._answers[str(ws.id)]) <= 3
     suppression_cache.suppressed(ws.id, ["a@example.com"])
     assert len(lookups) == 5, "a@ was dropped when the map started over"
+
+
+def test_one_cached_answer_serves_both_streams_and_a_widening_is_seen_at_once(lookups):
+    ws = factories.workspace()
+    suppressions.add(ws.id, ["left@example.com"], "unsubscribe")
+    asked = ["left@example.com", "ok@example.com"]
+    assert suppression_cache.suppressed(ws.id, asked, marketing=True) == {"left@example.com"}
+    assert suppression_cache.suppressed(ws.id, asked, marketing=False) == set()
+    assert len(lookups) == 1, "the second stream's answer came from the cache"
+    suppressions.add(ws.id, ["left@example.com"], "bounce")  # widened to all
+    assert suppression_cache.suppressed(ws.id, asked, marketing=False) == {"left@example.com"}
+    assert len(lookups) == 2
