@@ -36,8 +36,9 @@ def plan(delivery: PlannedDelivery) -> Plan:
     # Decoded and encoded once, however many messages carry them.
     payload = shared(payload)
     if payload.get("emailType") == "Marketing":
-        # Only an earlier attempt (the claim counts this one) can have settled some.
-        done = delivery.settled() if delivery.attempt > 1 else {}
+        # An earlier attempt, or an earlier slice of this one (a fan-out that yielded the
+        # worker, docs/delivery.md), may have settled some.
+        done = delivery.settled()
         result.reached_before = "delivered" in done.values()
         for address in [a for values in kept.values() for a in values]:
             recipient = suppression_key(address)
