@@ -25,7 +25,7 @@ from engine.store import notification_store
 from engine.store.models import Notification
 from engine.store.queueing import enqueue_notification, is_bulk
 
-SLICE_SECONDS = 0.5
+SLICE_SECONDS = 0.2
 YIELDED = "yielded"
 
 
