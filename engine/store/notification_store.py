@@ -86,6 +86,8 @@ def _statements(db: Database) -> dict[str, str]:
         "pause": (f'UPDATE {table} SET "status" = {p}, "updated_at" = {p}, '
                   f'"next_attempt_at" = NULL, "attempts" = "attempts" - 1 '
                   f'WHERE "id" = {p} AND "status" = {p}'),
+        "renew": (f'UPDATE {table} SET "updated_at" = {p} WHERE "id" = {p} '
+                  f'AND "status" = {p}'),
         "finish": (f'UPDATE {table} SET "status" = {p}, "last_error" = {p}, "updated_at" = {p}, '
                    f'"next_attempt_at" = {p} WHERE "id" = {p}'),
         "attempt_row": "(" + ", ".join([p] * len(ATTEMPT_FIELDS)) + ")",
@@ -229,15 +231,38 @@ def _attempt_rows(attempts: list[dict[str, Any]]) -> list[tuple]:
             for attempt in attempts]
 
 
-def record_attempts(attempts: list[dict[str, Any]]) -> None:
+def _insert_attempts(sql: dict[str, str], attempts: list[dict[str, Any]]) -> tuple[str, tuple]:
+    """One INSERT of the attempt rows, and its parameters."""
+    rows = _attempt_rows(attempts)
+    return (sql["attempts"] + ", ".join([sql["attempt_row"]] * len(rows)),
+            tuple(v for row in rows for v in row))
+
+
+def record_attempts(attempts: list[dict[str, Any]],
+                    notification: Notification | None = None) -> None:
     """Commit attempt rows of an attempt still running (a fan-out's checkpoint), in one
-    statement: their recipients are settled even if this attempt never records its outcome."""
+    statement: their recipients are settled even if this attempt never records its outcome.
+
+    With ``notification``, the same commit renews the claim's lease (``updated_at``): a
+    fan-out that runs longer than HERALD_RECONCILE_AFTER_SECONDS is under way, not stuck,
+    and no other worker may claim it and send to its remaining recipients a second time.
+    """
     if not attempts:
         return
-    sql = _statements(database.obj)
-    rows = _attempt_rows(attempts)
-    database.obj.execute_sql(sql["attempts"] + ", ".join([sql["attempt_row"]] * len(rows)),
-                             tuple(v for row in rows for v in row))
+    db = database.obj
+    sql = _statements(db)
+    insert, values = _insert_attempts(sql, attempts)
+    if notification is None:
+        db.execute_sql(insert, values)
+        return
+    renew = (Notification.updated_at.db_value(utcnow()),
+             Notification.id.db_value(notification.id), NotificationStatus.SENDING)
+    if isinstance(db, PostgresqlDatabase):
+        db.execute_sql(f"WITH attempt AS ({insert}) {sql['renew']}", values + renew)
+        return
+    with db.atomic():
+        db.execute_sql(insert, values)
+        db.execute_sql(sql["renew"], renew)
 
 
 def record_outcome(notification: Notification, attempts: list[dict[str, Any]], status: str,
@@ -284,16 +309,14 @@ def record_pause(notification: Notification, attempts: list[dict[str, Any]]) -> 
     now = utcnow()
     db = database.obj
     sql = _statements(db)
-    rows = _attempt_rows(attempts)
     with db.atomic():
-        if rows:
-            db.execute_sql(sql["attempts"] + ", ".join([sql["attempt_row"]] * len(rows)),
-                           tuple(v for row in rows for v in row))
+        if attempts:
+            db.execute_sql(*_insert_attempts(sql, attempts))
         cursor = db.execute_sql(sql["pause"], (
             NotificationStatus.QUEUED, Notification.updated_at.db_value(now),
             Notification.id.db_value(notification.id), NotificationStatus.SENDING))
         paused = cursor.rowcount == 1
-    notification.status = NotificationStatus.QUEUED if paused else notification.status
-    notification.updated_at = now
-    notification._dirty.clear()
+    if paused:
+        notification.status, notification.updated_at = NotificationStatus.QUEUED, now
+        notification._dirty.clear()
     return paused

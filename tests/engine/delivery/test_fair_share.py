@@ -5,6 +5,7 @@ and fairness"). The delivery thread, the SMTP server and the database are real."
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -89,3 +90,23 @@ def test_without_a_delivery_waiting_a_fan_out_runs_to_its_end(settings, smtp):
         handoff.close()  # waits for the delivery in hand
     assert Notification.get_by_id(news.id).status == "delivered"
     assert sorted(m.rcpt_tos[0] for m in smtp.received) == sorted(RECIPIENTS)
+
+
+def test_a_fan_outs_checkpoints_renew_its_claim(settings, smtp):
+    """A fan-out longer than the reconciler's grace is under way, not stuck: each checkpoint
+    moves the row's updated_at, so no other worker claims it meanwhile."""
+    news = factories.notification(factories.workspace(), factories.email_payload(
+        emailType="Marketing", to=RECIPIENTS))
+    running = threading.Thread(target=deliver_notification, args=(str(news.id),))
+    running.start()
+    try:
+        _until(lambda: Notification.get_by_id(news.id).status == "sending", "the claim")
+        claimed = Notification.get_by_id(news.id).updated_at
+        recorded = DeliveryAttempt.select().where(DeliveryAttempt.notification == news.id)
+        _until(lambda: recorded.count() >= 1, "a checkpoint")
+        row = Notification.get_by_id(news.id)
+        assert row.status == "sending", "over before a checkpoint was seen"
+        assert row.updated_at > claimed
+    finally:
+        running.join(30)
+    assert Notification.get_by_id(news.id).status == "delivered"
