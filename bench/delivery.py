@@ -82,7 +82,7 @@ def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
     from engine import runtime
     from engine.store.db import database
     from engine.store.models import Notification
-    from engine.store.queueing import enqueue_notification
+    from engine.store.queueing import enqueue_notification, is_bulk
     from tests import factories
 
     runtime.configure(load_settings(env))
@@ -94,9 +94,9 @@ def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
             n = Notification.create(account=ws.account_id, workspace=ws, version_number=1,
                                     channel=payload["channel"], correlation_id="bench",
                                     delivery_id=str(uuid.uuid4()), payload=payload)
-            ids.append(str(n.id))
-    for nid in ids:
-        enqueue_notification(nid)
+            ids.append((str(n.id), is_bulk(payload["channel"], payload)))
+    for nid, bulk in ids:  # on the queue the API would use
+        enqueue_notification(nid, bulk=bulk)
     database.close()
 
 

@@ -25,7 +25,7 @@ from engine.formats.field_rules import (
     options_object,
 )
 from engine.formats.header_text import CONTROL, CONTROLS, MEDIA_TYPE
-from engine.formats.message_bytes import PLAIN_ADDRESS, message_bytes
+from engine.formats.message_bytes import PLAIN_ADDRESS, SharedPart, message_bytes
 from engine.formats.plaintext import html_to_text
 from engine.plugins.channel_contract import (
     BaseChannel,
@@ -71,7 +71,7 @@ __all__ = [  # noqa: RUF022 -- grouped as docs/plugins.md lists them
     "ApiError", "FieldErrors", "MAX_RECIPIENTS", "addresses", "boolean", "decoded_size",
     "options_object", "validate_webhook_headers",
     # text and addresses
-    "CONTROL", "CONTROLS", "MEDIA_TYPE", "PLAIN_ADDRESS", "ascii_form", "bare_address",
-    "dedupe", "html_document", "html_to_text", "message_bytes", "suppression_key",
+    "CONTROL", "CONTROLS", "MEDIA_TYPE", "PLAIN_ADDRESS", "SharedPart", "ascii_form",
+    "bare_address", "dedupe", "html_document", "html_to_text", "message_bytes", "suppression_key",
     "valid_e164", "valid_email",
 ]

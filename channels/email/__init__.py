@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from email.utils import make_msgid
 from typing import Any
@@ -10,10 +9,10 @@ from typing import Any
 from email_validator import EmailNotValidError, validate_email
 
 from channels.email import planning, sending
+from channels.email.attachment_parts import PARTS_KEY, AttachmentParts, decoded
 from channels.email.mime import ascii_domain, build_mime, one_line
 from channels.email.options import validate_email_options
 from engine.plugin_api import (
-    Attachment,
     BaseChannel,
     DkimKey,
     FieldErrors,
@@ -28,18 +27,6 @@ from engine.plugin_api import (
 
 def _domain(address: str) -> str:
     return address.rpartition("@")[2] or "localhost"
-
-
-def _attachments(payload: dict[str, Any]) -> list[Attachment]:
-    return [
-        Attachment(
-            name=item["name"],
-            content_type=item.get("contentType") or "application/octet-stream",
-            content=base64.b64decode(item.get("content") or ""),
-            cid=item.get("cid") or None,
-        )
-        for item in payload.get("attachments") or []
-    ]
 
 
 EMAIL_TYPES = ("Transactional", "Marketing")
@@ -101,6 +88,9 @@ class EmailChannel(BaseChannel):
 
     def build(self, payload: dict[str, Any]) -> OutboundEmail:
         sender = ascii_domain(payload["from"]["address"])
+        parts = payload.get(PARTS_KEY)
+        if not isinstance(parts, AttachmentParts):
+            parts = None
         email = OutboundEmail(
             sender=sender,
             sender_name=one_line(payload["from"].get("name") or "") or None,
@@ -114,13 +104,13 @@ class EmailChannel(BaseChannel):
                 "html") is None else html_to_text(payload["html"]),
             reply_to=ascii_domain(payload["replyTo"]) if payload.get("replyTo") else None,
             headers=dict(payload.get("headers") or {}),
-            attachments=_attachments(payload),
+            attachments=parts.attachments if parts is not None else decoded(payload),
             request_delivery_receipt=bool(payload.get("requestDeliveryReceipt")),
             message_id=payload.get("messageId") or make_msgid(domain=_domain(sender)),
             envelope_sender=payload.get("envelopeSender"),  # set by the worker, never stored
             dkim=payload["dkim"] if isinstance(payload.get("dkim"), DkimKey) else None,
         )
-        email.mime = build_mime(email, payload)
+        email.mime = build_mime(email, payload, parts)
         return email
 
 

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import re
 import secrets
-from email import encoders
 from email.base64mime import body_encode
 from email.header import Header
 from email.message import Message
-from email.mime.base import MIMEBase
 from email.utils import formataddr, formatdate, parseaddr, quote
 from typing import Any
 
+from channels.email.attachment_parts import AttachmentParts, encoded_part
 from engine.plugin_api import (
     CONTROLS,
-    MEDIA_TYPE,
     PLAIN_ADDRESS,
     Attachment,
     OutboundEmail,
@@ -118,24 +116,18 @@ def _multipart(subtype: str, parts: list[Message]) -> Message:
     return msg
 
 
-def _attachment_part(item: Attachment, inline: bool) -> MIMEBase:
-    content_type = item.content_type.strip()
-    maintype, _, subtype = (content_type if MEDIA_TYPE.fullmatch(content_type)
-                            else "application/octet-stream").partition("/")
-    part = MIMEBase(maintype, subtype)  # subtype: with the type's parameters
-    part.set_payload(item.content)
-    encoders.encode_base64(part)
+def _attachment_part(item: Attachment, inline: bool,
+                     parts: AttachmentParts | None) -> Message:
     name = one_line(item.name)
-    filename = name if name.isascii() else ("utf-8", "", name)
-    part.add_header("Content-Disposition", "inline" if inline else "attachment",
-                    filename=filename)
-    if inline:
-        part["Content-ID"] = f"<{item.cid}>"
-    return part
+    if parts is not None:  # one part for every message of the notification
+        return parts.part(item, inline, name)
+    return encoded_part(item, inline, name)
 
 
-def build_mime(email: OutboundEmail, payload: dict[str, Any]) -> Message:
+def build_mime(email: OutboundEmail, payload: dict[str, Any],
+               parts: AttachmentParts | None = None) -> Message:
     """text+html alternative; cid images related to the html; other files mixed around it.
+    ``parts``: the notification's attachment parts, shared with its other messages.
 
     Built with the compat32 classes: the modern header registry parses every header it is
     given and costs several times more per message, which a 1,000-recipient fan-out feels.
@@ -149,10 +141,10 @@ def build_mime(email: OutboundEmail, payload: dict[str, Any]) -> Message:
         html: Message = _text_part(email.html, "html")
         if inline:
             html = _multipart("related", [
-                html, *(_attachment_part(a, inline=True) for a in inline)])
+                html, *(_attachment_part(a, True, parts) for a in inline)])
         body = _multipart("alternative", [text, html])
     msg = body if not files else _multipart("mixed", [
-        body, *(_attachment_part(a, inline=False) for a in files)])
+        body, *(_attachment_part(a, False, parts) for a in files)])
     msg["From"] = _mailbox(email.sender_name or "", email.sender)
     if email.to:
         msg["To"] = _address_list(email.to)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from channels.email.attachment_parts import shared
 from engine.plugin_api import Plan, PlannedDelivery, html_to_text, suppression_key
 
 
@@ -32,9 +33,12 @@ def plan(delivery: PlannedDelivery) -> Plan:
     if payload.get("text") is None and payload.get("html") is not None:
         # Once per notification, from the HTML before tracking (the text has no pixel).
         payload = {**payload, "text": html_to_text(payload["html"])}
+    # Decoded and encoded once, however many messages carry them.
+    payload = shared(payload)
     if payload.get("emailType") == "Marketing":
-        # Only an earlier attempt (the claim counts this one) can have settled some.
-        done = delivery.settled() if delivery.attempt > 1 else {}
+        # An earlier attempt, or an earlier slice of this one (a fan-out that yielded the
+        # worker, docs/delivery.md), may have settled some.
+        done = delivery.settled()
         result.reached_before = "delivered" in done.values()
         for address in [a for values in kept.values() for a in values]:
             recipient = suppression_key(address)

@@ -17,6 +17,8 @@ events) runs on one delivery thread, one notification at a time:
   gone; any other exception the job records as an outcome, engine/delivery/jobs.py): the error is
   logged with the notification id, and the row, still ``queued`` or ``sending``, waits for
   the reconciler, as after a crash.
+- **Waiting** (``waiting``): whether a delivery was handed over and has not started; a
+  long fan-out asks it to know when to yield the thread (engine/delivery/fair_share.py).
 - **Shutdown** (SIGTERM, the end of a burst): the worker finishes the delivery in hand and
   the one waiting before it exits.
 
@@ -26,6 +28,7 @@ Anything else that calls the job (the fork-per-job worker, tests) delivers insid
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -42,12 +45,24 @@ class DeliveryThread:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herald-delivery")
         self._handed: tuple[str, Future[None]] | None = None  # its job has not run yet
         self._previous: Future[None] | None = None  # its job has returned
+        self._not_started = 0  # deliveries handed over that the thread has not begun
+        self._count_lock = threading.Lock()
+
+    def waiting(self) -> bool:
+        return self._not_started > 0
+
+    def _started(self, key: str, work: Callable[[], Any]) -> None:
+        with self._count_lock:
+            self._not_started -= 1
+        _delivering(key, work)
 
     def hand(self, key: str, work: Callable[[], Any]) -> None:
         if self._handed is not None:  # dequeued, then never run: a crash in RQ's own hands
             log.warning("delivery %s was handed over but its job never ran", self._handed[0])
             self._previous = self._handed[1]  # the thread works in order: this one ends last
-        self._handed = (key, self._pool.submit(_delivering, key, work))
+        with self._count_lock:
+            self._not_started += 1
+        self._handed = (key, self._pool.submit(self._started, key, work))
 
     def take(self, key: str) -> bool:
         """For the job ``key``: True when its delivery was handed over. Returns once every
@@ -115,6 +130,12 @@ def hand(key: str, work: Callable[[], Any]) -> None:
     Does nothing unless the thread is started."""
     if _thread is not None:
         _thread.hand(key, work)
+
+
+def waiting() -> bool:
+    """Whether another delivery waits for the thread (False without the thread)."""
+    thread = _thread
+    return thread is not None and thread.waiting()
 
 
 def taken(key: str) -> bool:

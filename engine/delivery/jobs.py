@@ -10,7 +10,7 @@ import contextlib
 import logging
 
 from engine import runtime
-from engine.delivery import handoff, outcome_events
+from engine.delivery import fair_share, handoff, outcome_events
 from engine.delivery.message_lanes import send_all
 from engine.delivery.outcomes import (
     CHECKPOINT_ROWS,
@@ -112,10 +112,16 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
         except DeliveryError as err:
             outcomes.failed = len(planned.messages)
             outcomes.attempts.append(message_row(notification, None, Outcome.PERMANENT, 0, err))
+    share = fair_share.Slice(len(planned.messages))
     if provider is not None:
-        with contextlib.closing(send_all(channel, provider, planned.messages)) as sent:
+        with contextlib.closing(send_all(channel, provider, planned.messages,
+                                         share.stop)) as sent:
             for outcome in sent:
                 outcomes.add(*outcome)
+                share.after(outcomes)
+    if share.ended_early(outcomes):
+        outcomes.log_unexpected()
+        return fair_share.yield_worker(notification, outcomes)
     outcomes.log_unexpected()
     outcomes.save_bounces()
     planned.suppressed.extend(outcomes.bounced)

@@ -27,7 +27,8 @@ from engine.plugins.contracts import DeliveryError
 Sent = tuple[str | None, float, Any, Exception | None]
 
 
-def send_all(channel: Any, provider: Any, messages: list[Planned]) -> Iterator[Sent]:
+def send_all(channel: Any, provider: Any, messages: list[Planned],
+             stop: threading.Event | None = None) -> Iterator[Sent]:
     """Send every planned message; yield each one's outcome once, in the order they settle.
 
     Whatever one message raises (a DeliveryError, or any other exception while it is built or
@@ -36,14 +37,21 @@ def send_all(channel: Any, provider: Any, messages: list[Planned]) -> Iterator[S
     in flight at once; one that has ``send_many`` is handed each lane's messages as a
     stream, built as it asks for them. Closing the iterator early stops the lanes from
     taking more messages and waits for those in flight.
+
+    ``stop``, once set, ends the send gracefully: no message is taken after it, those in
+    flight still report their outcome, and a message never taken reports none (a fan-out
+    that yields the worker, engine/delivery/fair_share.py, sends those later).
     """
+    stop = stop or threading.Event()
     width = min(getattr(provider, "max_concurrency", 1), len(messages))
     streamed = len(messages) > 1 and hasattr(provider, "send_many")
     if width <= 1 and not streamed:
         for recipient, make in messages:
+            if stop.is_set():
+                return
             yield _one(channel, provider, recipient, make)
         return
-    yield from _Lanes(channel, provider, messages).run(max(width, 1), streamed)
+    yield from _Lanes(channel, provider, messages, stop).run(max(width, 1), streamed)
 
 
 def _one(channel: Any, provider: Any, recipient: str | None,
@@ -59,8 +67,10 @@ class _Lanes:
     """Lanes taking the next message from one shared queue (a slow lane takes fewer), each
     reporting its outcomes to the thread that iterates ``run``."""
 
-    def __init__(self, channel: Any, provider: Any, messages: list[Planned]) -> None:
+    def __init__(self, channel: Any, provider: Any, messages: list[Planned],
+                 stop: threading.Event | None = None) -> None:
         self.channel, self.provider, self.messages = channel, provider, messages
+        self.stop = stop or threading.Event()  # set: take no more, report those in flight
         self.waiting = deque(enumerate(messages))
         self.lock = threading.Lock()
         self.closed = threading.Event()  # the reader stopped: take no more messages
@@ -90,8 +100,10 @@ class _Lanes:
                 yield item[1]
             for done in lanes:
                 done.result()  # a lane's own bug is raised here, not lost
+            never_taken = {index for index, _ in self.waiting} if self.stop.is_set() else set()
             for index, done_already in enumerate(answered):
-                if not done_already:  # left by lanes that all stopped, or never answered
+                if not done_already and index not in never_taken:
+                    # left by lanes that all stopped, or never answered
                     yield (self.messages[index][0], 0.0, None, self.refusals[0] if
                            self.refusals else RuntimeError(
                                "provider.send_many gave no outcome for this message"))
@@ -101,7 +113,7 @@ class _Lanes:
 
     def _next(self) -> tuple[int, Planned] | None:
         with self.lock:
-            if self.closed.is_set() or not self.waiting:
+            if self.closed.is_set() or self.stop.is_set() or not self.waiting:
                 return None
             return self.waiting.popleft()
 

@@ -122,7 +122,8 @@ class Outcomes:
         """Commit the attempt rows and bounces so far (an error here ends the attempt as a
         crash: nothing more can be recorded, so nothing more is sent)."""
         self.save_bounces()
-        notification_store.record_attempts(self.attempts[self.saved:])
+        # The claim's lease renewed too: a long fan-out is never taken for a stuck one.
+        notification_store.record_attempts(self.attempts[self.saved:], self.notification)
         self.saved = len(self.attempts)
         self.since = time.monotonic()
 

@@ -54,8 +54,9 @@ def _settled_recipients(notification: Notification) -> dict[str, str]:
     fail the same way (or, its outcome unknown, might be sent twice)."""
     rows = DeliveryAttempt.select(DeliveryAttempt.recipient, DeliveryAttempt.outcome).where(
         DeliveryAttempt.notification == notification, DeliveryAttempt.outcome != Outcome.TRANSIENT,
-        DeliveryAttempt.recipient.is_null(False))
-    return {row.recipient: row.outcome for row in rows}
+        DeliveryAttempt.recipient.is_null(False)).tuples()
+    # Tuples, not model rows: each slice of a fan-out that yields the worker reads them all.
+    return dict(rows)
 
 
 def _payload(notification: Notification) -> dict[str, Any]:

@@ -64,7 +64,7 @@ def _job_pending(notification_id: str) -> bool:
         return False
     status = job.get_status(refresh=False)
     if status == JobStatus.QUEUED:
-        return queue().get_job_position(notification_id) is not None
+        return queue(job.origin).get_job_position(notification_id) is not None
     return status in PENDING
 
 
@@ -126,7 +126,8 @@ def _take_up(row: Notification, kind: str, condition: Any) -> str:
         return "exhausted" if _give_up(row, condition) else "pending"
     if kind != "stuck" and _job_pending(str(row.id)):
         return "pending"
-    enqueue_notification(str(row.id))
+    bulk = row.channel == "email" and notification_store.email_type(row.id) == "Marketing"
+    enqueue_notification(str(row.id), bulk=bulk)
     return kind
 
 

@@ -30,7 +30,7 @@ from engine.plugins.manager import check_providers
 from engine.reports.job import run_periodically as report_job
 from engine.senders.recheck import run_periodically as recheck_senders
 from engine.store import redis_outages
-from engine.store.queueing import QUEUE_NAME
+from engine.store.queueing import QUEUE_NAMES
 
 log = logging.getLogger("herald.worker")
 MAX_LOOP_PAUSE = 30.0
@@ -118,7 +118,7 @@ def _run_rq(burst: bool, fork: bool) -> None:
     while _wait_for_redis():
         started = time.monotonic()
         try:
-            worker = worker_class([QUEUE_NAME], connection=runtime.redis())
+            worker = worker_class(list(QUEUE_NAMES), connection=runtime.redis())
             worker.work(burst=burst, with_scheduler=True, logging_level="INFO")
         except RedisError:
             if redis_outages.waiting_stopped():

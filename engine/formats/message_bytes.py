@@ -13,6 +13,7 @@ import io
 import re
 from email.generator import BytesGenerator
 from email.message import Message
+from email.mime.base import MIMEBase
 from email.policy import compat32
 from typing import Any
 
@@ -60,14 +61,40 @@ class _FastGenerator(BytesGenerator):
         self._fp.write(_header_bytes(msg, self.policy, self._NL))
 
 
+class SharedPart(MIMEBase):
+    """A leaf that many messages hold (one notification's attachment, in the message of each
+    recipient of a fan-out): base64-encoded once when built, and its wire bytes written
+    once, the first time a message holding it is written, then reused by every other.
+
+    Complete when built: a part changed after it was first written would keep its old bytes.
+    """
+
+    def wire(self, policy: Any, nl: str) -> bytes | None:
+        """Its bytes as the generator writes them, or None for a shape it cannot write."""
+        key = (nl, policy.max_line_length)
+        cached = self.__dict__.get("_herald_wire")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        payload = self._payload
+        if not (isinstance(payload, str) and payload.isascii()):
+            return None
+        written = _header_bytes(self, policy, nl) + _LINE_ENDS.sub(nl, payload).encode("ascii")
+        # Two lanes writing it at once both write the same bytes: no lock needed.
+        self.__dict__["_herald_wire"] = (key, written)
+        return written
+
+
 _MULTIPART = re.compile(r'multipart/(?:alternative|mixed|related); boundary="([0-9A-Za-z=_.-]+)"')
 _LINE_ENDS = re.compile(r"\r\n|\r|\n")
 
 
 def _direct(msg: Message, policy: Any, nl: str) -> bytes | None:
-    """What the generator writes for the shapes build_mime makes of text and html (leaves
-    with an ASCII payload, multiparts with a boundary and no preamble or epilogue), without
-    its machinery; None for any other shape, which the generator then writes."""
+    """What the generator writes for the shapes build_mime makes (text leaves with an ASCII
+    payload, shared attachment parts, multiparts with a boundary and no preamble or
+    epilogue), without its machinery; None for any other shape, which the generator then
+    writes."""
+    if isinstance(msg, SharedPart):
+        return msg.wire(policy, nl)
     payload = msg._payload
     content_type = msg.get("Content-Type")
     if isinstance(payload, list):

@@ -16,7 +16,7 @@ from engine.sending.idempotency import ACCEPTED_MESSAGE, IdempotencyKey, Replaye
 from engine.sending.payload import payload, render_parts, rendering_failed
 from engine.sending.resolution import Resolved
 from engine.store import notification_store
-from engine.store.queueing import enqueue_notification
+from engine.store.queueing import enqueue_notification, is_bulk
 from engine.store.vocabulary import NotificationStatus
 
 log = logging.getLogger("herald.api")
@@ -40,7 +40,7 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     keyed = idem if idem is not None and idem.usable else None
     notification_id = uuid.uuid4()
     try:
-        _commit(resolved, notification_id, correlation_id, keyed, workspace_id)
+        bulk = _commit(resolved, notification_id, correlation_id, keyed, workspace_id)
     except BaseException:
         # Not accepted: give the allowance unit back (and the key's pending record).
         if keyed is not None:
@@ -52,25 +52,27 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     with contextlib.suppress(Exception):
         enqueue_notification(str(notification_id), record=(
             keyed.record(workspace_id), keyed.done(correlation_id),
-            idempotency.KEEP_SECONDS) if keyed is not None else None)
+            idempotency.KEEP_SECONDS) if keyed is not None else None, bulk=bulk)
     keycache.touch(key)
     _accepted(str(notification_id), resolved.channel.name, str(resolved.workspace.id))
     return {"accepted": True, "correlationId": correlation_id, "message": ACCEPTED_MESSAGE}
 
 
 def _commit(resolved: Resolved, notification_id: uuid.UUID, correlation_id: str,
-            keyed: IdempotencyKey | None, workspace_id: str) -> None:
-    """Render and insert the notification row (one key, one row: ``insert_once``)."""
+            keyed: IdempotencyKey | None, workspace_id: str) -> bool:
+    """Render and insert the notification row (one key, one row: ``insert_once``); True
+    when its job goes to the bulk queue (docs/delivery.md, "Queues and fairness")."""
     rendered, errors = render_parts(resolved)
     if errors:
         raise rendering_failed(errors)
+    built = payload(resolved, rendered)
 
     def insert() -> None:
         notification_store.insert(
             id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
             template=resolved.template.id, version_number=resolved.version.number,
             channel=resolved.template.channel, correlation_id=correlation_id,
-            delivery_id=str(uuid.uuid4()), payload=payload(resolved, rendered),
+            delivery_id=str(uuid.uuid4()), payload=built,
             idempotency_key=keyed.key if keyed else None,
             idempotency_digest=keyed.digest if keyed else None)
 
@@ -78,6 +80,7 @@ def _commit(resolved: Resolved, notification_id: uuid.UUID, correlation_id: str,
         idempotency.insert_once(insert, keyed, workspace_id)
     else:
         insert()
+    return is_bulk(resolved.template.channel, built)
 
 
 def _accepted(notification_id: str, channel: str, workspace_id: str) -> None:

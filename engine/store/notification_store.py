@@ -81,6 +81,13 @@ def _statements(db: Database) -> dict[str, str]:
         "lease": lease,
         "insert": insert,
         "read": f'SELECT {columns} FROM {table} WHERE "id" = {p}',
+        # A fan-out that yields the worker: queued again, and the claim's count of this
+        # attempt given back (its next part is the same attempt, engine/delivery/fair_share.py).
+        "pause": (f'UPDATE {table} SET "status" = {p}, "updated_at" = {p}, '
+                  f'"next_attempt_at" = NULL, "attempts" = "attempts" - 1 '
+                  f'WHERE "id" = {p} AND "status" = {p}'),
+        "renew": (f'UPDATE {table} SET "updated_at" = {p} WHERE "id" = {p} '
+                  f'AND "status" = {p}'),
         "finish": (f'UPDATE {table} SET "status" = {p}, "last_error" = {p}, "updated_at" = {p}, '
                    f'"next_attempt_at" = {p} WHERE "id" = {p}'),
         "attempt_row": "(" + ", ".join([p] * len(ATTEMPT_FIELDS)) + ")",
@@ -200,6 +207,18 @@ def signing_secret(notification: Notification) -> str | None:
     return Workspace.signing_secret.python_value(sealed)
 
 
+def email_type(notification_id: Any) -> str | None:
+    """The payload's emailType, read by the database (not the whole payload, which may carry
+    megabytes of attachments): which queue the reconciler puts the job back on."""
+    db = database.obj
+    table = _quoted(Notification._meta.table_name)
+    field = ("\"payload\"::json ->> 'emailType'" if isinstance(db, PostgresqlDatabase)
+             else "json_extract(\"payload\", '$.emailType')")
+    row = db.execute_sql(f'SELECT {field} FROM {table} WHERE "id" = {db.param}',
+                         (Notification.id.db_value(notification_id),)).fetchone()
+    return row[0] if row else None
+
+
 def reached_a_recipient(notification_id: Any) -> bool:
     """Whether an attempt of the notification delivered to someone: a fan-out that stopped
     part way, or gave up, counts as delivered."""
@@ -212,15 +231,38 @@ def _attempt_rows(attempts: list[dict[str, Any]]) -> list[tuple]:
             for attempt in attempts]
 
 
-def record_attempts(attempts: list[dict[str, Any]]) -> None:
+def _insert_attempts(sql: dict[str, str], attempts: list[dict[str, Any]]) -> tuple[str, tuple]:
+    """One INSERT of the attempt rows, and its parameters."""
+    rows = _attempt_rows(attempts)
+    return (sql["attempts"] + ", ".join([sql["attempt_row"]] * len(rows)),
+            tuple(v for row in rows for v in row))
+
+
+def record_attempts(attempts: list[dict[str, Any]],
+                    notification: Notification | None = None) -> None:
     """Commit attempt rows of an attempt still running (a fan-out's checkpoint), in one
-    statement: their recipients are settled even if this attempt never records its outcome."""
+    statement: their recipients are settled even if this attempt never records its outcome.
+
+    With ``notification``, the same commit renews the claim's lease (``updated_at``): a
+    fan-out that runs longer than HERALD_RECONCILE_AFTER_SECONDS is under way, not stuck,
+    and no other worker may claim it and send to its remaining recipients a second time.
+    """
     if not attempts:
         return
-    sql = _statements(database.obj)
-    rows = _attempt_rows(attempts)
-    database.obj.execute_sql(sql["attempts"] + ", ".join([sql["attempt_row"]] * len(rows)),
-                             tuple(v for row in rows for v in row))
+    db = database.obj
+    sql = _statements(db)
+    insert, values = _insert_attempts(sql, attempts)
+    if notification is None:
+        db.execute_sql(insert, values)
+        return
+    renew = (Notification.updated_at.db_value(utcnow()),
+             Notification.id.db_value(notification.id), NotificationStatus.SENDING)
+    if isinstance(db, PostgresqlDatabase):
+        db.execute_sql(f"WITH attempt AS ({insert}) {sql['renew']}", values + renew)
+        return
+    with db.atomic():
+        db.execute_sql(insert, values)
+        db.execute_sql(sql["renew"], renew)
 
 
 def record_outcome(notification: Notification, attempts: list[dict[str, Any]], status: str,
@@ -259,3 +301,22 @@ def record_outcome(notification: Notification, attempts: list[dict[str, Any]], s
     notification.updated_at = now
     notification.next_attempt_at = next_attempt_at
     notification._dirty.clear()
+
+
+def record_pause(notification: Notification, attempts: list[dict[str, Any]]) -> bool:
+    """Commit the attempt rows of a fan-out's part and queue the row again, as the same
+    attempt, in one transaction. False when the row was no longer this job's to pause."""
+    now = utcnow()
+    db = database.obj
+    sql = _statements(db)
+    with db.atomic():
+        if attempts:
+            db.execute_sql(*_insert_attempts(sql, attempts))
+        cursor = db.execute_sql(sql["pause"], (
+            NotificationStatus.QUEUED, Notification.updated_at.db_value(now),
+            Notification.id.db_value(notification.id), NotificationStatus.SENDING))
+        paused = cursor.rowcount == 1
+    if paused:
+        notification.status, notification.updated_at = NotificationStatus.QUEUED, now
+        notification._dirty.clear()
+    return paused

@@ -1,5 +1,10 @@
 """Hand accepted notifications to RQ: one job per notification, job id = notification id.
 
+Two queues, which every worker serves in this order (docs/delivery.md, "Queues and
+fairness"): ``herald``, every notification but Marketing email (a password reset, an SMS, a
+webhook), and ``herald-bulk``, Marketing email and the rest of a fan-out that yielded the
+worker. A worker takes a bulk job only when no other waits.
+
 The job is the one RQ's own ``Queue.enqueue`` writes (the queue in ``rq:queues``, the job
 hash, the id pushed on the queue list), written in one script call. RQ builds a ``Job``
 object and sends five commands in a transaction for each enqueue, which was a third of
@@ -22,7 +27,9 @@ from rq.utils import now, utcformat
 from engine import runtime
 from engine.store.redis_scripts import DirectScript
 
-QUEUE_NAME = "herald"
+QUEUE_NAME = "herald"  # the priority queue (its name from before there were two)
+BULK_QUEUE_NAME = "herald-bulk"
+QUEUE_NAMES = (QUEUE_NAME, BULK_QUEUE_NAME)  # the order workers serve them in
 JOB_FUNCTION = "engine.delivery.jobs.deliver_notification"
 JOB_TIMEOUT = 300
 # The database keeps the outcome; Redis keeps nothing once the job is done.
@@ -48,9 +55,10 @@ return 1
 
 @dataclass(frozen=True)
 class _Enqueuer:
-    """What one Redis client needs to enqueue: the queue, RQ's job hash and the script."""
+    """What one Redis client needs to enqueue: the queues, RQ's job hash and the script."""
 
     queue: Queue
+    bulk: Queue
     fields: dict[str, Any]
     serializer: Any
     script: DirectScript
@@ -63,11 +71,15 @@ class _Enqueuer:
                          timeout=JOB_TIMEOUT, result_ttl=RESULT_TTL, failure_ttl=FAILURE_TTL,
                          origin=queue.name, status=JobStatus.QUEUED)
         job.enqueued_at = now()
-        return cls(queue, job.to_dict(), job.serializer, DirectScript(redis, _ENQUEUE),
+        return cls(queue, Queue(BULK_QUEUE_NAME, connection=redis), job.to_dict(),
+                   job.serializer, DirectScript(redis, _ENQUEUE),
                    DirectScript(redis, _ENQUEUE_RECORDING))
 
-    def enqueue(self, job_id: str, record: tuple[str, str, int] | None = None) -> None:
+    def enqueue(self, job_id: str, record: tuple[str, str, int] | None = None,
+                bulk: bool = False) -> None:
+        queue = self.bulk if bulk else self.queue
         fields = dict(self.fields)
+        fields["origin"] = queue.name
         fields["created_at"] = fields["enqueued_at"] = utcformat(now())
         fields["data"] = zlib.compress(
             self.serializer.dumps((JOB_FUNCTION, None, (job_id,), {})))
@@ -77,7 +89,7 @@ class _Enqueuer:
             args += record[1:]
         for name, value in fields.items():
             args += (name, value)
-        keys = [self.queue.redis_queues_keys, self.queue.key, Job.key_for(job_id)]
+        keys = [queue.redis_queues_keys, queue.key, Job.key_for(job_id)]
         if record is None:
             self.script(keys=keys, args=args)
         else:
@@ -88,14 +100,24 @@ def _enqueuer() -> _Enqueuer:
     return runtime.redis_bound("queueing", _Enqueuer.build)
 
 
-def queue() -> Queue:
-    return _enqueuer().queue
+def queue(name: str = QUEUE_NAME) -> Queue:
+    """The priority queue, or the queue of that name (one of QUEUE_NAMES)."""
+    enqueuer = _enqueuer()
+    return enqueuer.bulk if name == BULK_QUEUE_NAME else enqueuer.queue
+
+
+def is_bulk(channel: str, payload: Any) -> bool:
+    """Whether a notification's job goes to the bulk queue: Marketing email only."""
+    return (channel == "email" and isinstance(payload, dict)
+            and payload.get("emailType") == "Marketing")
 
 
 def enqueue_notification(notification_id: str,
-                         record: tuple[str, str, int] | None = None) -> None:
+                         record: tuple[str, str, int] | None = None,
+                         bulk: bool = False) -> None:
     """Enqueue after the row is committed; enqueuing twice is harmless (the job claims the row).
 
-    ``record``: (key, value, seconds) set in the same call (a send's Idempotency-Key record).
+    ``record``: (key, value, seconds) set in the same call (a send's Idempotency-Key record);
+    ``bulk``: on the bulk queue, which workers serve after the priority queue.
     """
-    _enqueuer().enqueue(notification_id, record)
+    _enqueuer().enqueue(notification_id, record, bulk)

@@ -19,6 +19,14 @@ from plugins.smtp.signing import wire_bytes
 
 Refused = dict[str, tuple[int, bytes]]
 
+def dot_stuffed(content: bytes) -> bytes:
+    """A dot doubled at the start of every line, as ``smtplib._quote_periods`` does with a
+    multi-line regular expression, which tries every position of the content: 10 ms of CPU
+    for a message with a 1 MiB attachment, against a fraction of that for ``replace``."""
+    quoted = content.replace(b"\n.", b"\n..")
+    return b"." + quoted if quoted.startswith(b".") else quoted
+
+
 def angle_address(address: str) -> str:
     """``<address>`` for MAIL FROM and RCPT TO, as ``smtplib.quoteaddr`` writes it: a plain
     address directly, since quoteaddr would run email.utils.parseaddr (pure Python, a tenth
@@ -89,7 +97,7 @@ class Envelope:
 
     def stuffed(self) -> bytes:
         """The content as ``SMTP.data`` sends bytes: leading dots doubled, then CRLF.CRLF."""
-        quoted = smtplib._quote_periods(self.content)
+        quoted = dot_stuffed(self.content)
         return (quoted if quoted.endswith(b"\r\n") else quoted + b"\r\n") + b".\r\n"
 
     def outcome(self, read: Refused | DeliveryError) -> SendResult | DeliveryError:

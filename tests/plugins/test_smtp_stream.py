@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import email
+import random
+import smtplib
 from email import policy
 
 import pytest
@@ -17,6 +19,7 @@ from engine.formats.message_bytes import message_bytes
 from engine.plugins.contracts import PermanentError, SendResult, SuppressedError, TransientError
 from engine.plugins.manager import default_registry
 from engine.store.models import DeliveryAttempt, Notification, Suppression, utcnow
+from plugins.smtp.exchange import dot_stuffed
 from tests import factories
 
 
@@ -281,3 +284,17 @@ def test_a_fan_out_stops_sending_when_its_checkpoint_fails_and_resumes_after_it(
     again = reached[sent_before:]
     recorded = {a.recipient for a in DeliveryAttempt.select().where(DeliveryAttempt.number == 1)}
     assert len(recorded) == CHECKPOINT_ROWS and not recorded & set(again)
+
+
+@pytest.mark.parametrize("content", [
+    b"", b".", b"..\r\n", b".start\r\nmid\r\n.\r\n..x\r\nend.", b"a\n.b\r.c\r\n.",
+    b"\r\n.\r\n" * 3, bytes(range(256)) * 4])
+def test_dot_stuffing_is_smtplibs(content):
+    assert dot_stuffed(content) == smtplib._quote_periods(content)
+
+
+def test_random_contents_are_dot_stuffed_as_smtplib_does():
+    rng = random.Random(30)
+    for _ in range(500):
+        content = bytes(rng.choice(b".\r\nab") for _ in range(rng.randrange(40)))
+        assert dot_stuffed(content) == smtplib._quote_periods(content)

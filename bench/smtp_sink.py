@@ -1,0 +1,43 @@
+"""The SMTP server of bench.fairness in a process of its own (aiosmtpd): it keeps nothing
+of the 1.4 GB a fan-out sends, and prints each message's recipient and its arrival time
+(time.monotonic, one clock for every process of the machine), one line a message; a
+server in the bench's own process would share its interpreter lock with the bench."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+from tests.support.smtp_server import DsnController, Handler
+
+
+class Arrivals(Handler):
+    """Prints, does not keep."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+    async def handle_DATA(self, server, session, envelope):
+        line = f"{envelope.rcpt_tos[0]} {time.monotonic()}\n"
+        with self.lock:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        return "250 Message accepted"
+
+
+def main() -> None:
+    controller = DsnController(Arrivals(), hostname="127.0.0.1", port=int(sys.argv[1]),
+                               decode_data=False, server_hostname="localhost",
+                               enable_SMTPUTF8=True)
+    controller.start()
+    print("ready", flush=True)
+    try:
+        sys.stdin.read()  # until the bench closes our stdin
+    finally:
+        controller.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""A fan-out's attachments are decoded and base64-encoded once per notification, not once
+per recipient (issue #30, finding 4), and every recipient's message still carries them
+exactly as the standard library's generator writes them."""
+
+from __future__ import annotations
+
+import base64
+import email.encoders
+import io
+import os
+from email.generator import BytesGenerator
+
+import pytest
+
+from channels.email import EmailChannel
+from engine.formats.message_bytes import SharedPart, message_bytes
+from engine.plugins.channel_contract import PlannedDelivery
+from tests import factories
+
+RECIPIENTS = 20
+
+
+def _standard(message) -> bytes:
+    out = io.BytesIO()
+    BytesGenerator(out, mangle_from_=False, policy=message.policy.clone(linesep="\r\n")).flatten(
+        message, linesep="\r\n")
+    return out.getvalue()
+
+
+def _fan_out(email_type: str) -> list:
+    """The messages the email channel plans and builds for one notification."""
+    to = [f"user{i}@example.net" for i in range(RECIPIENTS)]
+    content = base64.b64encode(os.urandom(200_000)).decode("ascii")
+    payload = factories.email_payload(
+        emailType=email_type, to=to,
+        html='<p>Hi <img src="cid:logo"></p>',
+        attachments=[{"name": "report.pdf", "contentType": "application/pdf",
+                      "content": content, "cid": None},
+                     {"name": "logo.png", "contentType": "image/png",
+                      "content": base64.b64encode(b"\x89PNG" * 100).decode(), "cid": "logo"}])
+    channel = EmailChannel()
+    plan = channel.plan(PlannedDelivery(
+        notification_id="n1", attempt=1, payload=payload, suppressed=lambda keys: set(),
+        settled=dict, tracked_html=lambda p, r: f"{p['html']}<i>{r}</i>",
+        unsubscribe_url=lambda r: f"https://h.example/u/{r}"))
+    return [channel.build(make()) for _, make in plan.messages]
+
+
+def test_a_fan_out_encodes_each_attachment_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    encode = email.encoders.encode_base64
+
+    def counting(part):  # the real encoder, counted
+        calls.append(part.get_content_type())
+        return encode(part)
+
+    monkeypatch.setattr(email.encoders, "encode_base64", counting)
+    messages = _fan_out("Marketing")
+    written = [message_bytes(m.mime) for m in messages]
+    assert len(messages) == RECIPIENTS and all(b"report.pdf" in raw for raw in written)
+    assert sorted(calls) == ["application/pdf", "image/png"]
+    assert all(len(m.attachments) == 2 for m in messages)
+
+
+def test_every_message_holds_the_same_parts_and_writes_them_like_the_generator() -> None:
+    messages = _fan_out("Marketing")
+    leaves = [[p for p in m.mime.walk() if isinstance(p, SharedPart)] for m in messages]
+    assert all(len(found) == 2 for found in leaves)
+    assert all(found[0] is leaves[0][0] and found[1] is leaves[0][1] for found in leaves)
+    for message in messages[:3]:  # written from the shared bytes, as the generator writes
+        assert message_bytes(message.mime) == _standard(message.mime)
+    first, second = (message_bytes(m.mime) for m in messages[:2])
+    assert first != second  # each recipient's own message around the shared parts
+    report = base64.encodebytes(messages[0].attachments[0].content).replace(b"\n", b"\r\n")
+    assert report in first and report in second
+
+
+def test_a_transactional_message_carries_the_attachments_too() -> None:
+    (message,) = _fan_out("Transactional")
+    raw = message_bytes(message.mime)
+    assert raw == _standard(message.mime)
+    assert b'filename="report.pdf"' in raw and b"Content-ID: <logo>" in raw
