@@ -24,7 +24,7 @@ from engine.delivery.planning import plan
 from engine.delivery.providers import current_notification, provider_for
 from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, webhook_channel
 from engine.delivery.webhook_job import deliver_webhook_notification
-from engine.plugins.channel_contract import Channel
+from engine.plugins.channel_contract import Channel, Plan
 from engine.plugins.contracts import DeliveryError, PermanentError
 from engine.plugins.manager import default_registry
 from engine.store import notification_store
@@ -99,6 +99,15 @@ def _failed(notification: Notification, err: Exception) -> str:
     return status
 
 
+def _failed_before(notification: Notification, outcomes: Outcomes,
+                   planned: Plan) -> str | None:
+    """Asked only when this part of a fan-out neither reached nor failed anyone: whether an
+    earlier slice or attempt failed a recipient for good (one query, in that case only)."""
+    if outcomes.delivered or outcomes.failed or planned.reached_before or not planned.suppressed:
+        return None
+    return notification_store.permanent_error(notification.id)
+
+
 def _deliver_messages(channel: Channel, notification: Notification) -> str:
     planned = plan(channel, notification)
     outcomes = Outcomes(notification, len(planned.messages))
@@ -125,7 +134,8 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
     outcomes.log_unexpected()
     outcomes.save_bounces()
     planned.suppressed.extend(outcomes.bounced)
-    verdict = status_rule(notification, outcomes, planned.suppressed, planned.reached_before)
+    verdict = status_rule(notification, outcomes, planned.suppressed, planned.reached_before,
+                          _failed_before(notification, outcomes, planned))
     attempts = outcomes.attempts
     notification_store.record_outcome(notification, attempts[outcomes.saved:], verdict.status,
                                       verdict.error, verdict.wait)

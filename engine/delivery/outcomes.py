@@ -154,9 +154,10 @@ class Verdict:
 
 
 def status_rule(notification: Notification, outcomes: Outcomes, suppressed: list[str],
-                reached_before: bool) -> Verdict:
+                reached_before: bool, failed_before: str | None = None) -> Verdict:
     """A transient outcome retries while attempts remain; a recipient reached (now or by an
-    earlier attempt of a fan-out) makes it delivered; else it failed, or was suppressed."""
+    earlier attempt of a fan-out) makes it delivered; else it failed (now or, with the error
+    ``failed_before``, in an earlier slice or attempt), or was suppressed."""
     attempts, transient = outcomes.attempts, outcomes.transient
     if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
         return Verdict(NotificationStatus.QUEUED, str(transient),
@@ -166,6 +167,8 @@ def status_rule(notification: Notification, outcomes: Outcomes, suppressed: list
         return Verdict(NotificationStatus.DELIVERED, None)
     if outcomes.failed or transient is not None:
         return Verdict(NotificationStatus.FAILED, attempts[-1]["error"] if attempts else None)
+    if failed_before is not None:
+        return Verdict(NotificationStatus.FAILED, failed_before)
     if suppressed:
         return Verdict(NotificationStatus.SUPPRESSED, None)
     return Verdict(NotificationStatus.FAILED, "no recipient left to send to")

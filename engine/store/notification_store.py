@@ -226,6 +226,15 @@ def reached_a_recipient(notification_id: Any) -> bool:
                                           DeliveryAttempt.outcome == Outcome.DELIVERED).exists()
 
 
+def permanent_error(notification_id: Any) -> str | None:
+    """The error of a recipient an earlier slice or attempt of a fan-out failed for good,
+    if any: a fan-out whose last part only met suppressed recipients still failed."""
+    row = (DeliveryAttempt.select(DeliveryAttempt.error)
+           .where(DeliveryAttempt.notification == notification_id,
+                  DeliveryAttempt.outcome == Outcome.PERMANENT).first())
+    return (row.error or "failed") if row else None
+
+
 def _attempt_rows(attempts: list[dict[str, Any]]) -> list[tuple]:
     return [tuple(_no_nul(f.db_value(_value(attempt, f))) for f in ATTEMPT_FIELDS)
             for attempt in attempts]

@@ -110,3 +110,26 @@ def test_a_fan_outs_checkpoints_renew_its_claim(settings, smtp):
     finally:
         running.join(30)
     assert Notification.get_by_id(news.id).status == "delivered"
+
+
+def test_a_fan_out_whose_last_slice_met_only_suppressed_recipients_still_failed(settings, smtp):
+    """An earlier slice failed a recipient for good; the slice left finds its one recipient
+    suppressed since: the notification failed (with that error), it was not 'suppressed'."""
+    from engine.catalog import suppressions
+    from engine.delivery.outcomes import message_row
+    from engine.plugins.contracts import PermanentError
+    from engine.store import notification_store
+    from engine.store.vocabulary import Outcome
+
+    ws = factories.workspace()
+    news = factories.notification(ws, factories.email_payload(
+        emailType="Marketing", to=["first@example.net", "second@example.net"]))
+    notification_store.record_attempts([message_row(
+        news, "first@example.net", Outcome.PERMANENT, 0,
+        PermanentError("550 no such mailbox"))])
+    suppressions.add(ws.id, ["second@example.net"], "bounce")
+
+    assert deliver_notification(str(news.id)) == "failed"
+    done = Notification.get_by_id(news.id)
+    assert (done.status, done.last_error) == ("failed", "550 no such mailbox")
+    assert smtp.received == []
