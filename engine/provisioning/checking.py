@@ -9,7 +9,7 @@ from typing import Any
 from email_validator import EmailNotValidError, validate_email
 
 from engine.catalog.keys import parse_time
-from engine.catalog.versions import check_content
+from engine.catalog.versions import template_parts
 from engine.plugins.manager import default_registry
 from engine.provisioning.document import NAME_RULE, ApplyError, valid_name, version_fields
 from engine.store.models import PLANS
@@ -192,7 +192,7 @@ class _Checker:
                               f"(versions[{first_live}] is marked live already)")
 
     def version(self, channel: str, node: dict[str, Any], path: str) -> None:
-        from engine.rendering import TemplateSyntaxError
+        from engine.rendering import TemplateSyntaxError, check_template
 
         allowed = {*version_fields(channel), "status", "locked", "live"}
         for key in node:
@@ -209,10 +209,12 @@ class _Checker:
                 self.fail(f"{path}.live", "only a published version can be live")
         for field, problem in default_registry().channel(channel).check_content(node):
             self.fail(f"{path}.{field}", problem)
-        try:
-            check_content(channel, node)
-        except TemplateSyntaxError as err:
-            self.fail(path, f"invalid template: {err}")
+        # Every part is scanned, so a version with several faults reports them all at once.
+        for part, text in template_parts(channel, node).items():
+            try:
+                check_template(text)
+            except TemplateSyntaxError as err:
+                self.fail(f"{path}.{part}", f"invalid template: {err}")
 
 
 def check_document(doc: Any) -> None:
