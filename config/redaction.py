@@ -28,6 +28,23 @@ def _masked_password(match: re.Match[str]) -> str:
     return match.group(0) if _PLACEHOLDER.fullmatch(password) else f"{match['head']}{MASK}@"
 
 
+_AUTHORITY = re.compile(r"^(?P<head>\s*[A-Za-z][A-Za-z0-9+.-]*://)(?P<rest>.*)$", re.S)
+
+
+def mask_url(url: str) -> str:
+    """A URL as an error may quote it: everything between ``scheme://`` and the last ``@``
+    (user and password, whatever characters the password holds) becomes ``***``. Made by
+    structure, not by a pattern of allowed characters, so no password escapes it."""
+    match = _AUTHORITY.match(url)
+    if match is None:
+        return mask_secrets(url)
+    rest = match["rest"]
+    at = rest.rfind("@")
+    if at >= 0:
+        rest = f"{MASK}@{rest[at + 1:]}"
+    return mask_secrets(match["head"] + rest)
+
+
 def mask_secrets(text: str) -> str:
     """``text`` with URL passwords, secret parameters and capability tokens replaced."""
     text = _URL_PASSWORD.sub(_masked_password, text)
