@@ -9,6 +9,7 @@ from playhouse.migrate import SchemaMigrator, migrate
 
 from engine.store.models import (
     ALL_MODELS,
+    CORRELATION_INDEX,
     IDEMPOTENCY_INDEX,
     CaughtWebhook,
     DeliveryAttempt,
@@ -185,6 +186,12 @@ def _suppression_scope(db: Database) -> None:
         Suppression.reason.in_(MARKETING_ONLY_REASONS)).execute()
 
 
+def _correlation_id_index(db: Database) -> None:
+    """Notifications by correlation id (`herald notifications show`); kept if a database
+    already has an index of that name (made by hand after the issue that asked for it)."""
+    db.execute(Notification._schema._create_index(CORRELATION_INDEX, safe=True))
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -192,7 +199,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _sender_verification, _authoring,
                                                 _delivery_reports, _idempotency_keys,
                                                 _failover_attempt_columns, _webhook_catcher,
-                                                _suppression_scope]
+                                                _suppression_scope, _correlation_id_index]
 
 
 def current_version(db: Database) -> int:

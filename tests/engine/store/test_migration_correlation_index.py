@@ -1,0 +1,37 @@
+"""Step 12: notifications by correlation id, by index (`herald notifications show`)."""
+
+from __future__ import annotations
+
+from peewee import SqliteDatabase
+
+from engine.store.migrations import MIGRATIONS, _correlation_id_index, current_version, upgrade
+from engine.store.models import SchemaVersion
+
+INDEX = "notification_correlation_id"
+
+
+def _plan(db) -> str:
+    query = "SELECT id FROM notification WHERE correlation_id = 'abc'"
+    if isinstance(db, SqliteDatabase):
+        return " ".join(str(row) for row in db.execute_sql(f"EXPLAIN QUERY PLAN {query}"))
+    with db.atomic():
+        db.execute_sql("SET LOCAL enable_seqscan = off")  # a tiny table: ask for the index
+        return " ".join(row[0] for row in db.execute_sql(f"EXPLAIN {query}"))
+
+
+def test_the_step_is_twelve_and_lookups_use_its_index(db):
+    assert MIGRATIONS.index(_correlation_id_index) + 1 == 12
+    assert INDEX in {i.name for i in db.get_indexes("notification")}
+    assert INDEX in _plan(db)
+
+
+def test_a_database_of_step_11_gets_the_index_and_one_made_by_hand_is_kept(db):
+    db.execute_sql(f'DROP INDEX "{INDEX}"')
+    SchemaVersion.delete().where(SchemaVersion.version >= 12).execute()
+    assert INDEX not in _plan(db)
+    assert upgrade(db) == {"from": 11, "to": len(MIGRATIONS)}
+    assert INDEX in {i.name for i in db.get_indexes("notification")}
+    # Made by hand already (an operator who read the issue): the step leaves it be.
+    SchemaVersion.delete().where(SchemaVersion.version >= 12).execute()
+    assert upgrade(db)["from"] == 11 and current_version(db) == len(MIGRATIONS)
+    assert INDEX in _plan(db)
