@@ -77,3 +77,18 @@ def test_no_settings_error_echoes_a_password(name, template):
     assert message.startswith(f"{name}: ")
     for piece in ("S3cr", "Qx", "p@ssZ"):
         assert piece not in message, message
+
+
+def test_the_command_stops_with_one_line_naming_the_setting(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERALD_")}
+    env.update({"HERALD_DATABASE_URL": f"sqlite:///{tmp_path / 'h.sqlite3'}",
+                "HERALD_REDIS_URL": "redis://host:6379/notadb"})
+    proc = subprocess.run([sys.executable, "-m", "cli", "worker", "--burst"], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == ("herald: configuration error: HERALD_REDIS_URL: the database (the "
+                           "path after the host) must be a number such as /0, got 'notadb'\n")
