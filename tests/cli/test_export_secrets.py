@@ -98,3 +98,26 @@ def test_production_apply_refuses_the_dev_inbox_as_the_setting_does(
     assert Workspace.select().count() == 0
     # Test mode takes what its plugins take.
     assert (run(herald, "apply", write(tmp_path, doc)).returncode == 0) is valid_in_test
+
+
+@pytest.mark.parametrize(("setting", "value", "command"), [
+    ("HERALD_DATABASE_URL", "postgresql://herald:{pw}@127.0.0.1:{port}/herald", ("db", "upgrade")),
+    ("HERALD_DATABASE_URL", "postgresql://herald:{pw}@127.0.0.1:{port}/herald",
+     ("worker", "--burst")),
+    ("HERALD_DATABASE_URL", "postgresql://herald:{pw}@127.0.0.1:1/herald?sslmode=bogus",
+     ("export",)),
+    ("HERALD_REDIS_URL", "redis://herald:{pw}@127.0.0.1:{port}/0", ("queue",)),
+    ("HERALD_EMAIL_PROVIDER", "smtp://bob:{pw}@127.0.0.1:{port}?tls=bogus", ("export",)),
+])
+def test_no_start_up_error_echoes_a_password(herald, tmp_path, setting, value,  # noqa: F811
+                                             command):
+    from engine.store.embedded_redis import free_port
+
+    password = "Pw'with space@and:colon"
+    env = {**herald.env, setting: value.format(pw=password, port=free_port())}
+    proc = subprocess.run([sys.executable, "-m", "cli", *command], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (1, 2), proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    for piece in ("Pw'", "with space", "and:colon"):
+        assert piece not in proc.stderr, proc.stderr
