@@ -48,14 +48,22 @@ class Resolution:
     that no problem message quotes one)."""
 
     problems: list[str] = field(default_factory=list)
-    values: dict[str, str] = field(default_factory=dict)
+    # The values put into each provider entry, by the entry's path.
+    values: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def hide(self, text: str) -> str:
-        """``text`` with every resolved value shown as its reference again."""
-        for name, value in sorted(self.values.items(), key=lambda kv: -len(kv[1])):
-            for form in {value, quote(value, safe="")}:
-                if form:
-                    text = text.replace(form, "${" + name + "}")
+        """``text`` (a problem: its path first) with the values resolved into the entry it
+        is about shown as their references again."""
+        for path, values in self.values.items():
+            if not text.startswith((f"{path}:", f"{path}.")):
+                continue
+            # The path stays as it is; a short value may mask more than itself (safe side).
+            head, sep, rest = text.partition(":")
+            for name, value in sorted(values.items(), key=lambda kv: -len(kv[1])):
+                for form in {value, quote(value, safe="")}:
+                    if form:
+                        rest = rest.replace(form, "${" + name + "}")
+            text = head + sep + rest
         return text
 
 
@@ -76,7 +84,7 @@ def resolve_references(doc: Any, environ: Mapping[str, str]) -> Resolution:
                     found.problems.append(f"{where}.url: ${{{name}}} is not set in the "
                                           f"environment (export {name}=... before apply)")
                     return ""
-                found.values[name] = environ[name]
+                found.values.setdefault(where, {})[name] = environ[name]
                 return quote(environ[name], safe="")
 
             entry["url"] = REFERENCE.sub(value, url)
