@@ -119,3 +119,17 @@ def test_no_page_cites_a_design_file_outside_the_repository():
                                (ROOT / top).rglob("*.py"))]
                     if outside.search(source.read_text())})
     assert cited == []
+
+
+def test_every_spec_section_the_code_cites_is_summed_up_in_the_api_page():
+    """The spec is not in the repository: docs/api.md carries each section code cites."""
+    cite = re.compile(r"\bspec (?:section |§)?(\d+(?:\.\d+)?)\b")
+    table = (ROOT / "docs" / "api.md").read_text().split("## The spec's sections that code "
+                                                         "cites", 1)[1].split("\n## ", 1)[0]
+    rows = {m.group(1) for m in re.finditer(r"^\| (\d+(?:\.\d+)?) ", table, re.M)}
+    rows |= {m.group(1) for m in re.finditer(r"^\| \d+ [^|]*?, (\d+\.\d+) ", table, re.M)}
+    sources = [*PAGES, *(p for top in ("api", "channels", "cli", "config", "engine",
+                                       "plugins", "web") for p in (ROOT / top).rglob("*.py"))]
+    cited = {(source.relative_to(ROOT).as_posix(), number) for source in sources
+             for number in cite.findall(source.read_text())}
+    assert sorted((where, n) for where, n in cited if n not in rows) == []
