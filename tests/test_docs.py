@@ -133,3 +133,13 @@ def test_every_spec_section_the_code_cites_is_summed_up_in_the_api_page():
     cited = {(source.relative_to(ROOT).as_posix(), number) for source in sources
              for number in cite.findall(source.read_text())}
     assert sorted((where, n) for where, n in cited if n not in rows) == []
+
+
+def test_every_decision_the_code_cites_has_its_section_in_the_api_page():
+    api = (ROOT / "docs" / "api.md").read_text()
+    written = set(re.findall(r"^### (D\d+) ", api, re.M))
+    sources = [*PAGES, *(p for top in ("api", "channels", "cli", "config", "engine",
+                                       "plugins", "web") for p in (ROOT / top).rglob("*.py"))]
+    cited = {(source.relative_to(ROOT).as_posix(), d) for source in sources
+             for d in re.findall(r"\b(D\d{1,2})\b", source.read_text())}
+    assert written and sorted(c for c in cited if c[1] not in written) == []
