@@ -31,7 +31,14 @@ def test_a_database_of_step_11_gets_the_index_and_one_made_by_hand_is_kept(db):
     assert INDEX not in _plan(db)
     assert upgrade(db) == {"from": 11, "to": len(MIGRATIONS)}
     assert INDEX in {i.name for i in db.get_indexes("notification")}
-    # Made by hand already (an operator who read the issue): the step leaves it be.
+    # Made by hand already, under another name: the step adds no second one.
+    db.execute_sql(f'DROP INDEX "{INDEX}"')
+    db.execute_sql('CREATE INDEX "by_hand" ON "notification" ("correlation_id")')
     SchemaVersion.delete().where(SchemaVersion.version >= 12).execute()
     assert upgrade(db)["from"] == 11 and current_version(db) == len(MIGRATIONS)
-    assert INDEX in _plan(db)
+    names = {i.name for i in db.get_indexes("notification")}
+    assert "by_hand" in names and INDEX not in names
+    assert "by_hand" in _plan(db)
+    db.execute_sql('DROP INDEX "by_hand"')
+    _correlation_id_index(db)  # as the other tests expect the schema
+    assert INDEX in {i.name for i in db.get_indexes("notification")}
