@@ -26,7 +26,7 @@ def find_all(ident: str) -> list[Notification]:
         return [found]
     if not ident or len(ident) > Notification.correlation_id.max_length:
         return []
-    # notification_correlation_id (migration step 12) answers this by index.
+    # notification_correlation_id (migration step 13) answers this by index.
     return list(Notification.select().where(Notification.correlation_id == ident)
                 .order_by(Notification.created_at.desc(), Notification.id))
 

@@ -1,4 +1,4 @@
-"""Step 12: notifications by correlation id, by index (`herald notifications show`)."""
+"""Step 13: notifications by correlation id, by index (`herald notifications show`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from engine.store.migrations import MIGRATIONS, _correlation_id_index, current_v
 from engine.store.models import SchemaVersion
 
 INDEX = "notification_correlation_id"
+STEP = MIGRATIONS.index(_correlation_id_index) + 1
 
 
 def _plan(db) -> str:
@@ -19,23 +20,23 @@ def _plan(db) -> str:
         return " ".join(row[0] for row in db.execute_sql(f"EXPLAIN {query}"))
 
 
-def test_the_step_is_twelve_and_lookups_use_its_index(db):
-    assert MIGRATIONS.index(_correlation_id_index) + 1 == 12
+def test_the_step_is_thirteen_and_lookups_use_its_index(db):
+    assert STEP == 13
     assert INDEX in {i.name for i in db.get_indexes("notification")}
     assert INDEX in _plan(db)
 
 
-def test_a_database_of_step_11_gets_the_index_and_one_made_by_hand_is_kept(db):
+def test_a_database_of_the_step_before_gets_the_index_and_one_made_by_hand_is_kept(db):
     db.execute_sql(f'DROP INDEX "{INDEX}"')
-    SchemaVersion.delete().where(SchemaVersion.version >= 12).execute()
+    SchemaVersion.delete().where(SchemaVersion.version >= STEP).execute()
     assert INDEX not in _plan(db)
-    assert upgrade(db) == {"from": 11, "to": len(MIGRATIONS)}
+    assert upgrade(db) == {"from": STEP - 1, "to": len(MIGRATIONS)}
     assert INDEX in {i.name for i in db.get_indexes("notification")}
     # Made by hand already, under another name: the step adds no second one.
     db.execute_sql(f'DROP INDEX "{INDEX}"')
     db.execute_sql('CREATE INDEX "by_hand" ON "notification" ("correlation_id")')
-    SchemaVersion.delete().where(SchemaVersion.version >= 12).execute()
-    assert upgrade(db)["from"] == 11 and current_version(db) == len(MIGRATIONS)
+    SchemaVersion.delete().where(SchemaVersion.version >= STEP).execute()
+    assert upgrade(db)["from"] == STEP - 1 and current_version(db) == len(MIGRATIONS)
     names = {i.name for i in db.get_indexes("notification")}
     assert "by_hand" in names and INDEX not in names
     assert "by_hand" in _plan(db)
