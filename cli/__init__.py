@@ -1,1 +1,1 @@
-"""The `herald` operator command (contract: ARCHITECTURE.md section 4)."""
+"""The `herald` operator command (contract: docs/operations.md, docs/apply.md)."""

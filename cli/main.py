@@ -3,7 +3,7 @@
 Each command group has its module: cli/provisioning.py (db, apply, export), cli/keys.py
 (keys, secret), cli/templates.py, cli/users.py (the web application's people),
 cli/senders.py (senders, dkim), cli/processes.py (serve, worker, dev), cli/inbound.py
-(bounces, inbound, reports).
+(bounces, inbound, reports), cli/notifications.py (notifications show, queue).
 """
 
 from __future__ import annotations
@@ -16,7 +16,16 @@ from collections.abc import Sequence
 
 import peewee
 
-from cli import inbound, keys, processes, provisioning, senders, templates, users
+from cli import (
+    inbound,
+    keys,
+    notifications,
+    processes,
+    provisioning,
+    senders,
+    templates,
+    users,
+)
 from cli.common import CommandError, connect, one_line
 from config.redaction import install_log_masking, mask_secrets
 from config.settings import ConfigError, load_settings
@@ -30,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="herald", description="Herald notification service")
     sub = parser.add_subparsers(dest="command", required=True)
     for group in (provisioning, keys, templates, users, senders, processes,
-                  inbound):
+                  inbound, notifications):
         group.add_commands(sub)
     return parser
 

@@ -38,21 +38,26 @@ def cmd_apply(args: argparse.Namespace, settings: Settings) -> None:
     doc = _load_file(args.file)
     connect(settings)
     try:
-        emit(apply_document(doc).as_json())
+        emit(apply_document(doc, production=settings.production).as_json())
     except ApplyError as err:
         raise CommandError("apply refused, nothing was written:\n  " + "\n  ".join(
             err.problems)) from None
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.provisioning.exporting import export_document
+    from engine.provisioning.exporting import export_with_references
 
     connect(settings)
     if args.workspace:
         parse_uuid(args.workspace, "workspace")
-    doc = export_document(args.workspace)
+    doc, needed = export_with_references(args.workspace)
     if args.workspace and not doc["accounts"]:
         raise CommandError(f"no workspace {args.workspace}")
+    names = list(dict.fromkeys(n["variable"] for n in needed))
+    if names:
+        # Names only, never a value: the operator supplies them to `apply` from elsewhere.
+        print("herald: export: credentials are written as references; set "
+              f"{', '.join(names)} in the environment of `herald apply`", file=sys.stderr)
     if args.format == "yaml":
         sys.stdout.write(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
     else:

@@ -28,6 +28,25 @@ def _masked_password(match: re.Match[str]) -> str:
     return match.group(0) if _PLACEHOLDER.fullmatch(password) else f"{match['head']}{MASK}@"
 
 
+_AUTHORITY = re.compile(r"^(?P<head>\s*[A-Za-z][A-Za-z0-9+.-]*://)(?P<rest>.*)$", re.S)
+
+
+def mask_url(url: str) -> str:
+    """A URL as an error may quote it: everything between the user's ``:`` (else
+    ``scheme://``) and the last ``@`` becomes ``***``, whatever characters the password
+    holds. Made by structure, not by a pattern of allowed characters, so none escapes."""
+    match = _AUTHORITY.match(url)
+    if match is None:
+        return mask_secrets(url)
+    rest = match["rest"]
+    at = rest.rfind("@")
+    if at >= 0:
+        # The user stays when a password follows it; a lone user part may be a token.
+        user, colon, _ = rest[:at].partition(":")
+        rest = f"{user}:{MASK}@{rest[at + 1:]}" if colon else f"{MASK}@{rest[at + 1:]}"
+    return mask_secrets(match["head"] + rest)
+
+
 def mask_secrets(text: str) -> str:
     """``text`` with URL passwords, secret parameters and capability tokens replaced."""
     text = _URL_PASSWORD.sub(_masked_password, text)

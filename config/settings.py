@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-import importlib.util
 import ipaddress
 import math
 import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from config.redaction import mask_secrets
+from config.url_settings import (
+    UrlProblem,
+    check_database_url,
+    check_provider_urls,
+    check_redis_url,
+    split,
+)
 
 ENVIRONMENTS = ("development", "test", "production")
 DEV_SECRET_KEY = "herald-development-secret-key-not-for-production"
@@ -121,14 +127,12 @@ def _backoff(name: str, raw: str) -> tuple[float, ...]:
     return values
 
 
-def _url(name: str, raw: str, schemes: tuple[str, ...]) -> str:
-    parts = urlsplit(raw)
-    if parts.scheme not in schemes:
-        raise ConfigError(name, f"scheme must be one of {', '.join(schemes)}; got {raw!r}")
+def _url(name: str, raw: str, check: Callable[[str], object]) -> str:
+    """``raw`` checked by ``check`` (config/url_settings.py), its problem named by setting."""
     try:
-        parts.port  # noqa: B018 -- parsing it is the check: a bad port raises ValueError
-    except ValueError as err:
-        raise ConfigError(name, f"{err}; got {raw!r}") from None
+        check(raw)
+    except UrlProblem as err:
+        raise ConfigError(name, str(err)) from None
     return raw
 
 
@@ -161,12 +165,7 @@ def provider_urls(setting: str) -> list[str]:
 
 
 def _provider(name: str, raw: str) -> str:
-    for url in provider_urls(raw):
-        if not urlsplit(url).scheme:
-            raise ConfigError(
-                name, f"expected a provider URL such as smtp://host:25 or inbox://, got {url!r}"
-            )
-    return raw
+    return _url(name, raw, lambda value: check_provider_urls(value, provider_urls(value)))
 
 
 def provider_scheme_of(url: str) -> str:
@@ -186,18 +185,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
 
     values: dict[str, object] = {"env": mode}
     if raw := get("HERALD_DATABASE_URL"):
-        values["database_url"] = _url(
-            "HERALD_DATABASE_URL", raw, ("sqlite", "postgres", "postgresql")
-        )
-        pool = parse_qs(urlsplit(raw).query).get("max_connections")
-        if pool:  # the pool's size (engine/store/db.py): read here, not at the first connection
-            _int("HERALD_DATABASE_URL", pool[-1], minimum=1)
-        if urlsplit(raw).scheme != "sqlite" and importlib.util.find_spec("psycopg2") is None:
-            # The driver is an extra: a SQLite install does not carry it.
-            raise ConfigError("HERALD_DATABASE_URL", "PostgreSQL needs its driver, which is "
-                              "not installed: pip install 'herald[postgres]'")
+        values["database_url"] = _url("HERALD_DATABASE_URL", raw, check_database_url)
     if raw := get("HERALD_REDIS_URL"):
-        values["redis_url"] = _url("HERALD_REDIS_URL", raw, ("redis", "rediss", "unix"))
+        values["redis_url"] = _url("HERALD_REDIS_URL", raw, check_redis_url)
 
     secret = get("HERALD_SECRET_KEY", "")
     if secret:
@@ -211,7 +201,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError("HERALD_SECRET_KEY", "is required in production")
 
     if raw := get("HERALD_PUBLIC_URL"):
-        values["public_url"] = _url("HERALD_PUBLIC_URL", raw, ("http", "https")).rstrip("/")
+        values["public_url"] = _url("HERALD_PUBLIC_URL", raw,
+                                    lambda v: split(v, ("http", "https"))).rstrip("/")
     if raw := get("HERALD_MAIL_FROM"):
         values["mail_from"] = _mail_from(raw)
     if raw := get("HERALD_EMAIL_PROVIDER"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,79 @@ def _actual() -> dict[str, set[str]]:
 
 def test_architecture_draws_every_module_as_it_is():
     assert _drawn() == _actual()
+
+
+# [text](target) and ![alt](target), outside code: the target up to a blank or ")".
+_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
+_CODE = re.compile(r"`[^`\n]*`")
+# A page named in prose or a comment: docs/NAME.md (ARCHITECTURE.md and the like are not
+# in the repository, and a reader cannot follow them).
+_DOC_NAME = re.compile(r"\bdocs/([A-Za-z0-9_-]+\.md)\b")
+PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+
+
+def _links(text: str) -> list[str]:
+    text = _CODE.sub("", _FENCE.sub("", text))
+    return _LINK.findall(text)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_resolves_to_a_file_in_the_repository(page):
+    broken = []
+    for target in _links(page.read_text()):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
+            continue  # another site, or a section of the page itself
+        path = (page.parent / target.split("#", 1)[0]).resolve()
+        if not path.is_relative_to(ROOT) or not path.exists():
+            broken.append(target)
+    assert broken == []
+
+
+def test_the_link_check_sees_links_and_skips_code():
+    text = "[a](apply.md) ![i](images/x.png) `[b](nowhere.md)`\n```\n[c](gone.md)\n```\n"
+    assert _links(text) == ["apply.md", "images/x.png"]
+
+
+def test_every_docs_page_named_in_docs_code_or_comments_exists():
+    sources = [*PAGES, *(p for top in ("api", "channels", "cli", "config", "engine",
+                                       "plugins", "web") for p in (ROOT / top).rglob("*.py"))]
+    missing = sorted({f"{source.relative_to(ROOT)}: docs/{name}" for source in sources
+                      for name in _DOC_NAME.findall(source.read_text())
+                      if not (ROOT / "docs" / name).exists()})
+    assert missing == []
+
+
+def test_no_page_cites_a_design_file_outside_the_repository():
+    outside = re.compile(r"\.\./shared/|\b(?:ARCHITECTURE|WEB|STYLE)\.md\b|"
+                         r"notification-service-api\.md")
+    cited = sorted({f"{source.relative_to(ROOT)}" for source in
+                    [*PAGES, *(p for top in ("api", "channels", "cli", "config", "engine",
+                                             "plugins", "web") for p in
+                               (ROOT / top).rglob("*.py"))]
+                    if outside.search(source.read_text())})
+    assert cited == []
+
+
+def test_every_spec_section_the_code_cites_is_summed_up_in_the_api_page():
+    """The spec is not in the repository: docs/api.md carries each section code cites."""
+    cite = re.compile(r"\bspec (?:section |§)?(\d+(?:\.\d+)?)\b")
+    table = (ROOT / "docs" / "api.md").read_text().split("## The spec's sections that code "
+                                                         "cites", 1)[1].split("\n## ", 1)[0]
+    rows = {m.group(1) for m in re.finditer(r"^\| (\d+(?:\.\d+)?) ", table, re.M)}
+    rows |= {m.group(1) for m in re.finditer(r"^\| \d+ [^|]*?, (\d+\.\d+) ", table, re.M)}
+    sources = [*PAGES, *(p for top in ("api", "channels", "cli", "config", "engine",
+                                       "plugins", "web") for p in (ROOT / top).rglob("*.py"))]
+    cited = {(source.relative_to(ROOT).as_posix(), number) for source in sources
+             for number in cite.findall(source.read_text())}
+    assert sorted((where, n) for where, n in cited if n not in rows) == []
+
+
+def test_every_decision_the_code_cites_has_its_section_in_the_api_page():
+    api = (ROOT / "docs" / "api.md").read_text()
+    written = set(re.findall(r"^### (D\d+) ", api, re.M))
+    sources = [*PAGES, *(p for top in ("api", "channels", "cli", "config", "engine",
+                                       "plugins", "web") for p in (ROOT / top).rglob("*.py"))]
+    cited = {(source.relative_to(ROOT).as_posix(), d) for source in sources
+             for d in re.findall(r"\b(D\d{1,2})\b", source.read_text())}
+    assert written and sorted(c for c in cited if c[1] not in written) == []

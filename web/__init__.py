@@ -1,4 +1,4 @@
-"""The web application (WEB.md): server-rendered pages over the engine's services,
+"""The web application (docs/web.md): server-rendered pages over the engine's services,
 registered by the API's app factory so that one process serves both."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Roles per workspace (WEB.md): what each may do, and the rule that one Owner always stays."""
+"""Roles per workspace (docs/web.md, "Roles"): what each may do, and the rule that one Owner
+always stays."""
 
 from __future__ import annotations
 

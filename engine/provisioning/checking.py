@@ -9,7 +9,7 @@ from typing import Any
 from email_validator import EmailNotValidError, validate_email
 
 from engine.catalog.keys import parse_time
-from engine.catalog.versions import check_content
+from engine.catalog.versions import template_parts
 from engine.plugins.manager import default_registry
 from engine.provisioning.document import NAME_RULE, ApplyError, valid_name, version_fields
 from engine.store.models import PLANS
@@ -18,8 +18,9 @@ from engine.store.models import PLANS
 class _Checker:
     """Walks the document once and collects every problem with its path."""
 
-    def __init__(self) -> None:
+    def __init__(self, production: bool = False) -> None:
         self.problems: list[str] = []
+        self.production = production
 
     def fail(self, path: str, message: str) -> None:
         self.problems.append(f"{path}: {message}")
@@ -124,9 +125,14 @@ class _Checker:
             self.fail(path, "needs string members plugin and url")
             return
         # The check HERALD_EMAIL_PROVIDER gets at start-up: else every send fails on it.
+        from config.settings import provider_scheme_of
         from engine.plugins.manager import provider_problem
 
-        if problem := provider_problem(provider["url"], provider["plugin"]):
+        if self.production and "inbox" in (provider["plugin"].strip().lower(),
+                                           provider_scheme_of(provider["url"])):
+            # As the setting: the dev inbox keeps mail in a table nobody reads in production.
+            self.fail(path, "inbox:// is for development and test only")
+        elif problem := provider_problem(provider["url"], provider["plugin"]):
             self.fail(path, problem)
 
     def workspace(self, node: dict[str, Any], path: str) -> None:
@@ -192,7 +198,7 @@ class _Checker:
                               f"(versions[{first_live}] is marked live already)")
 
     def version(self, channel: str, node: dict[str, Any], path: str) -> None:
-        from engine.rendering import TemplateSyntaxError
+        from engine.rendering import TemplateSyntaxError, check_template
 
         allowed = {*version_fields(channel), "status", "locked", "live"}
         for key in node:
@@ -209,15 +215,22 @@ class _Checker:
                 self.fail(f"{path}.live", "only a published version can be live")
         for field, problem in default_registry().channel(channel).check_content(node):
             self.fail(f"{path}.{field}", problem)
-        try:
-            check_content(channel, node)
-        except TemplateSyntaxError as err:
-            self.fail(path, f"invalid template: {err}")
+        # Every part is scanned, so a version with several faults reports them all at once.
+        for part, text in template_parts(channel, node).items():
+            try:
+                check_template(text)
+            except TemplateSyntaxError as err:
+                self.fail(f"{path}.{part}", f"invalid template: {err}")
 
 
-def check_document(doc: Any) -> None:
-    """Raise ApplyError listing every problem in the document."""
-    checker = _Checker()
+def document_problems(doc: Any, production: bool = False) -> list[str]:
+    """Every problem in the document, each with its path."""
+    checker = _Checker(production)
     checker.document(doc)
-    if checker.problems:
-        raise ApplyError(checker.problems)
+    return checker.problems
+
+
+def check_document(doc: Any, production: bool = False) -> None:
+    """Raise ApplyError listing every problem in the document."""
+    if problems := document_problems(doc, production):
+        raise ApplyError(problems)

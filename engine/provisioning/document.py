@@ -23,6 +23,8 @@ class Outcome:
     updated: dict[str, int] = field(default_factory=dict)
     api_keys: list[dict[str, Any]] = field(default_factory=list)
     workspaces: list[dict[str, Any]] = field(default_factory=list)
+    # Templates created by this apply: a file may leave ids out, the caller needs them to send.
+    templates: list[dict[str, Any]] = field(default_factory=list)
 
     def count(self, bucket: dict[str, int], kind: str, n: int = 1) -> None:
         bucket[kind] = bucket.get(kind, 0) + n
@@ -34,6 +36,7 @@ class Outcome:
             "updated": self.updated,
             "workspaces": self.workspaces,
             "apiKeys": self.api_keys,
+            "templates": self.templates,
         }
 
 

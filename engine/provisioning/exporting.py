@@ -7,6 +7,11 @@ from typing import Any
 
 from engine.catalog.keys import iso
 from engine.provisioning.document import version_fields
+from engine.provisioning.references import (
+    ReferenceNamer,
+    map_provider_urls,
+    without_credentials,
+)
 from engine.store.models import (
     Account,
     ApiKey,
@@ -67,7 +72,7 @@ def _folder(project: Project, parent: Container | None, row: Any) -> dict[str, A
     return out
 
 
-def _workspace(row: Workspace) -> dict[str, Any]:
+def _workspace(row: Workspace, path: str, namer: ReferenceNamer) -> dict[str, Any]:
     keys = ApiKey.select().where(ApiKey.workspace == row).order_by(ApiKey.name)
     api_keys = []
     for key in keys:
@@ -80,10 +85,14 @@ def _workspace(row: Workspace) -> dict[str, Any]:
     suppressions = Suppression.select().where(Suppression.workspace == row).order_by(
         Suppression.address)
     projects = Project.select().where(Project.workspace == row).order_by(Project.name)
+    provider = json.loads(row.email_provider) if row.email_provider else None
     return {
         "id": str(row.id),
         "name": row.name,
-        "emailProvider": json.loads(row.email_provider) if row.email_provider else None,
+        # Stored encrypted, printed never: its credentials become `${NAME}` references.
+        "emailProvider": map_provider_urls(
+            provider, f"{path}.emailProvider",
+            lambda url, where: without_credentials(url, where, namer)),
         # An address suppressed for all mail as it is; a Marketing-only one with its scope.
         "suppressions": [s.address if s.scope == "all" else {"address": s.address,
                                                              "scope": s.scope}
@@ -94,7 +103,16 @@ def _workspace(row: Workspace) -> dict[str, Any]:
 
 
 def export_document(workspace_id: str | None = None) -> dict[str, Any]:
-    """Everything (or one workspace and its account) in the apply format."""
+    """Everything (or one workspace and its account) in the apply format, without a
+    credential (docs/apply.md, "Credentials")."""
+    return export_with_references(workspace_id)[0]
+
+
+def export_with_references(workspace_id: str | None = None
+                           ) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """The export, and the environment variables its references name (with their paths):
+    what `apply` of it will need set."""
+    namer = ReferenceNamer()
     accounts = Account.select().order_by(Account.name)
     out = []
     for account in accounts:
@@ -115,6 +133,7 @@ def export_document(workspace_id: str | None = None) -> dict[str, Any]:
                 "domains": [s.value for s in senders if s.kind == "domain"],
                 "addresses": [s.value for s in senders if s.kind == "address"],
             },
-            "workspaces": [_workspace(w) for w in workspaces],
+            "workspaces": [_workspace(w, f"accounts[{len(out)}].workspaces[{i}]", namer)
+                           for i, w in enumerate(workspaces)],
         })
-    return {"accounts": out}
+    return {"accounts": out}, namer.needed

@@ -46,6 +46,17 @@ def _recipients(node: dict[str, Any]) -> dict[str, list[str]]:
     return {k: list(defaults.get(k) or []) for k in ("to", "cc", "bcc")}
 
 
+def _mentioned(node: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
+    """The model values of the document keys ``node`` names (a key left out keeps the row's
+    value: a partial file changes only what it names, docs/apply.md)."""
+    return {column: node[key] for key, column in fields.items() if key in node}
+
+
+def _defaults_of(node: dict[str, Any]) -> dict[str, Any]:
+    """``defaults`` when the node names them, else nothing (the row keeps its own)."""
+    return {"defaults": _recipients(node)} if "defaults" in node else {}
+
+
 class Writer:
     """Writes each node of a checked document, counting what it creates and updates."""
 
@@ -72,30 +83,32 @@ class Writer:
         return row
 
     def upsert(self, model: type, node: dict[str, Any], match: Any, values: dict[str, Any],
-               kind: str, path: str) -> Any:
+               kind: str, path: str, fresh: dict[str, Any] | None = None) -> Any:
         row = self.find(model, node, match, path, kind.rstrip("s"))
-        return self.save(model, row, node, values, kind)
+        return self.save(model, row, node, values, kind, fresh)
 
     def save(self, model: type, row: Any, node: dict[str, Any], values: dict[str, Any],
-             kind: str) -> Any:
-        """Create the row (with the file's id, if any) or bring it in line with ``values``."""
+             kind: str, fresh: dict[str, Any] | None = None) -> Any:
+        """Create the row (with the file's id, if any) or bring it in line with ``values``.
+
+        ``values`` holds only what the file mentions; ``fresh`` the defaults a new row takes
+        for what it leaves out. An existing row keeps every field the file does not name.
+        """
         if row is None:
             extra = {"id": uuid.UUID(str(node["id"]))} if node.get("id") else {}
-            row = model.create(**extra, **values)
+            row = model.create(**extra, **{**(fresh or {}), **values})
             self.out.count(self.out.created, kind)
         elif _sync(row, values):
             self.out.count(self.out.updated, kind)
         return row
 
     def account(self, node: dict[str, Any], path: str) -> None:
-        values = {
-            "name": node["name"],
-            "plan": node.get("plan", "basic"),
-            "monthly_limit": node.get("monthlyLimit"),
-            "webhook_delivery": bool(node.get("webhookDelivery", False)),
-        }
+        values = _mentioned(node, {"plan": "plan", "monthlyLimit": "monthly_limit",
+                                   "webhookDelivery": "webhook_delivery"})
+        values["name"] = node["name"]
+        fresh = {"plan": "basic", "monthly_limit": None, "webhook_delivery": False}
         account = self.upsert(Account, node, Account.name == node["name"], values, "accounts",
-                              path)
+                              path, fresh)
         senders = node.get("senders") or {}
         for kind, key in (("domain", "domains"), ("address", "addresses")):
             for value in senders.get(key) or []:
@@ -124,11 +137,9 @@ class Writer:
 
     def workspace(self, account: Account, node: dict[str, Any], path: str) -> None:
         provider = node.get("emailProvider")
-        values = {
-            "account": account,
-            "name": node["name"],
-            "email_provider": json.dumps(provider, sort_keys=True) if provider else None,
-        }
+        values: dict[str, Any] = {"account": account, "name": node["name"]}
+        if "emailProvider" in node:
+            values["email_provider"] = json.dumps(provider, sort_keys=True) if provider else None
         match = (Workspace.account == account) & (Workspace.name == node["name"])
         row = self.find(Workspace, node, match, path, "workspace")
         if row is None:
@@ -175,7 +186,8 @@ class Writer:
         # An existing key is never re-issued; its expiry follows the file, and `status:
         # revoked` revokes it. A revocation (by the file or `herald keys revoke`) is never
         # undone: a file without a status leaves it alone, `status: active` is refused.
-        values: dict[str, Any] = {"expires_at": expires}
+        # A file naming the key without `expiresAt` leaves its expiry alone (null clears it).
+        values: dict[str, Any] = {"expires_at": expires} if "expiresAt" in node else {}
         if existing.revoked_at is not None and node.get("status") == "active":
             raise ApplyError([f"{path}.status: key {existing.name!r} is revoked, and a "
                               "revocation is never undone (drop the status, or create a key "
@@ -186,9 +198,10 @@ class Writer:
             self.out.count(self.out.updated, "apiKeys")
 
     def project(self, workspace: Workspace, node: dict[str, Any], path: str) -> None:
-        values = {"workspace": workspace, "name": node["name"], "defaults": _recipients(node)}
+        values = {"workspace": workspace, "name": node["name"], **_defaults_of(node)}
         match = (Project.workspace == workspace) & (Project.name == node["name"])
-        project = self.upsert(Project, {}, match, values, "projects", path)
+        project = self.upsert(Project, {}, match, values, "projects", path,
+                              {"defaults": _recipients({})})
         self.children(workspace, project, None, node, path)
 
     def children(self, workspace: Workspace, project: Project, parent: Container | None,
@@ -199,9 +212,10 @@ class Writer:
             match = (Container.project == project) & parent_match & (
                 Container.name == child["name"])
             values = {"project": project, "parent": parent, "name": child["name"],
-                      "defaults": _recipients(child)}
+                      **_defaults_of(child)}
             child_path = f"{path}.containers[{i}]"
-            container = self.upsert(Container, {}, match, values, "containers", child_path)
+            container = self.upsert(Container, {}, match, values, "containers", child_path,
+                                    {"defaults": _recipients({})})
             self.children(workspace, project, container, child, child_path)
         for i, template in enumerate(node.get("templates") or []):
             self.template(workspace, project, parent, template, f"{path}.templates[{i}]")
@@ -209,8 +223,7 @@ class Writer:
     def template(self, workspace: Workspace, project: Project, container: Container | None,
                  node: dict[str, Any], path: str) -> None:
         values = {"workspace": workspace, "project": project, "container": container,
-                  "name": node["name"], "channel": node["channel"],
-                  "defaults": _recipients(node)}
+                  "name": node["name"], "channel": node["channel"], **_defaults_of(node)}
         in_folder = (Template.container.is_null() if container is None
                      else Template.container == container)
         match = (Template.project == project) & in_folder & (Template.name == node["name"])
@@ -222,7 +235,12 @@ class Writer:
             # Its versions were written (and checked) for the old channel.
             raise ApplyError([f"{path}.channel: channel cannot change ({existing.channel} to "
                               f"{node['channel']}): create a new template"])
-        template = self.save(Template, existing, node, values, "templates")
+        template = self.save(Template, existing, node, values, "templates",
+                             {"defaults": _recipients({})})
+        if existing is None:
+            self.out.templates.append({"id": str(template.id), "name": template.name,
+                                       "workspaceId": str(workspace.id),
+                                       "channel": template.channel})
         self.versions(template, node.get("versions") or [])
 
     def versions(self, template: Template, nodes: list[dict[str, Any]]) -> None:

@@ -18,7 +18,7 @@ from engine.store.db import database
 from engine.store.models import Notification, Template, utcnow
 from engine.store.report_models import NO_TEMPLATE, ReportDay, ReportRollup
 
-# The counts the Reports page shows, in order (WEB.md names them).
+# The counts the Reports page shows, in order (docs/reports.md names them).
 LABELS = ("Accepted", "Delivered", "Bounced", "Failed", "Complained", "Opened", "Clicked",
           "Unsubscribed")
 # Report statuses that are neither delivered, bounced nor failed.

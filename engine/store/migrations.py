@@ -9,6 +9,7 @@ from playhouse.migrate import SchemaMigrator, migrate
 
 from engine.store.models import (
     ALL_MODELS,
+    CORRELATION_INDEX,
     IDEMPOTENCY_INDEX,
     CaughtWebhook,
     DeliveryAttempt,
@@ -185,6 +186,17 @@ def _suppression_scope(db: Database) -> None:
         Suppression.reason.in_(MARKETING_ONLY_REASONS)).execute()
 
 
+def _correlation_id_index(db: Database) -> None:
+    """Notifications by correlation id (`herald notifications show`). A database that has
+    one already (made by hand: any index whose first column is correlation_id) keeps it, and
+    gets no second one for every write to maintain."""
+    table = Notification._meta.table_name
+    if any(index.columns and index.columns[0] == "correlation_id"
+           for index in db.get_indexes(table)):
+        return
+    db.execute(Notification._schema._create_index(CORRELATION_INDEX, safe=True))
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -192,7 +204,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _sender_verification, _authoring,
                                                 _delivery_reports, _idempotency_keys,
                                                 _failover_attempt_columns, _webhook_catcher,
-                                                _suppression_scope]
+                                                _suppression_scope, _correlation_id_index]
 
 
 def current_version(db: Database) -> int:

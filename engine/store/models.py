@@ -242,6 +242,10 @@ Notification.add_index(UNFINISHED_INDEX)
 # One notification per workspace and Idempotency-Key, whatever Redis remembers; rows sent
 # without a key are not in it. Made by its migration step only (not in the model's indexes,
 # which released steps create with the columns of their own time).
+# `herald notifications show CORRELATION_ID` (docs/operations.md): one lookup by the id a
+# caller holds, across workspaces. Made by its migration step only, like the one below.
+CORRELATION_INDEX = Notification.index(Notification.correlation_id,
+                                       name="notification_correlation_id")
 IDEMPOTENCY_INDEX = Notification.index(
     Notification.workspace, Notification.idempotency_key, unique=True,
     name="notification_idempotency", where=Notification.idempotency_key.is_null(False))

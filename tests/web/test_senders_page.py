@@ -1,6 +1,6 @@
-"""The Senders page (WEB.md) in Chromium: add a domain, publish its records, Check now, the
-send that was 422 is 202; bad input marked on its field; single senders by their link;
-removal names the live templates; Owners and Admins only."""
+"""The Senders page (docs/web.md, docs/senders.md) in Chromium: add a domain, publish its
+records, Check now, the send that was 422 is 202; bad input marked on its field; single
+senders by their link; removal names the live templates; Owners and Admins only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Template authoring (WEB.md, issue 25): the hierarchy, the editor with autosave and live
+"""Template authoring (docs/web.md, issue 25): the hierarchy, the editor with autosave and live
 preview, versions, test sends. Thin views over engine/authoring/ and engine/catalog/versions.py.
 One blueprint; one module per page."""
 

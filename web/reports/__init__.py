@@ -1,2 +1,2 @@
-"""The Reports pages (WEB.md): counts, the by-day chart, the feed, its CSV export and a
+"""The Reports pages (docs/reports.md): counts, the by-day chart, the feed, its CSV export and a
 notification's timeline, thin views over engine/reports."""

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from flask import flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
-from config.settings import provider_urls
+from config.settings import provider_scheme_of, provider_urls
 from engine import runtime
 from engine.people import audit, mail, users
 from engine.people.errors import PeopleError
@@ -98,6 +98,9 @@ def _problems(urls: list[str]) -> list[str]:
             problems.append(f"{which}enter a URL of at most {MAX_URL} characters.")
         elif not urlsplit(url).scheme:
             problems.append(f"{which}start the URL with its plugin's scheme, such as smtp://.")
+        elif runtime.settings().production and provider_scheme_of(url) == "inbox":
+            # As HERALD_EMAIL_PROVIDER and `herald apply`: nobody reads the inbox there.
+            problems.append(f"{which}inbox:// is for development and test only.")
         elif problem := provider_problem(url, None, settings=runtime.settings()):
             problems.append(f"{which}this URL cannot send: {problem}.")
     return [p[0].upper() + p[1:] for p in problems]

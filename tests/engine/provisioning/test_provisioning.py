@@ -369,9 +369,15 @@ def test_an_email_provider_list_applies_exports_and_reapplies_unchanged(db):
     doc = sample()
     doc["accounts"][0]["workspaces"][0]["emailProvider"] = providers
     apply_document(copy.deepcopy(doc))
-    (workspace,) = export_document()["accounts"][0]["workspaces"]
-    assert workspace["emailProvider"] == providers  # in order
+    exported = export_document()
+    (workspace,) = exported["accounts"][0]["workspaces"]
+    # In order, the password a reference (docs/apply.md, "Credentials").
+    assert workspace["emailProvider"] == [
+        {"plugin": "smtp", "url": "smtp://u:${SMTP_PASSWORD}@mx1.example:587?tls=starttls"},
+        providers[1]]
     assert apply_document(copy.deepcopy(doc)).as_json()["changed"] is False
+    assert apply_document(exported, environ={"SMTP_PASSWORD": "pw"}).as_json()[
+        "changed"] is False
 
 
 @pytest.mark.parametrize(("providers", "path", "message"), [
