@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from flask import Flask, g, request
@@ -10,11 +11,13 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import framing, problems
+from api.health import QUIET_PATHS
 from api.schemas import NotificationRequest, ProblemDetails
 from config.redaction import install_log_masking
 from config.settings import Settings, load_settings, provider_scheme_of, provider_urls
 from engine import runtime
 from engine.errors import ApiError
+from engine.observability.outages import RETRY_AFTER_SECONDS, dependency_of, incidents
 from engine.store.db import database
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -85,10 +88,12 @@ def create_app(settings: Settings | None = None) -> Flask:
 
 
 def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
+    from api.health import blueprint as health
     from api.inbound import blueprint as inbound
     from api.sender_confirmation import blueprint as sender_confirmation
     from api.tracking import blueprint as tracking
 
+    app.register_blueprint(health)
     app.register_blueprint(tracking)
     app.register_blueprint(sender_confirmation)
     app.register_blueprint(inbound)
@@ -130,6 +135,8 @@ def _install_hooks(app: Flask) -> None:
             if body is None:
                 return problems.bare(413)
             g.raw_body = body
+        if request.path in QUIET_PATHS:  # health and metrics open no connection
+            return None
         # One connection per server thread, kept between requests (pooled on PostgreSQL).
         database.connect(reuse_if_open=True)
         return None
@@ -146,5 +153,19 @@ def _install_hooks(app: Flask) -> None:
     @app.errorhandler(Exception)
     def unexpected(err: Exception):
         # HTTPExceptions go to HeraldApi.handle_http_exception (the more specific handler).
+        if (part := dependency_of(err)) is not None:
+            return unavailable(part, err)
         log.exception("unhandled error on %s", request.path)
         return problems.problem(500)
+
+
+def unavailable(part: str, err: BaseException):
+    """503 service.unavailable with Retry-After; one log line per incident, not per request.
+    A connection that failed is dropped, so the next request opens a fresh one."""
+    incidents.failed(part, err)
+    if part == "database" and not database.is_closed():
+        with contextlib.suppress(Exception):
+            database.close()
+    return problems.problem(
+        503, f"The service cannot reach its {part} just now; try again after Retry-After.",
+        "service.unavailable", headers={"Retry-After": str(RETRY_AFTER_SECONDS)})

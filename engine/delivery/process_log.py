@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import logging
+from engine.observability.log_format import TEXT_FORMAT as LOG_FORMAT
+from engine.observability.log_format import configure_logging as _configure
 
-LOG_FORMAT = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
+__all__ = ["LOG_FORMAT", "configure_logging"]
 
 
-def configure_logging() -> None:
-    """Every line says when, how bad, which process and which part."""
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+def configure_logging(fmt: str | None = None) -> None:
+    """Every line says when, how bad, which process and which part (HERALD_LOG_FORMAT)."""
+    _configure(fmt)

@@ -1,0 +1,78 @@
+"""Does this process reach the database and Redis? Each answered within ``BOUND`` seconds.
+
+Each check runs on a thread of its own, one at a time: a dependency that hangs costs one
+waiting thread, never one per probe, and a probe that finds the last check still waiting
+reports the part as not ready without starting another.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from engine import runtime
+from engine.observability.outages import one_line
+from engine.store.db import database
+
+BOUND = 1.0
+
+
+class _Check:
+    """One dependency's check, never more than one in flight."""
+
+    def __init__(self, name: str, run: Callable[[], None]) -> None:
+        self.name = name
+        self.run = run
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"herald-ready-{name}")
+        self.pending: Future | None = None
+        self.lock = threading.Lock()
+
+    def start(self) -> Future | str:
+        """The check under way, or why none could start."""
+        with self.lock:
+            if self.pending is not None and not self.pending.done():
+                return "did not answer (the last check is still waiting)"
+            self.pending = self.pool.submit(self.run)
+            return self.pending
+
+
+def _outcome(started: Future | str, deadline: float) -> str | None:
+    if isinstance(started, str):
+        return started
+    try:
+        started.result(timeout=max(0.0, deadline - time.monotonic()))
+    except FutureTimeout:
+        return "did not answer in time"
+    except Exception as err:  # the dependency's own error, on one line
+        return one_line(err)
+    return None
+
+
+def _ping_database() -> None:
+    try:
+        database.connect(reuse_if_open=True)
+        database.execute_sql("SELECT 1").fetchone()
+    except Exception:
+        # A broken connection is dropped, so the next check opens a fresh one.
+        if not database.is_closed():
+            database.close()
+        raise
+
+
+def _ping_redis() -> None:
+    runtime.redis().ping()
+
+
+_checks = {"database": _Check("database", _ping_database), "redis": _Check("redis", _ping_redis)}
+
+
+def problems(bound: float = BOUND) -> dict[str, str]:
+    """Each part that is not ready, with why; empty when all are. Parts are checked at once,
+    so the whole answer takes at most ``bound`` seconds."""
+    deadline = time.monotonic() + bound
+    started = {name: check.start() for name, check in _checks.items()}
+    found = {name: _outcome(future, deadline) for name, future in started.items()}
+    return {name: problem for name, problem in found.items() if problem is not None}
