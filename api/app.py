@@ -17,6 +17,7 @@ from config.redaction import install_log_masking
 from config.settings import Settings, load_settings, provider_scheme_of, provider_urls
 from engine import runtime
 from engine.errors import ApiError
+from engine.observability import context
 from engine.observability.outages import RETRY_AFTER_SECONDS, dependency_of, incidents
 from engine.store.db import database
 
@@ -126,6 +127,8 @@ def _install_hooks(app: Flask) -> None:
     @app.before_request
     def start() -> object:
         g.correlation_id = problems.correlation_id()
+        # Every log line of this request carries it (engine/observability/context.py).
+        g.log_context = context.correlation_id.set(g.correlation_id)
         # The gateway check: refuse before a byte of the body is read or parsed.
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
             return problems.bare(413)
@@ -144,7 +147,15 @@ def _install_hooks(app: Flask) -> None:
     @app.after_request
     def stamp(response):
         response.headers["X-Correlation-Id"] = g.get("correlation_id") or ""
+        if incidents.open:  # says when an outage is over, once it has been quiet
+            incidents.tick()
         return response
+
+    @app.teardown_request
+    def unbind(_error: BaseException | None) -> None:
+        token = g.pop("log_context", None)
+        if token is not None:
+            context.correlation_id.reset(token)
 
     @app.errorhandler(ApiError)
     def api_error(err: ApiError):

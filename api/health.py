@@ -1,16 +1,18 @@
-"""`/healthz` and `/readyz`: what an orchestrator asks before it sends traffic.
+"""`/healthz`, `/readyz` and `/metrics`: what an orchestrator and Prometheus ask.
 
-Neither needs an API key nor counts against a rate limit. `/healthz` touches nothing (the
+None needs an API key nor counts against a rate limit; /metrics needs its own bearer
+token (engine/observability/metrics_registry.py). `/healthz` touches nothing (the
 process answers); `/readyz` asks the database and Redis, each within a second, and names
 the part that did not answer (docs/operations.md, "Health and readiness").
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, json
+from flask import Blueprint, Response, json, request
 
 from api import problems
-from engine.observability import readiness
+from engine import runtime
+from engine.observability import metrics_registry, readiness
 from engine.observability.outages import RETRY_AFTER_SECONDS, SETTINGS
 
 blueprint = Blueprint("health", __name__)
@@ -36,3 +38,17 @@ def readyz() -> Response:
     body["checks"] = {part: failed.get(part, "ok") for part in ("database", "redis")}
     response.set_data(json.dumps(body))
     return response
+
+
+@blueprint.get("/metrics")
+def metrics() -> Response:
+    refused = metrics_registry.refused(request.headers.get("Authorization"),
+                                       runtime.settings().metrics_token)
+    if refused == 404:
+        return problems.problem(404)
+    if refused == 401:
+        return problems.problem(401, "/metrics needs Authorization: Bearer and the token "
+                                "HERALD_METRICS_TOKEN holds.",
+                                headers={"WWW-Authenticate": "Bearer"})
+    body, content_type = metrics_registry.exposition()
+    return Response(body, content_type=content_type)

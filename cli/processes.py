@@ -15,6 +15,9 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
         raise CommandError(f"refusing to serve on {args.host} outside production: {reason} "
                            "(or pass --host 127.0.0.1)")
     _check_at_start(settings, "the API (herald serve)")
+    from engine.observability.metrics_registry import prepare_directory
+
+    prepare_directory()  # before gunicorn forks: every worker counts into it
     serve(settings, host=args.host, port=args.port or settings.port, workers=args.workers)
 
 

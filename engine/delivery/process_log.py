@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import logging
+
 from engine.observability.log_format import TEXT_FORMAT as LOG_FORMAT
 from engine.observability.log_format import configure_logging as _configure
 
 __all__ = ["LOG_FORMAT", "configure_logging"]
 
 
+class _NoJobSuccess(logging.Filter):
+    """RQ calls every job that returns "successfully completed": a delivery job returns
+    after recording a failure too. The delivery's own line says how it ended
+    (engine/observability/deliveries.py), so RQ's is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)
+        return not (message.startswith("Successfully completed") or "Job OK" in message)
+
+
 def configure_logging(fmt: str | None = None) -> None:
     """Every line says when, how bad, which process and which part (HERALD_LOG_FORMAT)."""
     _configure(fmt)
+    rq_log = logging.getLogger("rq.worker")
+    if not any(isinstance(f, _NoJobSuccess) for f in rq_log.filters):
+        rq_log.addFilter(_NoJobSuccess())

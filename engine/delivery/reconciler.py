@@ -116,7 +116,7 @@ def _lost(before: dt.datetime) -> Any:
 def _rows(condition: Any) -> Any:
     return (Notification.select(Notification.id, Notification.workspace, Notification.channel,
                                 Notification.status, Notification.attempts,
-                                Notification.updated_at)
+                                Notification.updated_at, Notification.correlation_id)
             .where(condition))
 
 
@@ -127,7 +127,13 @@ def _take_up(row: Notification, kind: str, condition: Any) -> str:
     if kind != "stuck" and _job_pending(str(row.id)):
         return "pending"
     enqueue_notification(str(row.id))
+    log.info("re-enqueued a %s notification", kind, extra=_ids(row))
     return kind
+
+
+def _ids(row: Notification) -> dict[str, str]:
+    return {"notificationId": str(row.id), "correlationId": row.correlation_id,
+            "workspaceId": str(row.workspace_id), "channel": row.channel}
 
 
 def _report(counts: dict[str, int]) -> None:
@@ -159,7 +165,8 @@ def _give_up(row: Notification, condition: Any) -> int:
         if unfinished:
             attempt = attempt_row(row, Outcome.PERMANENT, error=error)
             DeliveryAttempt.create(**attempt)
-    log.warning("notification %s %s: %s", row.id, status, error)
+    log.warning("notification %s %s: %s", row.id, status, error,
+                extra={**_ids(row), "outcome": str(status), "reason": error})
     row.status = status
     outcome_events.emit_outcome(row, attempt)
     return 1

@@ -41,6 +41,12 @@ def run_worker(settings: Settings, processes: int = 1, burst: bool = False,
                fork: bool = False) -> int:
     """Run ``processes`` workers until a signal (exit 0) or a configuration error (exit 2)."""
     configure_logging(settings.log_format)
+    if settings.worker_metrics_port and settings.metrics_token:
+        from engine.observability.metrics_registry import prepare_directory
+        from engine.observability.metrics_server import serve_in_background
+
+        prepare_directory()  # before any worker process starts: each counts into it
+        serve_in_background(settings.worker_metrics_port, settings.metrics_token)
     if processes <= 1:
         return _work(settings, burst, fork)
     return Supervisor(processes, burst=burst, fork=fork).run()
