@@ -16,7 +16,10 @@ class _NoJobSuccess(logging.Filter):
     (engine/observability/deliveries.py), so RQ's is dropped."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = str(record.msg)
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed call: let the handler report it as logging does
+            return True
         return not (message.startswith("Successfully completed") or "Job OK" in message)
 
 

@@ -7,6 +7,7 @@ reports the part as not ready without starting another.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -66,7 +67,21 @@ def _ping_redis() -> None:
     runtime.redis().ping()
 
 
-_checks = {"database": _Check("database", _ping_database), "redis": _Check("redis", _ping_redis)}
+def _fresh_checks() -> dict[str, _Check]:
+    return {"database": _Check("database", _ping_database), "redis": _Check("redis", _ping_redis)}
+
+
+_checks = _fresh_checks()
+
+
+def _forked() -> None:
+    """A forked child (gunicorn's workers after `herald serve` checked at start-up) has none
+    of its parent's threads: a pool that had one would never run a check again."""
+    global _checks
+    _checks = _fresh_checks()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def problems(bound: float = BOUND) -> dict[str, str]:

@@ -74,5 +74,7 @@ def test_rq_never_calls_a_delivery_job_successful():
     kept = [f.filter(logging.LogRecord("rq.worker", logging.INFO, "", 0, msg, args, None))
             for f in rq_log.filters
             for msg, args in (("Successfully completed job %s in %ss on worker %s",
-                               ("j", 1, "w")), ("Worker %s: started", ("w",)))]
-    assert kept == [False, True]
+                               ("j", 1, "w")), ("Worker %s: %s: %s (%s)", ("w", "herald",
+                                                                          "Job OK", "j")),
+                              ("Worker %s: started", ("w",)))]
+    assert kept == [False, False, True]
