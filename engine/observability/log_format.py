@@ -16,6 +16,7 @@ from typing import Any
 
 from config.redaction import install_log_masking, mask_secrets
 from engine.observability import context
+from engine.observability.outages import OutageFilter
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s [%(process)d] %(name)s: %(message)s"
 # Every attribute a plain LogRecord has: anything else on a record came as ``extra``.
@@ -97,3 +98,5 @@ def configure_logging(fmt: str | None = None, level: int = logging.INFO) -> None
     root.setLevel(level)
     for handler in root.handlers:
         handler.setFormatter(formatter(fmt))
+        if not any(isinstance(f, OutageFilter) for f in handler.filters):
+            handler.addFilter(OutageFilter())

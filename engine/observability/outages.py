@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import sys
 import threading
 import time
 
@@ -82,3 +83,33 @@ class _Incidents:
 
 
 incidents = _Incidents()
+
+
+class OutageFilter(logging.Filter):
+    """On a handler: a record whose exception is a lost dependency (the worker's periodic
+    loops, a delivery, RQ's report of a job) becomes one line without its traceback, and
+    the same dependency's next ones within ``QUIET_SECONDS`` of the last are dropped: one
+    line per incident, never a traceback per pass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self.last: dict[str, float] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None and record.name.startswith("rq.") and record.levelno >= logging.ERROR:
+            error = sys.exc_info()[1]  # RQ formats the traceback into its message
+        part = dependency_of(error) if error is not None else None
+        if part is None:
+            return True
+        now = time.monotonic()
+        with self.lock:
+            last, self.last[part] = self.last.get(part), now
+        if last is not None and now - last < QUIET_SECONDS:
+            return False
+        head = record.getMessage().split("\n", 1)[0]
+        record.msg, record.args = f"{head}: {part} unreachable ({one_line(error)})", ()
+        record.exc_info, record.exc_text = None, None
+        record.dependency, record.setting = part, SETTINGS[part]
+        return True
