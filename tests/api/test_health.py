@@ -100,3 +100,15 @@ def test_a_database_that_refuses_connections_is_503_not_500(settings, tenant, ca
     lines = [r for r in caplog.records if r.name == "herald.dependencies"]
     assert len(lines) == 1 and "database unreachable" in lines[0].getMessage()
     assert "hunter2secret" not in caplog.text
+
+
+def test_a_web_page_without_its_database_is_a_503_page(settings, caplog):
+    client = create_app(settings.with_changes(
+        database_url=f"postgresql://u@127.0.0.1:{free_port()}/x")).test_client()
+    caplog.set_level(logging.INFO)
+    for _ in range(3):
+        page = client.get("/account")
+        assert page.status_code == 503 and page.headers["Retry-After"].isdigit()
+        assert page.mimetype == "text/html"
+    lines = [r for r in caplog.records if r.name == "herald.dependencies"]
+    assert len(lines) == 1 and not any(r.exc_info for r in caplog.records)
