@@ -160,32 +160,6 @@ def _breaker_settings(get) -> dict[str, object]:
     return values
 
 
-LOG_FORMATS = ("text", "json")
-
-
-def _operations_settings(get: Callable[[str], str | None]) -> dict[str, object]:
-    """HERALD_LOG_FORMAT, HERALD_METRICS_TOKEN and HERALD_WORKER_METRICS_PORT."""
-    values: dict[str, object] = {}
-    if raw := get("HERALD_LOG_FORMAT"):
-        fmt = raw.strip().lower()
-        if fmt not in LOG_FORMATS:
-            raise ConfigError("HERALD_LOG_FORMAT", f"must be one of {', '.join(LOG_FORMATS)}, "
-                              f"got {raw!r}")
-        values["log_format"] = fmt
-    if raw := get("HERALD_METRICS_TOKEN"):
-        if len(raw.strip()) < 16:
-            # The value is never echoed: it is a secret even when too short.
-            raise ConfigError("HERALD_METRICS_TOKEN", "must be at least 16 characters")
-        values["metrics_token"] = raw.strip()
-    if raw := get("HERALD_WORKER_METRICS_PORT"):
-        port = _int("HERALD_WORKER_METRICS_PORT", raw, minimum=1, maximum=65535)
-        if "metrics_token" not in values:
-            raise ConfigError("HERALD_WORKER_METRICS_PORT", "needs HERALD_METRICS_TOKEN: "
-                              "the worker's /metrics answers only with it")
-        values["worker_metrics_port"] = port
-    return values
-
-
 def provider_urls(setting: str) -> list[str]:
     """A provider setting's URLs, in the order they are tried (separated by whitespace)."""
     return setting.split()
@@ -349,4 +323,30 @@ def _sender_settings(get: Callable[[str], str | None]) -> dict[str, object]:
         values["dkim_zone"] = _zone("HERALD_DKIM_ZONE", raw)
     if raw := get("HERALD_RETURN_PATH_DOMAIN"):
         values["return_path_domain"] = _zone("HERALD_RETURN_PATH_DOMAIN", raw)
+    return values
+
+
+LOG_FORMATS = ("text", "json")
+
+
+def _operations_settings(get: Callable[[str], str | None]) -> dict[str, object]:
+    """HERALD_LOG_FORMAT, HERALD_METRICS_TOKEN and HERALD_WORKER_METRICS_PORT."""
+    values: dict[str, object] = {}
+    if raw := get("HERALD_LOG_FORMAT"):
+        fmt = raw.strip().lower()
+        if fmt not in LOG_FORMATS:
+            raise ConfigError("HERALD_LOG_FORMAT", f"must be one of {', '.join(LOG_FORMATS)}, "
+                              f"got {raw!r}")
+        values["log_format"] = fmt
+    if raw := get("HERALD_METRICS_TOKEN"):
+        if len(raw.strip()) < 16:
+            # The value is never echoed: it is a secret even when too short.
+            raise ConfigError("HERALD_METRICS_TOKEN", "must be at least 16 characters")
+        values["metrics_token"] = raw.strip()
+    if raw := get("HERALD_WORKER_METRICS_PORT"):
+        port = _int("HERALD_WORKER_METRICS_PORT", raw, minimum=1, maximum=65535)
+        if "metrics_token" not in values:
+            raise ConfigError("HERALD_WORKER_METRICS_PORT", "needs HERALD_METRICS_TOKEN: "
+                              "the worker's /metrics answers only with it")
+        values["worker_metrics_port"] = port
     return values
