@@ -127,8 +127,13 @@ def _take_up(row: Notification, kind: str, condition: Any) -> str:
     if kind != "stuck" and _job_pending(str(row.id)):
         return "pending"
     enqueue_notification(str(row.id))
-    log.info("re-enqueued a %s notification", kind, extra=_ids(row))
+    log.info("re-enqueued notification %s: %s", row.id, _WHY.get(kind, kind),
+             extra={**_ids(row), "reason": kind})
     return kind
+
+
+_WHY = {"retries": "its retry is due", "lost": "queued, and its job is gone from Redis",
+        "stuck": "left sending by a worker that stopped"}
 
 
 def _ids(row: Notification) -> dict[str, str]:

@@ -78,3 +78,20 @@ def test_rq_never_calls_a_delivery_job_successful():
                                                                           "Job OK", "j")),
                               ("Worker %s: started", ("w",)))]
     assert kept == [False, False, True]
+
+
+def test_the_reconciler_names_each_notification_it_re_enqueues(settings, caplog):
+    import datetime as dt
+
+    from engine.delivery.reconciler import reconcile
+    from engine.store.models import Notification, utcnow
+
+    caplog.set_level(logging.INFO)
+    lost = factories.notification(factories.workspace(), factories.email_payload())
+    Notification.update(updated_at=utcnow() - dt.timedelta(minutes=5)).where(
+        Notification.id == lost.id).execute()
+    assert reconcile()["lost"] == 1
+    (line,) = [r for r in caplog.records if r.name == "herald.reconciler"
+               and r.getMessage().startswith("re-enqueued notification")]
+    assert line.notificationId == str(lost.id) and line.correlationId == lost.correlation_id
+    assert line.reason == "lost" and "its job is gone" in line.getMessage()
