@@ -3,6 +3,7 @@ logged as a success; the metrics count it (a real SMTP sink, stopped for the fai
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import logging
 
@@ -11,9 +12,11 @@ import pytest
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.process_log import configure_logging
 from engine.delivery.providers import close_all
+from engine.delivery.reconciler import reconcile
 from engine.observability.log_format import JsonFormatter, TextFormatter
 from engine.observability.metrics_registry import exposition
 from engine.store.embedded_redis import free_port
+from engine.store.models import Notification, utcnow
 from tests import factories
 from tests.support.smtp_server import start_smtp
 
@@ -81,11 +84,6 @@ def test_rq_never_calls_a_delivery_job_successful():
 
 
 def test_the_reconciler_names_each_notification_it_re_enqueues(settings, caplog):
-    import datetime as dt
-
-    from engine.delivery.reconciler import reconcile
-    from engine.store.models import Notification, utcnow
-
     caplog.set_level(logging.INFO)
     lost = factories.notification(factories.workspace(), factories.email_payload())
     Notification.update(updated_at=utcnow() - dt.timedelta(minutes=5)).where(
