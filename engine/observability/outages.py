@@ -22,8 +22,11 @@ QUIET_SECONDS = 30.0
 RETRY_AFTER_SECONDS = 5
 # What "the other end is not answering" raises; a refused command (a bad script, a wrong
 # type) is a bug and stays a 500 with its traceback.
+# A Redis out of memory (noeviction) or without its primary cannot take the write either.
 REDIS_DOWN = (redis_errors.ConnectionError, redis_errors.TimeoutError,
-              redis_errors.BusyLoadingError, redis_errors.ReadOnlyError, socket.timeout)
+              redis_errors.BusyLoadingError, redis_errors.ReadOnlyError,
+              redis_errors.OutOfMemoryError, redis_errors.MasterDownError,
+              redis_errors.TryAgainError, socket.timeout)
 DATABASE_DOWN = (peewee.OperationalError, peewee.InterfaceError)
 SETTINGS = {"redis": "HERALD_REDIS_URL", "database": "HERALD_DATABASE_URL"}
 

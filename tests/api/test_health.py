@@ -7,6 +7,7 @@ import logging
 import time
 
 import pytest
+from redis import Redis
 
 from api.app import create_app
 from engine.catalog import keycache
@@ -112,3 +113,12 @@ def test_a_web_page_without_its_database_is_a_503_page(settings, caplog):
         assert page.mimetype == "text/html"
     lines = [r for r in caplog.records if r.name == "herald.dependencies"]
     assert len(lines) == 1 and not any(r.exc_info for r in caplog.records)
+
+
+def test_a_redis_out_of_memory_is_503_not_500(settings, tenant, own_redis):
+    keycache.clear()
+    client = create_app(settings.with_changes(redis_url=own_redis[0].url)).test_client()
+    Redis.from_url(own_redis[0].url).config_set("maxmemory", "1")  # noeviction: writes refused
+    answer = post(client, tenant["body"], tenant["key"])
+    assert answer.status_code == 503, answer.json
+    assert answer.json["errorCode"] == "service.unavailable"
