@@ -1,17 +1,18 @@
 """Does this process reach the database and Redis? Each answered within ``BOUND`` seconds.
 
-Each check runs on a thread of its own, one at a time: a dependency that hangs costs one
-waiting thread, never one per probe, and a probe that finds the last check still waiting
-reports the part as not ready without starting another.
+Each check runs on a thread of its own, one at a time per part: a dependency that hangs
+costs one waiting thread, never one per probe, and a probe that finds the last check still
+waiting reports the part as not ready without starting another.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from engine import runtime
@@ -22,12 +23,12 @@ BOUND = 1.0
 
 
 class _Check:
-    """One dependency's check, never more than one in flight."""
+    """One dependency's check, never more than one in flight, each on a daemon thread (a
+    check that hangs never holds up the process's exit)."""
 
     def __init__(self, name: str, run: Callable[[], None]) -> None:
         self.name = name
         self.run = run
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"herald-ready-{name}")
         self.pending: Future | None = None
         self.lock = threading.Lock()
 
@@ -36,8 +37,18 @@ class _Check:
         with self.lock:
             if self.pending is not None and not self.pending.done():
                 return "did not answer (the last check is still waiting)"
-            self.pending = self.pool.submit(self.run)
-            return self.pending
+            self.pending = future = Future()
+        threading.Thread(target=self._check, args=(future,), daemon=True,
+                         name=f"herald-ready-{self.name}").start()
+        return future
+
+    def _check(self, future: Future) -> None:
+        try:
+            self.run()
+        except Exception as err:
+            future.set_exception(err)
+        else:
+            future.set_result(None)
 
 
 def _outcome(started: Future | str, deadline: float) -> str | None:
@@ -53,14 +64,14 @@ def _outcome(started: Future | str, deadline: float) -> str | None:
 
 
 def _ping_database() -> None:
+    """On the check's own thread: its connection is closed (back to the pool) after it."""
     try:
         database.connect(reuse_if_open=True)
         database.execute_sql("SELECT 1").fetchone()
-    except Exception:
-        # A broken connection is dropped, so the next check opens a fresh one.
+    finally:
         if not database.is_closed():
-            database.close()
-        raise
+            with contextlib.suppress(Exception):
+                database.close()
 
 
 def _ping_redis() -> None:
@@ -76,7 +87,7 @@ _checks = _fresh_checks()
 
 def _forked() -> None:
     """A forked child (gunicorn's workers after `herald serve` checked at start-up) has none
-    of its parent's threads: a pool that had one would never run a check again."""
+    of its parent's threads: a check under way there would never end here."""
     global _checks
     _checks = _fresh_checks()
 
