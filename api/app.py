@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from flask import Flask, g, request
@@ -10,11 +11,14 @@ from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import framing, problems
+from api.health import QUIET_PATHS
 from api.schemas import NotificationRequest, ProblemDetails
 from config.redaction import install_log_masking
 from config.settings import Settings, load_settings, provider_scheme_of, provider_urls
 from engine import runtime
 from engine.errors import ApiError
+from engine.observability import context
+from engine.observability.outages import RETRY_AFTER_SECONDS, dependency_of, incidents
 from engine.store.db import database
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -85,10 +89,12 @@ def create_app(settings: Settings | None = None) -> Flask:
 
 
 def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
+    from api.health import blueprint as health
     from api.inbound import blueprint as inbound
     from api.sender_confirmation import blueprint as sender_confirmation
     from api.tracking import blueprint as tracking
 
+    app.register_blueprint(health)
     app.register_blueprint(tracking)
     app.register_blueprint(sender_confirmation)
     app.register_blueprint(inbound)
@@ -121,6 +127,8 @@ def _install_hooks(app: Flask) -> None:
     @app.before_request
     def start() -> object:
         g.correlation_id = problems.correlation_id()
+        # Every log line of this request carries it (engine/observability/context.py).
+        g.log_context = context.correlation_id.set(g.correlation_id)
         # The gateway check: refuse before a byte of the body is read or parsed.
         if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
             return problems.bare(413)
@@ -130,6 +138,8 @@ def _install_hooks(app: Flask) -> None:
             if body is None:
                 return problems.bare(413)
             g.raw_body = body
+        if request.path in QUIET_PATHS:  # health and metrics open no connection
+            return None
         # One connection per server thread, kept between requests (pooled on PostgreSQL).
         database.connect(reuse_if_open=True)
         return None
@@ -137,7 +147,15 @@ def _install_hooks(app: Flask) -> None:
     @app.after_request
     def stamp(response):
         response.headers["X-Correlation-Id"] = g.get("correlation_id") or ""
+        if incidents.open:  # says when an outage is over, once it has been quiet
+            incidents.tick()
         return response
+
+    @app.teardown_request
+    def unbind(_error: BaseException | None) -> None:
+        token = g.pop("log_context", None)
+        if token is not None:
+            context.correlation_id.reset(token)
 
     @app.errorhandler(ApiError)
     def api_error(err: ApiError):
@@ -146,5 +164,19 @@ def _install_hooks(app: Flask) -> None:
     @app.errorhandler(Exception)
     def unexpected(err: Exception):
         # HTTPExceptions go to HeraldApi.handle_http_exception (the more specific handler).
+        if (part := dependency_of(err)) is not None:
+            return unavailable(part, err)
         log.exception("unhandled error on %s", request.path)
         return problems.problem(500)
+
+
+def unavailable(part: str, err: BaseException):
+    """503 service.unavailable with Retry-After; one log line per incident, not per request.
+    A connection that failed is dropped, so the next request opens a fresh one."""
+    incidents.failed(part, err)
+    if part == "database" and not database.is_closed():
+        with contextlib.suppress(Exception):
+            database.close()
+    return problems.problem(
+        503, f"The service cannot reach its {part} just now; try again after Retry-After.",
+        "service.unavailable", headers={"Retry-After": str(RETRY_AFTER_SECONDS)})

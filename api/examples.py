@@ -47,7 +47,8 @@ ERROR_DESCRIPTIONS = {
          "idempotency_key_invalid)",
     401: "api_keys.missing or api_keys.invalid",
     403: "api_keys.tenant_mismatch, webhook_delivery_not_available, "
-         "monthly_limit_not_configured",
+         "monthly_limit_not_configured, channel_not_available (the channel's provider is "
+         "not configured on this service)",
     404: "notifications.template_not_found",
     409: "notifications.idempotency_key_in_use: a request with this Idempotency-Key is still "
          "being processed (Retry-After)",
@@ -56,6 +57,8 @@ ERROR_DESCRIPTIONS = {
          "another body in the last 24 hours)",
     429: "Rate limited (no errorCode, Retry-After) or notifications.monthly_limit_exceeded",
     500: "Unexpected error (no errorCode)",
+    503: "service.unavailable: the database or Redis does not answer just now; nothing was "
+         "done, retry after Retry-After",
 }
 # Preview and validate have fewer causes per status than send: (description, errorCode).
 _RATE_LIMITED = ("Rate limited (no errorCode, Retry-After)", None)
@@ -68,7 +71,7 @@ OVERRIDES: dict[str, dict[int, tuple[str, str | None]]] = {
 _CODES = {400: "notifications.validation_failed", 401: "api_keys.invalid",
           403: "api_keys.tenant_mismatch", 404: "notifications.template_not_found",
           409: "notifications.idempotency_key_in_use", 413: None, 422: "sender.not_verified",
-          429: "notifications.monthly_limit_exceeded", 500: None}
+          429: "notifications.monthly_limit_exceeded", 500: None, 503: "service.unavailable"}
 
 
 def describe(status: int, operation: str) -> tuple[str, str | None]:

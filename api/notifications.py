@@ -26,8 +26,9 @@ REQUEST_BODY = {"required": True, "content": {"application/json": {
     "example": examples.SEND_REQUEST}}}
 
 
-RETRY_AFTER = {"Retry-After": {"description": "Seconds until the rate-limit window resets "
-                                              "(rate limits only)",
+RETRY_AFTER = {"Retry-After": {"description": "Seconds to wait: until the rate-limit window "
+                                              "resets (429), the request in flight ends (409), "
+                                              "or the service is back (503)",
                                "schema": {"type": "integer", "minimum": 1}}}
 IDEMPOTENCY_HEADER = {
     "name": "Idempotency-Key", "in": "header", "required": False,
@@ -70,7 +71,7 @@ def _errors(*statuses: int, operation: str = "send", path: str = ""):
             view = _documented(blp.alt_response(
                 status, schema=ProblemDetails, content_type="application/problem+json",
                 description=examples.describe(status, operation)[0],
-                headers=RETRY_AFTER if status in (409, 429) else None,
+                headers=RETRY_AFTER if status in (409, 429, 503) else None,
                 example=examples.problem(status, operation, path)))(view)
         return view
     return wrap
@@ -140,7 +141,7 @@ class Send(MethodView):
                          requestBody=REQUEST_BODY, parameters=[IDEMPOTENCY_HEADER],
                          summary="Queue a notification from a template"))
     @blp.response(202, SendResponse, example=examples.SEND_RESPONSE, headers=REPLAYED)
-    @_errors(400, 401, 403, 404, 409, 413, 422, 429, 500)
+    @_errors(400, 401, 403, 404, 409, 413, 422, 429, 500, 503)
     def post(self):
         body, parse_error = _body_or_error()
         try:
@@ -162,7 +163,7 @@ class Preview(MethodView):
                          requestBody=REQUEST_BODY,
                          summary="Render an email template without delivering it"))
     @blp.response(200, PreviewResponse, example=examples.PREVIEW_RESPONSE)
-    @_errors(400, 401, 403, 404, 413, 429, 500, operation="preview")
+    @_errors(400, 401, 403, 404, 413, 429, 500, 503, operation="preview")
     def post(self):
         body, parse_error = _body_or_error()
         return _json(sending.preview(body, _header(), request.remote_addr or "",
@@ -174,7 +175,7 @@ class Validate(MethodView):
     @_documented(blp.doc(operationId="validateApiKey", security=SECURITY,
                          summary="Check an API key without sending anything"))
     @blp.response(200, ApiKeyValidationResponse, example=examples.VALIDATE_RESPONSE)
-    @_errors(401, 429, 500, operation="validate",
+    @_errors(401, 429, 500, 503, operation="validate",
              path="/api/v1/api-keys/validate")
     def get(self):
         return _json(sending.validate_key(_header(), request.remote_addr or ""), 200)

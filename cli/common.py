@@ -30,7 +30,8 @@ def connect(settings: Settings) -> peewee.Database:
         db = runtime.configure(settings)  # makes a SQLite file's folder
         db.connect(reuse_if_open=True)
     except (peewee.DatabaseError, OSError) as err:
-        raise CommandError(f"cannot reach the database: {one_line(err)}") from None
+        raise CommandError(f"cannot reach the database: {one_line(err)} "
+                           "(check HERALD_DATABASE_URL)") from None
     return db
 
 

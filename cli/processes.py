@@ -14,20 +14,36 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
     if reason := exposure(settings, args.host):
         raise CommandError(f"refusing to serve on {args.host} outside production: {reason} "
                            "(or pass --host 127.0.0.1)")
+    _check_at_start(settings, "the API (herald serve)")
+    from engine.observability.metrics_registry import prepare_directory
+
+    prepare_directory()  # before gunicorn forks: every worker counts into it
     serve(settings, host=args.host, port=args.port or settings.port, workers=args.workers)
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> None:
     from engine.delivery.worker import run_worker
 
-    if not settings.redis_url:
-        raise CommandError("HERALD_REDIS_URL is not set (herald dev starts one for you)")
     if args.processes < 1:
         raise CommandError(f"--processes must be at least 1, not {args.processes}")
-    # Checked here so an unreachable database stops the command with one clear line.
-    connect(settings).close()
+    # Checked here so an unreachable database or Redis stops the command with one line.
+    _check_at_start(settings, "the worker (herald worker)")
     raise SystemExit(run_worker(settings, processes=args.processes, burst=args.burst,
                                 fork=args.fork))
+
+
+def _check_at_start(settings: Settings, process: str) -> None:
+    """The database and Redis answer (else a ConfigError naming the setting: one line, exit
+    2), then the start-up summary in the log format chosen."""
+    from engine import runtime
+    from engine.observability.log_format import configure_logging
+    from engine.observability.startup import check_dependencies, summary
+
+    configure_logging(settings.log_format)
+    connect(settings)  # makes a SQLite file's folder; an unreachable database is one line
+    check_dependencies(settings)
+    runtime.configure(settings)  # drop what the checks opened before the processes start
+    summary(settings, process)
 
 
 def cmd_dev(args: argparse.Namespace, settings: Settings) -> None:

@@ -73,7 +73,16 @@ def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True
         # gunicorn's control socket (gunicornc, since 25.1) defaults to one path per user:
         # every `herald serve` on a host would share it and unlink each other's.
         "control_socket_disable": True,
+        "logger_class": "cli.gunicorn_logs.HeraldLogger",
+        "child_exit": _child_exit,
     }
+
+
+def _child_exit(server: Any, worker: Any) -> None:
+    """A gunicorn worker ended: its live metrics files are merged (engine/observability)."""
+    from engine.observability.metrics_registry import process_ended
+
+    process_ended(worker.pid)
 
 
 def _create_app():

@@ -73,6 +73,11 @@ class Settings:
     # Provider failover's circuit breaker (engine/delivery/breaker.py).
     provider_breaker_failures: int = 3
     provider_breaker_seconds: float = 30.0
+    # Operations (docs/operations.md): log lines as text or JSON, /metrics' bearer token,
+    # the port the worker serves its own /metrics on (None: not served).
+    log_format: str = "text"
+    metrics_token: str | None = None
+    worker_metrics_port: int | None = None
 
     @property
     def production(self) -> bool:
@@ -248,6 +253,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values["report_retention_days"] = _int("HERALD_REPORT_RETENTION_DAYS", raw, minimum=1,
                                                maximum=36500)
     values.update(_breaker_settings(get))
+    values.update(_operations_settings(get))
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()
@@ -308,4 +314,30 @@ def _sender_settings(get: Callable[[str], str | None]) -> dict[str, object]:
         values["dkim_zone"] = _zone("HERALD_DKIM_ZONE", raw)
     if raw := get("HERALD_RETURN_PATH_DOMAIN"):
         values["return_path_domain"] = _zone("HERALD_RETURN_PATH_DOMAIN", raw)
+    return values
+
+
+LOG_FORMATS = ("text", "json")
+
+
+def _operations_settings(get: Callable[[str], str | None]) -> dict[str, object]:
+    """HERALD_LOG_FORMAT, HERALD_METRICS_TOKEN and HERALD_WORKER_METRICS_PORT."""
+    values: dict[str, object] = {}
+    if raw := get("HERALD_LOG_FORMAT"):
+        fmt = raw.strip().lower()
+        if fmt not in LOG_FORMATS:
+            raise ConfigError("HERALD_LOG_FORMAT", f"must be one of {', '.join(LOG_FORMATS)}, "
+                              f"got {raw!r}")
+        values["log_format"] = fmt
+    if raw := get("HERALD_METRICS_TOKEN"):
+        if len(raw.strip()) < 16:
+            # The value is never echoed: it is a secret even when too short.
+            raise ConfigError("HERALD_METRICS_TOKEN", "must be at least 16 characters")
+        values["metrics_token"] = raw.strip()
+    if raw := get("HERALD_WORKER_METRICS_PORT"):
+        port = _int("HERALD_WORKER_METRICS_PORT", raw, minimum=1, maximum=65535)
+        if "metrics_token" not in values:
+            raise ConfigError("HERALD_WORKER_METRICS_PORT", "needs HERALD_METRICS_TOKEN: "
+                              "the worker's /metrics answers only with it")
+        values["worker_metrics_port"] = port
     return values

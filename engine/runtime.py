@@ -65,7 +65,9 @@ def redis() -> Redis:
         url = settings().redis_url
         if not url:
             raise RuntimeError("HERALD_REDIS_URL is not set")
-        options: dict[str, Any] = {}
+        # The API's client fails fast: a Redis that does not answer is a 503 within seconds
+        # (api/app.py), never a request hanging until gunicorn kills its worker.
+        options: dict[str, Any] = {"socket_connect_timeout": 2.0, "socket_timeout": 5.0}
         if _patient:
             from engine.store.redis_outages import client_options
 

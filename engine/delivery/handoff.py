@@ -33,6 +33,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from engine.delivery.database_wait import wait_for_database
+from engine.observability.outages import dependency_of
 from engine.store.db import database
 
 log = logging.getLogger("herald.delivery")
@@ -89,12 +91,17 @@ class DeliveryThread:
 
 
 def _delivering(key: str, work: Callable[[], Any]) -> None:
-    try:
-        database.connect(reuse_if_open=True)  # the delivery thread's own connection
-        work()
-    except Exception:
-        log.exception("delivering notification %s failed (a row left queued or sending waits "
-                      "for the reconciler)", key)
+    while True:
+        try:
+            database.connect(reuse_if_open=True)  # the delivery thread's own connection
+            work()
+            return
+        except Exception as err:
+            if dependency_of(err) == "database" and wait_for_database(err):
+                continue  # back: deliver it now rather than after the reconciler's grace
+            log.exception("delivering notification %s failed (a row left queued or sending "
+                          "waits for the reconciler)", key)
+            return
 
 
 def _finished(delivery: Future[None] | None) -> None:

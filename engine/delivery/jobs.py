@@ -24,6 +24,7 @@ from engine.delivery.planning import plan
 from engine.delivery.providers import current_notification, provider_for
 from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, webhook_channel
 from engine.delivery.webhook_job import deliver_webhook_notification
+from engine.observability import context, deliveries
 from engine.plugins.channel_contract import Channel, Plan
 from engine.plugins.contracts import DeliveryError, PermanentError
 from engine.plugins.manager import default_registry
@@ -68,10 +69,11 @@ def _deliver(notification_id: str) -> str:
         return "skipped"
     token = current_notification.set((str(notification.workspace_id), notification_id))
     try:
-        channel = default_registry().channel(notification.channel)
-        if channel.delivery == "webhook":
-            return deliver_webhook_notification(notification)
-        return _deliver_messages(channel, notification)
+        with context.bound(notification.correlation_id, notification_id):
+            channel = default_registry().channel(notification.channel)
+            if channel.delivery == "webhook":
+                return deliver_webhook_notification(notification)
+            return _deliver_messages(channel, notification)
     except INFRASTRUCTURE:
         raise  # as a crash: the row, still `sending`, waits for the reconciler
     except Exception as err:
@@ -95,6 +97,7 @@ def _failed(notification: Notification, err: Exception) -> str:
     status = NotificationStatus.DELIVERED if reached else NotificationStatus.FAILED
     notification_store.record_outcome(notification, [attempt], status,
                                       None if reached else attempt["error"], None)
+    deliveries.observed(notification, [attempt], status, attempt["error"], None, None)
     outcome_events.emit_outcome(notification, attempt)
     return status
 
@@ -139,6 +142,8 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
     attempts = outcomes.attempts
     notification_store.record_outcome(notification, attempts[outcomes.saved:], verdict.status,
                                       verdict.error, verdict.wait)
+    deliveries.observed(notification, attempts, verdict.status, verdict.error, verdict.wait,
+                        outcomes.provider, suppressed=len(planned.suppressed))
     if planned.suppressed:
         outcome_events.emit("notification_suppressed", notification,
                             recipients=planned.suppressed)

@@ -17,7 +17,7 @@ from rq.job import Job
 from engine import runtime
 from engine.catalog.keys import iso
 from engine.store.models import Notification, utcnow
-from engine.store.queueing import queue
+from engine.store.queueing import QUEUE_NAMES, queue
 from engine.store.vocabulary import NotificationStatus
 
 
@@ -25,9 +25,8 @@ def _aware(value: dt.datetime) -> dt.datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
 
 
-def _oldest_queued_seconds(now: dt.datetime) -> float | None:
+def _oldest_queued_seconds(q: Any, now: dt.datetime) -> float | None:
     """How long the job at the head of the queue has waited (RQ pushes on the right)."""
-    q = queue()
     for job_id in q.get_job_ids(0, 10):  # a head whose hash expired is skipped
         job = Job.fetch(job_id, connection=q.connection) if Job.exists(
             job_id, connection=q.connection) else None
@@ -50,20 +49,35 @@ def _workers(now: dt.datetime) -> list[dict[str, Any]]:
     return sorted(out, key=lambda w: w["name"])
 
 
+def _queues(now: dt.datetime) -> list[dict[str, Any]]:
+    """Each queue in the order workers serve them: the priority queue, then the bulk one
+    (docs/delivery.md, "Queues and fairness")."""
+    out = []
+    for name in QUEUE_NAMES:
+        q = queue(name)
+        out.append({"name": name, "depth": q.count,
+                    "oldestQueuedSeconds": _oldest_queued_seconds(q, now),
+                    "started": q.started_job_registry.count,
+                    "failedJobs": q.failed_job_registry.count})
+    return out
+
+
 def queue_status() -> dict[str, Any]:
     """Depth, due and waiting retries, the oldest queued job's age, the workers RQ has
-    seen (their heartbeats expire with them), and failures of the last hour."""
+    seen (their heartbeats expire with them), and failures of the last hour; the totals
+    over both queues, and each queue under ``queues``."""
     now = dt.datetime.now(dt.UTC)
     naive_now = utcnow()
-    q = queue()
+    queues = _queues(now)
+    ages = [q["oldestQueuedSeconds"] for q in queues if q["oldestQueuedSeconds"] is not None]
     retry = (Notification.status == NotificationStatus.QUEUED) & \
         Notification.next_attempt_at.is_null(False)
     hour_ago = naive_now - dt.timedelta(hours=1)
     return {
-        "queue": q.name,
-        "depth": q.count,
-        "oldestQueuedSeconds": _oldest_queued_seconds(now),
-        "started": q.started_job_registry.count,
+        "depth": sum(q["depth"] for q in queues),
+        "oldestQueuedSeconds": max(ages, default=None),
+        "started": sum(q["started"] for q in queues),
+        "queues": queues,
         "dueRetries": Notification.select().where(
             retry & (Notification.next_attempt_at <= naive_now)).count(),
         "waitingRetries": Notification.select().where(
@@ -75,6 +89,6 @@ def queue_status() -> dict[str, Any]:
                 (Notification.status == NotificationStatus.FAILED)
                 & (Notification.updated_at >= hour_ago)).count(),
             # Jobs that crashed (RQ keeps a failed job one hour: FAILURE_TTL).
-            "jobs": q.failed_job_registry.count,
+            "jobs": sum(q["failedJobs"] for q in queues),
         },
     }

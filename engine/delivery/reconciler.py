@@ -116,7 +116,7 @@ def _lost(before: dt.datetime) -> Any:
 def _rows(condition: Any) -> Any:
     return (Notification.select(Notification.id, Notification.workspace, Notification.channel,
                                 Notification.status, Notification.attempts,
-                                Notification.updated_at)
+                                Notification.updated_at, Notification.correlation_id)
             .where(condition))
 
 
@@ -128,7 +128,18 @@ def _take_up(row: Notification, kind: str, condition: Any) -> str:
         return "pending"
     bulk = row.channel == "email" and notification_store.email_type(row.id) == "Marketing"
     enqueue_notification(str(row.id), bulk=bulk)
+    log.info("re-enqueued notification %s: %s", row.id, _WHY.get(kind, kind),
+             extra={**_ids(row), "reason": kind})
     return kind
+
+
+_WHY = {"retries": "its retry is due", "lost": "queued, and its job is gone from Redis",
+        "stuck": "left sending by a worker that stopped"}
+
+
+def _ids(row: Notification) -> dict[str, str]:
+    return {"notificationId": str(row.id), "correlationId": row.correlation_id,
+            "workspaceId": str(row.workspace_id), "channel": row.channel}
 
 
 def _report(counts: dict[str, int]) -> None:
@@ -160,7 +171,8 @@ def _give_up(row: Notification, condition: Any) -> int:
         if unfinished:
             attempt = attempt_row(row, Outcome.PERMANENT, error=error)
             DeliveryAttempt.create(**attempt)
-    log.warning("notification %s %s: %s", row.id, status, error)
+    log.warning("notification %s %s: %s", row.id, status, error,
+                extra={**_ids(row), "outcome": str(status), "reason": error})
     row.status = status
     outcome_events.emit_outcome(row, attempt)
     return 1

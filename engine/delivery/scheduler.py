@@ -130,7 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--name", required=True, help="the name the lock was taken under")
     parser.add_argument("queues", nargs="+")
     args = parser.parse_args(argv)
-    configure_logging()
+    # Its worker checked HERALD_LOG_FORMAT; this process was started, not forked.
+    configure_logging(os.environ.get("HERALD_LOG_FORMAT", "text").strip().lower())
     connection = Redis.from_url(os.environ["HERALD_REDIS_URL"], health_check_interval=30,
                                 **redis_outages.client_options())
     scheduler = HeraldScheduler(args.queues, connection=connection, name=args.name)

@@ -7,6 +7,7 @@ from engine import runtime
 from engine.delivery import outcome_events
 from engine.delivery.attempts import attempt_row
 from engine.delivery.retry import retry_delay
+from engine.observability import deliveries
 from engine.store import notification_store
 from engine.store.models import Notification, utcnow
 from engine.store.vocabulary import NotificationStatus, Outcome
@@ -37,5 +38,6 @@ def deliver_webhook_notification(notification: Notification) -> str:
                           duration_ms=result.duration_ms, status_code=result.status_code,
                           response_excerpt=result.response_excerpt, error=result.error)
     notification_store.record_outcome(notification, [attempt], status, result.error, wait)
+    deliveries.observed(notification, [attempt], status, result.error, wait, "webhook")
     outcome_events.emit_outcome(notification, attempt)
     return status

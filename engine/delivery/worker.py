@@ -40,7 +40,13 @@ STEADY_SECONDS = 60.0  # a work loop that ran this long ended of something new: 
 def run_worker(settings: Settings, processes: int = 1, burst: bool = False,
                fork: bool = False) -> int:
     """Run ``processes`` workers until a signal (exit 0) or a configuration error (exit 2)."""
-    configure_logging()
+    configure_logging(settings.log_format)
+    if settings.worker_metrics_port and settings.metrics_token:
+        from engine.observability.metrics_registry import prepare_directory
+        from engine.observability.metrics_server import serve_in_background
+
+        prepare_directory()  # before any worker process starts: each counts into it
+        serve_in_background(settings.worker_metrics_port, settings.metrics_token)
     if processes <= 1:
         return _work(settings, burst, fork)
     return Supervisor(processes, burst=burst, fork=fork).run()
@@ -149,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lifeline.bind_to_parent(args.parent)
     try:
         settings = load_settings()
+        configure_logging(settings.log_format)
         check_providers(settings)
         return _work(settings, args.burst, args.fork, urgent=args.replacement)
     except ConfigError as err:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
+import time
 import uuid
 from typing import Any
 
 from engine.catalog import keycache
 from engine.errors import ApiError
+from engine.observability import metrics
+from engine.observability.outages import dependency_of, incidents
 from engine.plugins.manager import default_registry
 from engine.sending import idempotency, limits
 from engine.sending.admission import admit
@@ -49,10 +51,20 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
             limits.refund(account_id)
         raise
     # Committed: from here the send is accepted; if Redis is down the reconciler enqueues it.
-    with contextlib.suppress(Exception):
+    try:
         enqueue_notification(str(notification_id), record=(
             keyed.record(workspace_id), keyed.done(correlation_id),
             idempotency.KEEP_SECONDS) if keyed is not None else None, bulk=bulk)
+    except Exception as err:
+        if (part := dependency_of(err)) is not None:
+            incidents.failed(part, err)  # one line per incident; the reconciler enqueues it
+        else:
+            log.warning("notification %s accepted; its job was not enqueued (%s): the "
+                        "reconciler enqueues it", notification_id, type(err).__name__)
+    metrics.accepted(resolved.channel.name)
+    log.info("notification accepted", extra={
+        "notificationId": str(notification_id), "channel": resolved.channel.name,
+        "workspaceId": str(resolved.workspace.id)})
     keycache.touch(key)
     _accepted(str(notification_id), resolved.channel.name, str(resolved.workspace.id))
     return {"accepted": True, "correlationId": correlation_id, "message": ACCEPTED_MESSAGE}
@@ -62,7 +74,9 @@ def _commit(resolved: Resolved, notification_id: uuid.UUID, correlation_id: str,
             keyed: IdempotencyKey | None, workspace_id: str) -> bool:
     """Render and insert the notification row (one key, one row: ``insert_once``); True
     when its job goes to the bulk queue (docs/delivery.md, "Queues and fairness")."""
+    started = time.perf_counter()
     rendered, errors = render_parts(resolved)
+    metrics.rendered(resolved.channel.name, time.perf_counter() - started)
     if errors:
         raise rendering_failed(errors)
     built = payload(resolved, rendered)

@@ -12,7 +12,7 @@ from engine.catalog import snapshots
 from engine.catalog.keycache import KeyInfo
 from engine.errors import ApiError, FieldErrors
 from engine.plugins.channel_contract import Channel, SendRequest
-from engine.plugins.manager import default_registry
+from engine.plugins.manager import default_registry, provider_url
 from engine.sending.recipients import resolve
 from engine.sending.validation import validate_request
 from engine.store.models import Account, Template, TemplateVersion, Workspace
@@ -72,6 +72,19 @@ def _check_destination(url: str) -> None:
         raise ApiError(400, "notifications.webhook_destination_invalid", str(err)) from None
 
 
+def _check_channel_on(channel: Channel, snap: snapshots.TemplateSnapshot) -> None:
+    """A channel whose provider setting is empty (production leaves an unset one empty) is
+    off: a send is refused now rather than accepted to fail in the worker. Email is on for a
+    workspace that brings its own provider."""
+    setting = channel.provider_setting if channel.needs_provider else None
+    if not setting or (channel.own_provider and snap.workspace.email_provider is not None):
+        return
+    if not provider_url(runtime.settings(), setting).strip():
+        raise ApiError(403, "notifications.channel_not_available",
+                       f"The {channel.name} channel is off on this service: {setting} is not "
+                       "set.")
+
+
 def rendering_failed(errors: list[dict[str, str]]) -> ApiError:
     """validation_failed naming each template part that did not render."""
     failed = FieldErrors()
@@ -117,6 +130,8 @@ def resolve_request(body: object, key: KeyInfo, *, preview: bool,
                        "Preview renders email templates only.")
     send_request = _send_request(request, channel, snap, version, preview)
     channel.admit(send_request)
+    if not preview:
+        _check_channel_on(channel, snap)
     return Resolved(request, key, snap.workspace, snap.account, snap.template, version,
                     _tags(request), snap, channel, send_request)
 
@@ -131,5 +146,7 @@ def resolve_version(body: dict[str, Any], snap: snapshots.TemplateSnapshot,
     send_request = _send_request(body, channel, snap, version, preview)
     if admit:
         channel.admit(send_request)
+        if not preview:
+            _check_channel_on(channel, snap)
     return Resolved(body, None, snap.workspace, snap.account, snap.template, version,
                     tags, snap, channel, send_request)

@@ -6,10 +6,10 @@ from openapi_spec_validator import validate
 
 DOCUMENTED = {
     ("/api/v1/notifications/send", "post"): {"202", "400", "401", "403", "404", "409", "413",
-                                             "422", "429", "500"},
+                                             "422", "429", "500", "503"},
     ("/api/v1/notifications/preview", "post"): {"200", "400", "401", "403", "404", "413", "429",
-                                                "500"},
-    ("/api/v1/api-keys/validate", "get"): {"200", "401", "429", "500"},
+                                                "500", "503"},
+    ("/api/v1/api-keys/validate", "get"): {"200", "401", "429", "500", "503"},
 }
 SPEC_SCHEMAS = {"NotificationRequest", "TagDto", "EmailOptionsDto", "AttachmentDto",
                 "SmsOptionsDto", "WebhookOptionsDto", "SendResponse", "PreviewResponse",
@@ -54,6 +54,10 @@ def test_examples_match_what_each_operation_can_answer(client):
     for path, method in DOCUMENTED:
         limited = paths[path][method]["responses"]["429"]
         assert "Retry-After" in limited["headers"], path
+        unavailable = paths[path][method]["responses"]["503"]
+        assert "Retry-After" in unavailable["headers"], path
+        example = unavailable["content"]["application/problem+json"]["example"]
+        assert example["errorCode"] == "service.unavailable", path
     preview = paths["/api/v1/notifications/preview"]["post"]["responses"]
     validate_key = paths["/api/v1/api-keys/validate"]["get"]["responses"]
     # Preview is never counted against the allowance; validate only knows a missing header.

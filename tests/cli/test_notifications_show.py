@@ -16,7 +16,13 @@ from engine.delivery.jobs import deliver_notification
 from engine.reports.events import Reported, record
 from engine.store.embedded_redis import free_port
 from engine.store.models import Notification, TrackingEvent, utcnow
-from engine.store.queueing import JOB_FUNCTION, QUEUE_NAME, enqueue_notification, queue
+from engine.store.queueing import (
+    BULK_QUEUE_NAME,
+    JOB_FUNCTION,
+    QUEUE_NAME,
+    enqueue_notification,
+    queue,
+)
 from tests import factories
 from tests.cli.test_cli import herald  # noqa: F401 -- the fixture
 
@@ -96,7 +102,9 @@ def test_queue_reports_depth_retries_age_workers_and_failures(herald, settings):
         out = herald("queue")
     finally:
         worker.register_death()
-    assert out["queue"] == QUEUE_NAME and out["depth"] == 2
+    assert out["depth"] == 2
+    assert [(q["name"], q["depth"]) for q in out["queues"]] == [(QUEUE_NAME, 2),
+                                                                 (BULK_QUEUE_NAME, 0)]
     assert 0 <= out["oldestQueuedSeconds"] < 60
     assert (out["dueRetries"], out["waitingRetries"]) == (1, 1)
     assert out["failedLastHour"] == {"notifications": 1, "jobs": 1}

@@ -8,6 +8,8 @@ from flask import Blueprint, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
+from engine.observability.outages import RETRY_AFTER_SECONDS, dependency_of, incidents
+
 MESSAGES = {
     400: ("Bad request", "The request could not be understood."),
     403: ("Not allowed", "Your role in this workspace does not allow this. Ask an Owner or "
@@ -15,6 +17,7 @@ MESSAGES = {
     404: ("Page not found", "There is nothing here, or it is not in a workspace of yours."),
     405: ("Not allowed", "This page does not take that kind of request."),
     429: ("Too many attempts", "Wait a few minutes and try again."),
+    503: ("Unavailable", "Try again in a moment."),
 }
 
 
@@ -36,5 +39,10 @@ def register(blueprint: Blueprint) -> None:
 
     @blueprint.errorhandler(Exception)
     def unexpected(err: Exception):
+        if (part := dependency_of(err)) is not None:
+            incidents.failed(part, err)  # one log line per incident, not per page
+            body, status = page(503, "Herald cannot reach its database or Redis just now. "
+                                     "Try again in a moment.")
+            return body, status, {"Retry-After": str(RETRY_AFTER_SECONDS)}
         logging.getLogger("herald.web").exception("unhandled error on %s", request.path)
         return page(500)

@@ -1,0 +1,51 @@
+"""The delivery thread waits out a lost database, as the worker's Redis client waits out
+a lost Redis (engine/store/redis_outages.py): one line when it begins, one when it ends.
+
+A delivery that failed because the database went away leaves its row ``queued`` or
+``sending``; once the database answers, the delivery is tried again (a row it had claimed
+is taken up by the reconciler after its grace).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+
+from engine.observability.outages import DATABASE_DOWN, one_line
+from engine.store import redis_outages
+from engine.store.db import database
+
+log = logging.getLogger("herald.delivery")
+FIRST_PAUSE = 0.2
+MAX_PAUSE = 5.0
+
+
+def wait_for_database(error: BaseException) -> bool:
+    """Block until the database answers: True, or False once the worker is stopping."""
+    log.warning("database unreachable (%s): deliveries wait for it; the worker resumes when "
+                "it answers", one_line(error),
+                extra={"dependency": "database", "setting": "HERALD_DATABASE_URL"})
+    started, pause = time.monotonic(), FIRST_PAUSE
+    while not redis_outages.waiting_stopped():
+        if not database.is_closed():
+            with contextlib.suppress(Exception):  # a broken connection may refuse to close
+                database.close()
+        try:
+            database.connect(reuse_if_open=True)
+            database.execute_sql("SELECT 1").fetchone()
+        except DATABASE_DOWN:
+            _pause(pause)
+            pause = min(MAX_PAUSE, pause * 2)
+            continue
+        log.info("database is back after %.1f s", time.monotonic() - started,
+                 extra={"dependency": "database"})
+        return True
+    return False
+
+
+def _pause(seconds: float) -> None:
+    """Sleep, but return early once the worker is stopping."""
+    deadline = time.monotonic() + seconds
+    while not redis_outages.waiting_stopped() and (left := deadline - time.monotonic()) > 0:
+        time.sleep(min(left, 0.1))
