@@ -33,15 +33,19 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def _check_at_start(settings: Settings, process: str) -> None:
-    """The database and Redis answer (else a ConfigError naming the setting: one line, exit
-    2), then the start-up summary in the log format chosen."""
+    """The database and Redis answer (else one line naming the setting: exit 1 when it does
+    not answer, which a restart may outlast; exit 2 when it is not set), then the start-up
+    summary in the log format chosen."""
     from engine import runtime
     from engine.observability.log_format import configure_logging
-    from engine.observability.startup import check_dependencies, summary
+    from engine.observability.startup import Unreachable, check_dependencies, summary
 
     configure_logging(settings.log_format)
     connect(settings)  # makes a SQLite file's folder; an unreachable database is one line
-    check_dependencies(settings)
+    try:
+        check_dependencies(settings)
+    except Unreachable as err:  # exit 1: a supervisor restarts it (exit 2 it must not)
+        raise CommandError(str(err)) from None
     runtime.configure(settings)  # drop what the checks opened before the processes start
     summary(settings, process)
 

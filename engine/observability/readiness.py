@@ -95,6 +95,19 @@ def _forked() -> None:
 os.register_at_fork(after_in_child=_forked)
 
 
+def refused(part: str) -> bool:
+    """Whether the part's last check ended with a refusal (Redis: a wrong password, a
+    missing permission, a database it does not have): a configuration error, not an
+    outage that waiting would end."""
+    from redis.exceptions import AuthenticationError, AuthorizationError, ResponseError
+
+    pending = _checks[part].pending
+    if pending is None or not pending.done() or pending.exception() is None:
+        return False
+    return isinstance(pending.exception(),
+                      (AuthenticationError, AuthorizationError, ResponseError))
+
+
 def problems(bound: float = BOUND) -> dict[str, str]:
     """Each part that is not ready, with why; empty when all are. Parts are checked at once,
     so the whole answer takes at most ``bound`` seconds."""

@@ -21,9 +21,19 @@ log = logging.getLogger("herald.startup")
 START_BOUND = 5.0
 
 
+class Unreachable(Exception):
+    """A dependency did not answer at start: not a configuration error (exit 2, which a
+    supervisor must not restart) but an outage that a restart may outlast (exit 1)."""
+
+    def __init__(self, setting: str, what: str, reason: str) -> None:
+        super().__init__(f"cannot reach {what}: {mask_secrets(reason)} (check {setting})")
+        self.setting = setting
+
+
 def check_dependencies(settings: Settings) -> None:
-    """Raise ConfigError naming HERALD_DATABASE_URL or HERALD_REDIS_URL when that part does
-    not answer within a few seconds; the process must already be configured (runtime)."""
+    """Raise ConfigError when HERALD_REDIS_URL is unset, Unreachable naming
+    HERALD_DATABASE_URL or HERALD_REDIS_URL when that part does not answer within a few
+    seconds; the process must already be configured (runtime)."""
     if not settings.redis_url:
         raise ConfigError("HERALD_REDIS_URL", "is not set: the API and the worker need Redis "
                           "(herald dev starts one for you)")
@@ -31,7 +41,9 @@ def check_dependencies(settings: Settings) -> None:
     for part in ("database", "redis"):
         if part in failed:
             what = "the database" if part == "database" else "Redis"
-            raise ConfigError(SETTINGS[part], f"cannot reach {what}: {failed[part]}")
+            if readiness.refused(part):
+                raise ConfigError(SETTINGS[part], f"{what} refuses this process: {failed[part]}")
+            raise Unreachable(SETTINGS[part], what, failed[part])
 
 
 def channels_off(settings: Settings) -> list[str]:

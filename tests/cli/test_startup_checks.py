@@ -29,8 +29,9 @@ def _run(settings, tmp_path, *args: str, **env: str) -> subprocess.CompletedProc
 @pytest.mark.parametrize(("env", "status", "start"), [
     ({"HERALD_REDIS_URL": "<unset>"}, 2,
      "herald: configuration error: HERALD_REDIS_URL: is not set"),
-    ({"HERALD_REDIS_URL": f"redis://:{PASSWORD}@127.0.0.1:{free_port()}/0"}, 2,
-     "herald: configuration error: HERALD_REDIS_URL: cannot reach Redis: "),
+    # Unreachable is exit 1, which `RestartPreventExitStatus=2` still restarts.
+    ({"HERALD_REDIS_URL": f"redis://:{PASSWORD}@127.0.0.1:{free_port()}/0"}, 1,
+     "herald: cannot reach Redis: "),
     ({"HERALD_DATABASE_URL": f"postgresql://u:{PASSWORD}@127.0.0.1:{free_port()}/x"}, 1,
      "herald: cannot reach the database: "),
 ])
@@ -50,3 +51,22 @@ def test_the_worker_says_at_start_which_channels_are_off(settings, tmp_path):
     assert proc.returncode == 0, proc.stderr
     (summary,) = [line for line in proc.stderr.splitlines() if "herald.startup" in line]
     assert "channels off: sms (HERALD_SMS_PROVIDER unset)" in summary
+
+
+def test_a_redis_that_refuses_the_password_is_a_configuration_error(settings, tmp_path):
+    """Refused (exit 2: a restart would only repeat it), not unreachable (exit 1)."""
+    from redis import Redis
+
+    from engine.store.embedded_redis import start_redis
+
+    server = start_redis()
+    try:
+        Redis.from_url(server.url).config_set("requirepass", "the-right-one")
+        wrong = server.url.replace("redis://", f"redis://:{PASSWORD}@")
+        proc = _run(settings, tmp_path, "worker", "--burst", HERALD_REDIS_URL=wrong)
+    finally:
+        server.stop()
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("herald: configuration error: HERALD_REDIS_URL: Redis "
+                                  "refuses this process: "), proc.stderr
+    assert PASSWORD not in proc.stderr + proc.stdout

@@ -240,17 +240,17 @@ def test_sigkill_of_the_parent_leaves_nothing_of_it_running(settings, smtp_serve
 
 def test_redis_down_at_start_is_one_line_and_down_later_is_waited_for(settings, smtp_server,
                                                                       start_herald):
-    """At start a Redis that does not answer is a configuration error (one line naming the
-    setting: the process supervisor restarts the worker); once running, an outage is waited
-    out with one line and a stop still stops."""
+    """At start a Redis that does not answer is one line naming the setting, exit 1 (the
+    process supervisor restarts the worker); once running, an outage is waited out with one
+    line and a stop still stops."""
     port, _ = smtp_server
     nid = str(factories.notification(factories.workspace(), factories.email_payload()).id)
     redis_port = free_port()
     url = f"redis://127.0.0.1:{redis_port}/0"
     refused = start_herald(settings, port, redis_url=url)
-    assert refused.process.wait(timeout=60) == 2
-    assert refused.text().startswith("herald: configuration error: HERALD_REDIS_URL: cannot "
-                                     "reach Redis: "), refused.text()
+    assert refused.process.wait(timeout=60) == 1
+    assert refused.text().startswith("herald: cannot reach Redis: "), refused.text()
+    assert "(check HERALD_REDIS_URL)" in refused.text()
     assert refused.text().count("\n") == 1 and "Traceback" not in refused.text()
     server = start_redis(port=redis_port)
     herald = start_herald(settings, port, redis_url=url)
@@ -273,5 +273,5 @@ def test_redis_refusing_the_worker_is_a_configuration_error(settings, start_hera
                           redis_url=settings.redis_url.rsplit("/", 1)[0] + "/99")
     assert herald.process.wait(timeout=60) == 2
     # Checked before any worker process starts: one line, naming the setting.
-    assert herald.text() == ("herald: configuration error: HERALD_REDIS_URL: cannot reach "
-                             "Redis: DB index is out of range\n"), herald.text()
+    assert herald.text() == ("herald: configuration error: HERALD_REDIS_URL: Redis refuses "
+                             "this process: DB index is out of range\n"), herald.text()
