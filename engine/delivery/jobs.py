@@ -28,7 +28,7 @@ from engine.observability import context, deliveries
 from engine.plugins.channel_contract import Channel, Plan
 from engine.plugins.contracts import DeliveryError, PermanentError
 from engine.plugins.manager import default_registry
-from engine.store import notification_store
+from engine.store import notification_facts, notification_store
 from engine.store.db import database
 from engine.store.models import Notification
 from engine.store.vocabulary import NotificationStatus, Outcome
@@ -93,7 +93,7 @@ def _failed(notification: Notification, err: Exception) -> str:
     attempt = message_row(notification, None, Outcome.PERMANENT, 0,
                           PermanentError(described(err)))
     # A fan-out may have reached some, in an earlier attempt or in a checkpoint of this one.
-    reached = notification_store.reached_a_recipient(notification.id)
+    reached = notification_facts.reached_a_recipient(notification.id)
     status = NotificationStatus.DELIVERED if reached else NotificationStatus.FAILED
     notification_store.record_outcome(notification, [attempt], status,
                                       None if reached else attempt["error"], None)
@@ -108,7 +108,7 @@ def _failed_before(notification: Notification, outcomes: Outcomes,
     earlier slice or attempt failed a recipient for good (one query, in that case only)."""
     if outcomes.delivered or outcomes.failed or planned.reached_before or not planned.suppressed:
         return None
-    return notification_store.permanent_error(notification.id)
+    return notification_facts.permanent_error(notification.id)
 
 
 def _deliver_messages(channel: Channel, notification: Notification) -> str:

@@ -28,7 +28,7 @@ from engine.delivery import outcome_events
 from engine.delivery.attempts import attempt_row
 from engine.delivery.redis_watch import RedisWatch
 from engine.delivery.retry import max_attempts
-from engine.store import notification_store, redis_outages
+from engine.store import notification_facts, redis_outages
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, utcnow
 from engine.store.queueing import JOB_FUNCTION, enqueue_notification, queue
@@ -126,7 +126,7 @@ def _take_up(row: Notification, kind: str, condition: Any) -> str:
         return "exhausted" if _give_up(row, condition) else "pending"
     if kind != "stuck" and _job_pending(str(row.id)):
         return "pending"
-    bulk = row.channel == "email" and notification_store.email_type(row.id) == "Marketing"
+    bulk = row.channel == "email" and notification_facts.email_type(row.id) == "Marketing"
     enqueue_notification(str(row.id), bulk=bulk)
     log.info("re-enqueued notification %s: %s", row.id, _WHY.get(kind, kind),
              extra={**_ids(row), "reason": kind})
@@ -159,7 +159,7 @@ def _give_up(row: Notification, condition: Any) -> int:
     error = (f"gave up after {row.attempts} attempts"
              + (f": attempt {row.attempts} never finished" if unfinished else ""))
     with database.atomic() as transaction:
-        reached = notification_store.reached_a_recipient(row.id)
+        reached = notification_facts.reached_a_recipient(row.id)
         status = NotificationStatus.DELIVERED if reached else NotificationStatus.FAILED
         ended = (Notification.update(status=status, last_error=None if reached else error,
                                      next_attempt_at=None, updated_at=utcnow())

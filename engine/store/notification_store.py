@@ -27,7 +27,7 @@ from peewee import Database, PostgresqlDatabase
 from engine.store import prepared
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
-from engine.store.vocabulary import NotificationStatus, Outcome, stops
+from engine.store.vocabulary import NotificationStatus, stops
 
 ATTEMPT_FIELDS = [f for f in DeliveryAttempt._meta.sorted_fields if f.name != "id"]
 NOTIFICATION_FIELDS = Notification._meta.sorted_fields
@@ -205,34 +205,6 @@ def signing_secret(notification: Notification) -> str | None:
                              (Workspace.id.db_value(notification.workspace_id),)).fetchone()
         sealed = row[0] if row else None
     return Workspace.signing_secret.python_value(sealed)
-
-
-def email_type(notification_id: Any) -> str | None:
-    """The payload's emailType, read by the database (not the whole payload, which may carry
-    megabytes of attachments): which queue the reconciler puts the job back on."""
-    db = database.obj
-    table = _quoted(Notification._meta.table_name)
-    field = ("\"payload\"::json ->> 'emailType'" if isinstance(db, PostgresqlDatabase)
-             else "json_extract(\"payload\", '$.emailType')")
-    row = db.execute_sql(f'SELECT {field} FROM {table} WHERE "id" = {db.param}',
-                         (Notification.id.db_value(notification_id),)).fetchone()
-    return row[0] if row else None
-
-
-def reached_a_recipient(notification_id: Any) -> bool:
-    """Whether an attempt of the notification delivered to someone: a fan-out that stopped
-    part way, or gave up, counts as delivered."""
-    return DeliveryAttempt.select().where(DeliveryAttempt.notification == notification_id,
-                                          DeliveryAttempt.outcome == Outcome.DELIVERED).exists()
-
-
-def permanent_error(notification_id: Any) -> str | None:
-    """The error of a recipient an earlier slice or attempt of a fan-out failed for good,
-    if any: a fan-out whose last part only met suppressed recipients still failed."""
-    row = (DeliveryAttempt.select(DeliveryAttempt.error)
-           .where(DeliveryAttempt.notification == notification_id,
-                  DeliveryAttempt.outcome == Outcome.PERMANENT).first())
-    return (row.error or "failed") if row else None
 
 
 def _attempt_rows(attempts: list[dict[str, Any]]) -> list[tuple]:
