@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -116,19 +117,30 @@ def wait_port(port: int, timeout: float = 30.0) -> None:
 def server(target: str, env: dict[str, str], workers: int = 2) -> Iterator[tuple[int, int]]:
     """Run bench.server for ``target``; yields (port, pid of the gunicorn master)."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "bench.server", target, str(port),
-                             str(workers)], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        wait_port(port)
-        yield port, proc.pid
-    finally:
-        proc.send_signal(signal.SIGTERM)
+    # Its log goes to a file: a pipe nobody reads fills up after 64 KB of log lines (one
+    # per accepted send) and then blocks the server mid-run.
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen([sys.executable, "-m", "bench.server", target, str(port),
+                                 str(workers)], env=env, cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=log)
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            try:
+                wait_port(port)
+            except RuntimeError:
+                log.seek(0)
+                raise RuntimeError(f"{target} did not start: {log.read()[-2000:]!r}") from None
+            yield port, proc.pid
+        finally:
+            _stop(proc)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def children_of(pid: int) -> list[int]:
