@@ -11,7 +11,7 @@ from redis import Redis
 
 from config.settings import Settings
 from engine.store import secrets
-from engine.store.db import bind_database
+from engine.store.db import bind_database, database
 
 _settings: Settings | None = None
 _redis: Redis | None = None
@@ -35,7 +35,18 @@ def configure(settings: Settings, patient_redis: bool = False) -> Database:
     _bound.clear()
     _pid = os.getpid()
     secrets.configure(settings.secret_key)
-    return bind_database(settings.database_url)
+    replaced = database.obj
+    db = bind_database(settings.database_url)
+    _release(replaced)
+    return db
+
+
+def _release(replaced: Database | None) -> None:
+    """Close this thread's connection to a database the proxy no longer names: nothing can
+    reach it any more, and an open SQLite connection left behind keeps the file's locks
+    bookkept as held by this process (a second configure, a test's reconfigure)."""
+    if replaced is not None and not replaced.is_closed() and not replaced.in_transaction():
+        replaced.close()
 
 
 def ensure_own_connections() -> None:
