@@ -4,6 +4,7 @@ arrives and can refuse."""
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 
 from aiosmtpd.controller import Controller
@@ -19,6 +20,7 @@ class Arrived:
     content: bytes
     mail_options: list[str]
     rcpt_options: list[str]
+    at: float = field(default_factory=time.monotonic)  # when it arrived (the bench's rates)
 
 
 @dataclass
