@@ -127,7 +127,7 @@ def _header() -> str | None:
 def _body_or_error() -> tuple[Any, ApiError | None]:
     # A request admission will refuse whatever it holds (no valid key, an address or key
     # over its rate limit) is not parsed: admission then answers 401 or 429 in D1's order.
-    if not body_worth_parsing(_header(), request.remote_addr or ""):
+    if not body_worth_parsing(_header(), request.remote_addr or "", request.content_length):
         return None, None
     try:
         return read_json(), None

@@ -6,6 +6,7 @@ import hashlib
 import hmac
 
 from flask import Flask, Response, request
+from flask.sessions import SecureCookieSessionInterface, SessionMixin
 from flask_wtf.csrf import CSRFProtect
 
 from config.settings import Settings
@@ -13,7 +14,10 @@ from config.settings import Settings
 csrf = CSRFProtect()
 
 # The blueprints whose pages and forms this module guards (the API has its own rules).
-WEB_BLUEPRINTS = frozenset({"core", "auth", "workspace", "settings", "authoring"})
+WEB_BLUEPRINTS = frozenset({"core", "auth", "workspace", "settings", "authoring", "reports"})
+# Paths whose requests never read or write the cookie session (the API authenticates by key;
+# tracking links and probes by nothing).
+SESSIONLESS = ("/api/", "/t/", "/healthz", "/readyz", "/metrics")
 
 CONTENT_SECURITY_POLICY = "; ".join((
     "default-src 'self'",
@@ -33,6 +37,17 @@ HTML_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
+
+
+class WebSessions(SecureCookieSessionInterface):
+    """The signed cookie session belongs to the web application: a request to the API, a
+    tracking link or a probe gets Flask's null session instead (opening the cookie built a
+    signer per request, about a tenth of a send's CPU: docs/performance.md)."""
+
+    def open_session(self, app: Flask, request: object) -> SessionMixin | None:
+        if getattr(request, "path", "").startswith(SESSIONLESS):
+            return None  # Flask makes the null session, which it never saves
+        return super().open_session(app, request)  # type: ignore[arg-type]
 
 
 def session_secret(secret_key: str) -> str:
@@ -57,6 +72,7 @@ def init_app(app: Flask, settings: Settings) -> None:
         WTF_CSRF_TIME_LIMIT=None,
         WTF_CSRF_SSL_STRICT=True,
     )
+    app.session_interface = WebSessions()
     csrf.init_app(app)
 
     @app.before_request

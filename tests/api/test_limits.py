@@ -117,7 +117,7 @@ def test_rate_limits_are_shared_between_processes(settings, tenant):
 def test_a_body_is_not_worth_parsing_without_a_key_or_over_a_limit(settings, tenant):
     """The cheap checks run before the parse: no key, an unknown or revoked one, or an
     address or key whose window is already full (real Redis), and the body is skipped."""
-    from engine.sending.body_gate import body_worth_parsing
+    from engine.sending.body_gate import SMALL_BODY, body_worth_parsing
 
     assert body_worth_parsing(tenant["key"], "198.51.100.7")
     assert not body_worth_parsing(None, "198.51.100.7")
@@ -128,6 +128,9 @@ def test_a_body_is_not_worth_parsing_without_a_key_or_over_a_limit(settings, ten
     for _ in range(2):
         _post(client, tenant["body"], "hk_bad")
     assert not body_worth_parsing(tenant["key"], "127.0.0.1")  # the test client's address
+    assert not body_worth_parsing(tenant["key"], "127.0.0.1", SMALL_BODY + 1)
+    # A small body parses sooner than Redis would answer: parsed, then refused (429).
+    assert body_worth_parsing(tenant["key"], "127.0.0.1", SMALL_BODY)
     assert body_worth_parsing(tenant["key"], "198.51.100.7")
     over_key = create_app(settings.with_changes(rate_limit_send_per_key=1)).test_client()
     assert _post(over_key, tenant["body"], tenant["key"]).status_code == 202
