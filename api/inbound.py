@@ -1,6 +1,7 @@
-"""Provider webhooks in: Postmark (per-workspace secret, basic auth) and Twilio status
-callbacks (X-Twilio-Signature). A forged call is refused and records nothing; a call about
-a message Herald does not know is acknowledged and records nothing (docs/reports.md)."""
+"""Provider webhooks in: Postmark (the workspace's current secret, basic auth or ?token=)
+and Twilio status callbacks (X-Twilio-Signature). A forged call is refused and records
+nothing; a call about a message Herald does not know is acknowledged and records nothing
+(docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ def postmark_webhook(workspace_id: str):
         ident = uuid.UUID(workspace_id)
     except ValueError:
         ident = None
-    if ident is None or not postmark.authentic(ident, password) or \
-            not Workspace.select().where(Workspace.id == ident).exists():
+    found = Workspace.get_or_none(Workspace.id == ident) if ident is not None else None
+    if found is None or not postmark.authentic(found, password):
         return problems.problem(403, "The secret does not match this workspace.")
     if _too_large():
         return problems.bare(413)

@@ -1,4 +1,5 @@
-"""`herald keys create|revoke` and `herald secret rotate`: API keys and signing secrets."""
+"""`herald keys create|revoke`, `herald secret rotate` and `herald secret rotate-postmark`:
+API keys, signing secrets and the Postmark webhook secret."""
 
 from __future__ import annotations
 
@@ -45,6 +46,15 @@ def cmd_secret_rotate(args: argparse.Namespace, settings: Settings) -> None:
     emit({"secret": rotate_signing_secret(workspace(args.workspace))})
 
 
+def cmd_secret_rotate_postmark(args: argparse.Namespace, settings: Settings) -> None:
+    from engine.inbound import postmark
+
+    connect(settings)
+    # Settings > Webhooks rotates through the same function; both write the audit log.
+    found = workspace(args.workspace)
+    emit({"workspaceId": str(found.id), "url": postmark.rotate(found)})
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys", required=True)
     p = keys.add_parser("create")
@@ -61,3 +71,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = secret.add_parser("rotate")
     p.add_argument("--workspace", required=True)
     p.set_defaults(func=cmd_secret_rotate)
+    p = secret.add_parser("rotate-postmark", help="a new Postmark webhook secret: prints the "
+                          "new URL; the previous one is refused from now on")
+    p.add_argument("--workspace", required=True)
+    p.set_defaults(func=cmd_secret_rotate_postmark)

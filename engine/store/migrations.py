@@ -19,6 +19,7 @@ from engine.store.models import (
     Suppression,
     TemplateSample,
     TemplateVersion,
+    Workspace,
 )
 
 
@@ -197,6 +198,14 @@ def _correlation_id_index(db: Database) -> None:
     db.execute(Notification._schema._create_index(CORRELATION_INDEX, safe=True))
 
 
+def _postmark_secrets(db: Database) -> None:
+    """Each workspace's own Postmark webhook secret, so it can be rotated. Existing rows keep
+    the column empty: until their first rotation the value derived from HERALD_SECRET_KEY
+    (what `herald inbound postmark-url` printed before) still opens their URL, so a webhook
+    set up in Postmark keeps working across the upgrade (docs/reports.md)."""
+    add_missing_columns(db, Workspace, "postmark_secret")
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -204,7 +213,8 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _sender_verification, _authoring,
                                                 _delivery_reports, _idempotency_keys,
                                                 _failover_attempt_columns, _webhook_catcher,
-                                                _suppression_scope, _correlation_id_index]
+                                                _suppression_scope, _correlation_id_index,
+                                                _postmark_secrets]
 
 
 def current_version(db: Database) -> int:

@@ -64,6 +64,12 @@ def new_signing_secret() -> str:
     return "whsec_" + secrets.token_urlsafe(32)
 
 
+def new_postmark_secret() -> str:
+    """A Postmark webhook password: 160 random bits as 40 hex digits, the shape of the value
+    once derived from HERALD_SECRET_KEY, and safe in a URL's user part unescaped."""
+    return secrets.token_hex(20)
+
+
 def new_api_key() -> str:
     return "hk_" + secrets.token_urlsafe(32)
 

@@ -134,6 +134,27 @@ def test_secret_rotate_prints_the_new_secret_once(herald, tmp_path):
     assert Workspace.get_by_id(WS_ID).signing_secret == out["secret"]
 
 
+def test_secret_rotate_postmark_prints_the_new_url_and_is_audit_logged(herald, tmp_path):
+    from engine.inbound import postmark
+    from engine.people.audit import OPERATOR
+    from engine.people.models import AuditEvent
+
+    herald("apply", write(tmp_path, sample()))
+    before = herald("inbound", "postmark-url", "--workspace", WS_ID)["url"]
+    out = herald("secret", "rotate-postmark", "--workspace", WS_ID)
+    new = Workspace.get_by_id(WS_ID).postmark_secret
+    assert list(out) == ["workspaceId", "url"] and out["workspaceId"] == WS_ID
+    assert out["url"] != before and f"herald:{new}@" in out["url"]
+    assert out["url"].endswith(f"/api/inbound/postmark/{WS_ID}")
+    assert herald("inbound", "postmark-url", "--workspace", WS_ID)["url"] == out["url"]
+    assert not postmark.authentic(WS_ID, before.split(":")[2].split("@")[0])
+    (event,) = AuditEvent.select().where(AuditEvent.action == "postmark_secret.rotated")
+    assert event.actor_label == OPERATOR and new not in str(event.details)
+    unknown = herald("secret", "rotate-postmark", "--workspace",
+                     "00000000-0000-4000-8000-000000000000", ok=False)
+    assert unknown.returncode == 1 and "no workspace" in unknown.stderr
+
+
 def test_template_lifecycle_publish_restore_lock(herald, tmp_path):
     herald("apply", write(tmp_path, sample()))
     published = herald("templates", "publish", TPL_ID)

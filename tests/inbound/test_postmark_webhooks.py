@@ -76,7 +76,7 @@ def test_a_wrong_or_missing_secret_is_refused_and_records_nothing(with_providers
     bare = requests.post(f"{with_providers}/api/inbound/postmark/{ws.id}", json=body,
                          timeout=10)
     assert bare.status_code == 401 and "Basic" in bare.headers["WWW-Authenticate"]
-    assert post(with_providers, "not-a-uuid", body).status_code == 403
+    assert post(with_providers, "not-a-uuid", body, password="guess").status_code == 403
     assert NotificationEvent.select().count() == 0 and Suppression.select().count() == 0
 
 

@@ -1,0 +1,53 @@
+"""Migration step 14, the stored Postmark webhook secret, on a database made before it:
+existing workspaces keep an empty column (their derived secret stays valid), new ones get
+a random secret, encrypted at rest."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from peewee import SqliteDatabase
+
+from engine.inbound import postmark
+from engine.store.db import database
+from engine.store.migrations import MIGRATIONS, _postmark_secrets, upgrade
+from engine.store.models import SchemaVersion, Workspace
+from tests import factories
+
+
+@pytest.fixture
+def old(settings, tmp_path):
+    """A database of step 13: the workspace table without its postmark_secret column."""
+    old = SqliteDatabase(str(tmp_path / "old.sqlite3"), pragmas={"foreign_keys": 1})
+    previous = database.obj
+    database.initialize(old)
+    try:
+        MIGRATIONS[0](old)
+        old.execute_sql('ALTER TABLE "workspace" DROP COLUMN "postmark_secret"')
+        for number in range(1, MIGRATIONS.index(_postmark_secrets) + 1):
+            SchemaVersion.create(version=number)
+        yield old
+    finally:
+        database.initialize(previous)
+        old.close()
+
+
+def test_step_14_keeps_existing_workspaces_on_their_derived_secret(old):
+    assert MIGRATIONS.index(_postmark_secrets) + 1 == 14
+    account = factories.account()
+    old.execute_sql('INSERT INTO "workspace" ("id", "account_id", "name", "signing_secret", '
+                    '"created_at") VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)',
+                    (Workspace.id.db_value(uuid.uuid4()), Workspace.account.db_value(account.id),
+                     "before", Workspace.signing_secret.db_value("whsec_x")))
+    assert upgrade(old) == {"from": 13, "to": len(MIGRATIONS)}
+    before = Workspace.get(Workspace.name == "before")
+    assert before.postmark_secret is None
+    assert postmark.secret(before.id) == postmark.derived_secret(before.id)
+    made = factories.workspace(account)
+    (raw,) = old.execute_sql('SELECT "postmark_secret" FROM "workspace" WHERE "id" = ?',
+                             (Workspace.id.db_value(made.id),)).fetchone()
+    assert raw.startswith("enc:v1:")
+    assert postmark.secret(made.id) == Workspace.get_by_id(made.id).postmark_secret != \
+        postmark.derived_secret(made.id)
+    _postmark_secrets(old)  # idempotent
