@@ -13,6 +13,7 @@ email template, both through gunicorn in the same run (issue 25).
 
 from __future__ import annotations
 
+import html
 import http.client
 import json
 import re
@@ -110,7 +111,24 @@ def _editor_request(browser: Browser) -> tuple[str, dict, dict]:
     # As static/editor.js sends it (hx-ext="editor-json").
     headers = {"HX-Request": "true", "X-CSRFToken": csrf, "Cookie": browser.cookie_header(),
                "Content-Type": "application/json"}
-    return f"/w/{WS}/templates/{TPL}/preview", form, headers
+    path = f"/w/{WS}/templates/{TPL}/preview"
+    # The request includes #samples, its hidden "remembered" too: the first preview with
+    # this sample remembers it and swaps the field's new value in (out of band), so the
+    # requests made while one types carry it and write nothing.
+    form["remembered"] = _remembered(browser, path, form, headers)
+    return path, form, headers
+
+
+def _remembered(browser: Browser, path: str, form: dict, headers: dict) -> str:
+    conn = http.client.HTTPConnection("127.0.0.1", browser.port, timeout=30)
+    conn.request("POST", path, body=json.dumps(form).encode(), headers=headers)
+    response = conn.getresponse()
+    text = response.read().decode()
+    conn.close()
+    found = re.search(r'name="remembered" id="remembered" value="([^"]*)"', text)
+    if response.status != 200 or found is None:
+        raise RuntimeError(f"the first preview answered {response.status} without the sample")
+    return html.unescape(found.group(1))
 
 
 def _sequential_ms(port: int, path: str, bodies: list[bytes], headers: dict) -> float:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flask import Flask, session
+import uuid
+
+from flask import Flask, g, request, session
 from flask_login import LoginManager, UserMixin, login_user, logout_user
 
 from engine.people import sessions
@@ -40,8 +42,25 @@ def init_app(app: Flask) -> None:
 
 @manager.user_loader
 def load_user(user_id: str) -> SignedIn | None:
-    user = sessions.user_for(session.get(SESSION_TOKEN), user_id)
+    token = session.get(SESSION_TOKEN)
+    workspace_id = (request.view_args or {}).get("workspace_id")
+    if isinstance(workspace_id, uuid.UUID):
+        # A workspace page: its membership comes in the session's own query (one round trip
+        # instead of two), for web/permissions.py to use in this request only.
+        user, membership = sessions.user_and_membership(token, user_id, workspace_id)
+        g.membership_read = (workspace_id, membership)
+    else:
+        user = sessions.user_for(token, user_id)
     return SignedIn(user) if user else None
+
+
+def membership_read(workspace_id: object) -> tuple[bool, object]:
+    """(True, membership or None) when this request's session query already read the
+    membership of ``workspace_id``; (False, None) when it must be asked."""
+    read = g.get("membership_read")
+    if read is not None and read[0] == workspace_id:
+        return True, read[1]
+    return False, None
 
 
 def sign_in(user: User) -> None:

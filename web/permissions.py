@@ -12,6 +12,7 @@ from flask import abort, g
 from flask_login import current_user, login_required
 
 from engine.people import roles
+from web import login
 
 
 def workspace_view(role: str = "member") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -23,7 +24,9 @@ def workspace_view(role: str = "member") -> Callable[[Callable[..., Any]], Calla
         @wraps(view)
         @login_required
         def checked(workspace_id: Any, **kwargs: Any) -> Any:
-            membership = roles.membership_in(workspace_id, current_user.user)
+            known, membership = login.membership_read(workspace_id)
+            if not known:
+                membership = roles.membership_in(workspace_id, current_user.user)
             if membership is None:
                 abort(404)
             if not roles.at_least(membership.role, role):

@@ -65,6 +65,9 @@ def init_app(app: Flask, settings: Settings) -> None:
         SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
         # The server-side session (engine/people/sessions.py) sets the real lifetime.
         PERMANENT_SESSION_LIFETIME=20 * 3600,
+        # Set at sign-in, the cookie lives as long as the server-side session can (both 20
+        # hours from then): signing it again at every request would extend nothing.
+        SESSION_REFRESH_EACH_REQUEST=False,
         # Only the web blueprints are checked (below): the API authenticates by key, and the
         # one-click unsubscribe POST comes from mail clients.
         WTF_CSRF_CHECK_DEFAULT=False,

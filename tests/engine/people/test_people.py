@@ -6,7 +6,16 @@ import datetime as dt
 
 import pytest
 
-from engine.people import audit, invitations, passwords, resets, roles, sessions, users
+from engine.people import (
+    audit,
+    invitations,
+    passwords,
+    resets,
+    roles,
+    sessions,
+    tokens,
+    users,
+)
 from engine.people.errors import PeopleError
 from engine.people.models import Invitation, Membership, PasswordReset, WebSession
 from engine.store.models import utcnow
@@ -97,6 +106,45 @@ def test_a_session_belongs_to_its_user_only(settings):
     assert sessions.user_for(token, str(bob.id)) is None
     sessions.end(token)
     assert sessions.user_for(token, str(ada.id)) is None
+
+
+def test_the_session_and_the_membership_come_in_one_query_read_afresh(settings):
+    ws, other = factories.workspace(), factories.workspace()
+    ada = users.create("ada@example.com", "Ada", PASSWORD)
+    bob = users.create("bob@example.com", "Bob", PASSWORD)
+    roles.add(ws, ada, "admin")
+    token = sessions.start(ada)
+    user, membership = sessions.user_and_membership(token, str(ada.id), ws.id)
+    assert user.id == ada.id and user.email == "ada@example.com"
+    assert (membership.role, membership.workspace.id, membership.workspace.name) == (
+        "admin", ws.id, ws.name)
+    # Signed in, but not a member of that workspace.
+    assert sessions.user_and_membership(token, str(ada.id), other.id)[0].id == ada.id
+    assert sessions.user_and_membership(token, str(ada.id), other.id)[1] is None
+    assert sessions.user_and_membership(token, str(bob.id), ws.id) == (None, None)
+    # A removal, then a sign-out, count at the very next request (nothing is kept).
+    Membership.delete().where(Membership.user == ada).execute()
+    assert sessions.user_and_membership(token, str(ada.id), ws.id)[1] is None
+    sessions.end(token)
+    assert sessions.user_and_membership(token, str(ada.id), ws.id) == (None, None)
+    late = sessions.start(ada)
+    WebSession.update(expires_at=utcnow() - dt.timedelta(seconds=1)).execute()
+    assert sessions.user_and_membership(late, str(ada.id), ws.id) == (None, None)
+    assert sessions.user_and_membership(None, str(ada.id), ws.id) == (None, None)
+
+
+def test_a_prepared_select_keeps_only_its_sql_and_compiles_on_both_databases(settings):
+    ada = users.create("ada@example.com", "Ada", PASSWORD)
+    ws = factories.workspace()
+    roles.add(ws, ada, "member")
+    prepared = sessions._SESSION_AND_MEMBERSHIP
+    assert prepared._compile() is not None  # the fast path, not the fallback
+    first, second = sessions.start(ada), sessions.start(ada)
+    assert prepared.first(ws.id, tokens.hash_token(first), utcnow()).user.id == ada.id
+    sessions.end(first)
+    assert prepared.first(ws.id, tokens.hash_token(first), utcnow()) is None
+    row = prepared.first(ws.id, tokens.hash_token(second), utcnow())
+    assert row.user.membership.role == "member"
 
 
 def test_passwords_are_argon2_and_follow_the_rules(settings):
