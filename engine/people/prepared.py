@@ -21,12 +21,15 @@ class PreparedSelect:
     def __init__(self, build: Callable[..., ModelSelect], fields: Sequence[Field],
                  sentinels: Sequence[Any]) -> None:
         self._build, self._fields, self._sentinels = build, tuple(fields), tuple(sentinels)
-        self._compiled: dict[int, tuple[ModelSelect, str] | None] = {}
+        self._compiled: dict[tuple, tuple[ModelSelect, str] | None] = {}
 
     def _compile(self) -> tuple[ModelSelect, str] | None:
         """(query, SQL) for the database in use, or None when its parameters are not the
         sentinels in order (then each call builds its query as usual)."""
-        key = id(database.obj)
+        db = database.obj
+        # By dialect, not by object: an id() can come back for another database once the
+        # first is gone, and the text depends only on how the dialect writes SQL.
+        key = (type(db), db.param, db.quote)
         if key not in self._compiled:
             query = self._build(*self._sentinels)
             sql, params = query.sql()
