@@ -7,30 +7,20 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from peewee import SqliteDatabase
 
 from engine.inbound import postmark
-from engine.store.db import database
 from engine.store.migrations import MIGRATIONS, _postmark_secrets, upgrade
-from engine.store.models import SchemaVersion, Workspace
+from engine.store.models import Workspace
 from tests import factories
+from tests.support.old_schema import database_before
 
 
 @pytest.fixture
 def old(settings, tmp_path):
     """A database of step 13: the workspace table without its postmark_secret column."""
-    old = SqliteDatabase(str(tmp_path / "old.sqlite3"), pragmas={"foreign_keys": 1})
-    previous = database.obj
-    database.initialize(old)
-    try:
-        MIGRATIONS[0](old)
-        old.execute_sql('ALTER TABLE "workspace" DROP COLUMN "postmark_secret"')
-        for number in range(1, MIGRATIONS.index(_postmark_secrets) + 1):
-            SchemaVersion.create(version=number)
+    with database_before(_postmark_secrets, tmp_path,
+                         'ALTER TABLE "workspace" DROP COLUMN "postmark_secret"') as old:
         yield old
-    finally:
-        database.initialize(previous)
-        old.close()
 
 
 def test_step_14_keeps_existing_workspaces_on_their_derived_secret(old):

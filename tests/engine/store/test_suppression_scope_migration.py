@@ -5,29 +5,19 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from peewee import SqliteDatabase
 
-from engine.store.db import database
 from engine.store.migrations import MIGRATIONS, _suppression_scope, upgrade
-from engine.store.models import SchemaVersion, Suppression
+from engine.store.models import Suppression
 from tests import factories
+from tests.support.old_schema import database_before
 
 
 @pytest.fixture
 def old(settings, tmp_path):
     """A database of the step before: the suppression table without its scope column."""
-    old = SqliteDatabase(str(tmp_path / "old.sqlite3"), pragmas={"foreign_keys": 1})
-    previous = database.obj
-    database.initialize(old)
-    try:
-        MIGRATIONS[0](old)
-        old.execute_sql('ALTER TABLE "suppression" DROP COLUMN "scope"')
-        for number in range(1, MIGRATIONS.index(_suppression_scope) + 1):
-            SchemaVersion.create(version=number)
+    with database_before(_suppression_scope, tmp_path,
+                         'ALTER TABLE "suppression" DROP COLUMN "scope"') as old:
         yield old
-    finally:
-        database.initialize(previous)
-        old.close()
 
 
 def test_existing_rows_keep_their_meaning(old):
