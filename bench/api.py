@@ -23,16 +23,18 @@ TPL = "0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f"
 BODY = "<h1>Hello {{name}}</h1>" + "<p>Thanks for your order {{orderId}}.</p>" * 40
 
 
-def tenant() -> dict:
+def tenant(name: str = "Bench", workspace: str = WS, template: str = TPL,
+           template_name: str = "Receipt", body: str = BODY) -> dict:
+    """The apply document of one account, workspace, key and published email template."""
     return {"accounts": [{
-        "name": "Bench", "plan": "business", "monthlyLimit": 1_000_000_000,
+        "name": name, "plan": "business", "monthlyLimit": 1_000_000_000,
         "senders": {"domains": ["bench.example"]},
-        "workspaces": [{"id": WS, "name": "Bench", "apiKeys": [{"name": "bench"}],
+        "workspaces": [{"id": workspace, "name": name, "apiKeys": [{"name": "bench"}],
                         "projects": [{"name": "P", "templates": [{
-                            "id": TPL, "name": "Receipt", "channel": "email",
+                            "id": template, "name": template_name, "channel": "email",
                             "defaults": {"to": ["buyer@bench.example"]},
                             "versions": [{"status": "published", "subject": "Order {{orderId}}",
-                                          "body": BODY, "fromAddress": "shop@bench.example",
+                                          "body": body, "fromAddress": "shop@bench.example",
                                           "fromName": "Shop"}]}]}]}]}]}
 
 

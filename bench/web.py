@@ -21,6 +21,7 @@ import statistics
 import time
 import urllib.parse
 
+from bench.api import tenant as api_tenant
 from bench.common import (
     bench_database_url,
     bench_env,
@@ -43,16 +44,7 @@ ROUNDS = 7
 
 
 def tenant() -> dict:
-    return {"accounts": [{
-        "name": "Bench web", "plan": "business", "monthlyLimit": 1_000_000_000,
-        "senders": {"domains": ["bench.example"]},
-        "workspaces": [{"id": WS, "name": "Bench web", "apiKeys": [{"name": "bench"}],
-                        "projects": [{"name": "P", "templates": [{
-                            "id": TPL, "name": "Big", "channel": "email",
-                            "defaults": {"to": ["buyer@bench.example"]},
-                            "versions": [{"status": "published", "subject": "Order {{orderId}}",
-                                          "body": BODY, "fromAddress": "shop@bench.example",
-                                          "fromName": "Shop"}]}]}]}]}]}
+    return api_tenant("Bench web", WS, TPL, "Big", BODY)
 
 
 class Browser:
