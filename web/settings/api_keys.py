@@ -15,7 +15,7 @@ from engine.catalog.keys import KeyLifecycleError, create_key, revoke_key
 from engine.people import audit
 from engine.store.models import ApiKey, utcnow
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.forms import ApiKeyForm, mark
 
 

@@ -17,7 +17,7 @@ from engine.people.errors import PeopleError
 from engine.plugins.contracts import DeliveryError
 from engine.plugins.manager import provider_problem, provider_scheme
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark
 
 MAX_URL = 2000

@@ -15,7 +15,7 @@ from engine.people.errors import PeopleError
 from engine.store.db import database
 from engine.store.models import Suppression
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.csv_files import SCOPES, CsvRefused, read_rows, write_rows
 from web.settings.forms import ImportForm, SuppressionForm, mark
 
