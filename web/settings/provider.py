@@ -80,7 +80,7 @@ def save_provider():
     g.workspace.save()
     names = ", then ".join(shown(url) or "" for url in urls)
     audit.record(g.workspace, current_user.user, "email_provider.changed", names)
-    flash(f"Saved: this workspace's email goes through {names} (within 5 seconds).", "info")
+    flash(f"Saved: this workspace's email goes through {names}.", "info")
     return redirect(url_for("settings.email_provider", workspace_id=g.workspace.id))
 
 
