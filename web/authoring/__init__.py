@@ -15,6 +15,7 @@ errors.register(blueprint)
 # The pages register their routes on the blueprint when imported.
 from web.authoring import (  # noqa: E402
     editor,  # noqa: F401
+    lists,  # noqa: F401
     manage,  # noqa: F401
     preview,  # noqa: F401
     test_sends,  # noqa: F401
