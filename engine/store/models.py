@@ -353,6 +353,34 @@ class CaughtWebhook(BaseModel):
     created_at = DateTimeField(default=utcnow)
 
 
+class RecipientList(BaseModel):
+    """An uploaded list of recipients for one template (docs/web.md, "Send to a list"): the
+    rows that passed the check, kept here (never in a form) until it is sent as one job.
+
+    Each row becomes a notification whose correlation id is ``list-<id hex>-<row>``, so
+    reports find a list's notifications by a range of that index, with no column on the
+    notification row (engine/lists/)."""
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE")
+    template = ForeignKeyField(Template, on_delete="CASCADE")
+    version_number = IntegerField()
+    channel = CharField(max_length=10)
+    filename = CharField(max_length=255)
+    # [recipient column, tag names...] and [[row number, recipient, [tag values]], ...]
+    columns = JSONField(default=list)
+    rows = JSONField(default=list)
+    row_count = IntegerField()
+    status = CharField(max_length=12, default="checked")  # checked, sending, sent, cancelled
+    accepted = IntegerField(default=0)  # rows accepted so far (the job's progress)
+    refused = JSONField(default=list)  # [[row number, why], ...]: rows the send refused
+    uploaded_by = CharField(max_length=40, null=True)  # a user id (people sit above store)
+    sent_by = CharField(max_length=40, null=True)
+    created_at = DateTimeField(default=utcnow)
+    sent_at = DateTimeField(null=True)
+    finished_at = DateTimeField(null=True)
+
+
 class SchemaVersion(BaseModel):
     id = AutoField()
     version = IntegerField()
@@ -375,5 +403,6 @@ ALL_MODELS: tuple[type[BaseModel], ...] = (
     TrackingEvent,
     InboxMessage,
     CaughtWebhook,
+    RecipientList,
     SchemaVersion,
 )
