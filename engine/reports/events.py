@@ -12,12 +12,12 @@ import contextlib
 import datetime as dt
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from peewee import IntegrityError, SqliteDatabase
 
 from engine.catalog import suppressions
 from engine.formats.addresses import suppression_key
+from engine.plugins.event_contract import Reported
 from engine.store.db import database
 from engine.store.models import Notification, utcnow
 from engine.store.report_models import NotificationEvent
@@ -29,18 +29,6 @@ SOFT_BOUNCE_LIMIT = 3
 SOFT_BOUNCE_WINDOW = dt.timedelta(days=7)
 DETAIL_CHARS = 1000
 SUPPRESSION_REASON = {"bounced": "bounce", "complained": "complaint"}
-
-
-@dataclass(frozen=True)
-class Reported:
-    """One provider report, before it is matched to its notification."""
-
-    kind: str
-    recipient: str | None
-    source: str
-    detail: str | None = None
-    dedupe_key: str | None = None
-    occurred_at: dt.datetime | None = None
 
 
 def recipients_of(notification: Notification) -> set[str]:
