@@ -11,6 +11,7 @@ from config.settings import Settings
 def init_app(app: Flask, settings: Settings) -> None:
     """Sessions, CSRF, security headers and every blueprint of the web application."""
     from web import login, security
+    from web.auth import account  # noqa: F401 -- the Account page's views, on auth's blueprint
     from web.auth.views import blueprint as auth
     from web.authoring import blueprint as authoring
     from web.authoring.frames import blueprint as preview_frames

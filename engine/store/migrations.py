@@ -206,6 +206,17 @@ def _postmark_secrets(db: Database) -> None:
     add_missing_columns(db, Workspace, "postmark_secret")
 
 
+def _trustworthy_accounts(db: Database) -> None:
+    """Two-factor sign-in (a user's TOTP secret, recovery codes, a workspace's requirement)
+    and sessions a person can see (browser, last use): docs/web.md, "Security"."""
+    from engine.people.models import PEOPLE_MODELS, WebSession
+
+    # Every people table, the new ones included, where missing (a database whose step 5
+    # is recorded but whose tables were made another way), then the new columns.
+    db.create_tables(PEOPLE_MODELS, safe=True)
+    add_missing_columns(db, WebSession, "last_seen_at", "user_agent")
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -214,7 +225,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _delivery_reports, _idempotency_keys,
                                                 _failover_attempt_columns, _webhook_catcher,
                                                 _suppression_scope, _correlation_id_index,
-                                                _postmark_secrets]
+                                                _postmark_secrets, _trustworthy_accounts]
 
 
 def current_version(db: Database) -> int:
