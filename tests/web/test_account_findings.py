@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from api.app import create_app
+from cli.app import create_app
 from engine import runtime
 from engine.people import invitations, roles, users
 from engine.people.errors import PeopleError

@@ -145,3 +145,18 @@ def test_ending_another_session_signs_it_out_at_once(page: Page, browser: Browse
         expect(phone).to_have_url(re.compile(r"/(\?next=.*)?$"))
     finally:
         other.close()
+
+
+def test_a_real_worker_sends_the_reset_mail_the_request_queued(page: Page, live):
+    from engine.store.models import InboxMessage
+    from tests.web.authoring_support import running_worker, wait_for
+
+    make_user("ada@example.com", factories.workspace(), "owner", "Ada")
+    page.goto("/reset")
+    page.get_by_role("textbox", name="Email").fill("ada@example.com")
+    page.get_by_role("button", name="Send reset link").click()
+    expect(page.get_by_role("status")).to_contain_text("on its way")
+    assert InboxMessage.select().count() == 0
+    with running_worker(live):
+        (mail,) = wait_for(lambda: list(InboxMessage.select()), "the reset mail")
+    assert mail.to == ["ada@example.com"] and "/reset/" in mail.text

@@ -10,7 +10,7 @@ from engine.people import invitations, outbox, roles, two_factor
 from engine.people.errors import PeopleError
 from engine.people.models import Invitation, Membership
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.forms import InviteForm, mark
 
 
