@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from peewee import IntegrityError, SqliteDatabase
 
+from engine.callbacks import recording as callbacks
 from engine.catalog import suppressions
 from engine.formats.addresses import suppression_key
 from engine.store.db import database
@@ -79,6 +80,9 @@ def record(notification: Notification, report: Reported) -> bool:
             return False  # the same report again
         if recipient is not None:
             _suppress(notification, report.kind, recipient)
+    # Committed: its callback now (docs/callbacks.md).
+    callbacks.reported(notification, report.kind, recipient, report.source, report.detail,
+                       report.occurred_at)
     return True
 
 
