@@ -23,6 +23,7 @@ def index():
 from web.settings import (  # noqa: E402
     api_keys,  # noqa: F401
     audit_log,  # noqa: F401
+    callbacks,  # noqa: F401
     members,  # noqa: F401
     provider,  # noqa: F401
     senders,  # noqa: F401

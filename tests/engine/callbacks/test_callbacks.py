@@ -176,6 +176,7 @@ def test_opens_and_clicks_can_be_switched_off(smtp, called_back, receiver):
 def test_test_event_is_signed_and_recorded(called_back, receiver):
     callback, sent = send_test(called_back)
     assert sent.status == "delivered"
+    assert Callback.get_by_id(callback.id).status_code == 200
     (request,) = receiver.received
     assert json.loads(request.body)["type"] == "callback.test"
     assert verify_webhook(called_back.signing_secret, request.body, request.headers)
