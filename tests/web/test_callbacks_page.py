@@ -5,6 +5,7 @@ the URL (403)."""
 
 from __future__ import annotations
 
+import requests
 from playwright.sync_api import Page, expect
 
 from engine.store.callback_models import Callback
@@ -67,3 +68,20 @@ def test_a_member_cannot_change_the_callback_url(page: Page, live):
         assert refused.status == 403
     assert Workspace.get_by_id(ws.id).callback_url == "https://hook.example.com/cb"
     assert Callback.select().count() == 0
+
+
+def test_the_dev_inbox_webhook_catcher_takes_callbacks_with_its_signature_mark(live):
+    from engine.callbacks import targets
+    from engine.callbacks.jobs import send_callbacks
+    from engine.delivery.jobs import deliver_notification
+
+    ws = factories.workspace()
+    targets.set_target(ws, f"{live.url}/dev/inbox/webhooks/callbacks")
+    n = factories.notification(ws, factories.email_payload())
+    assert deliver_notification(str(n.id)) == "delivered"  # through the dev inbox
+    assert send_callbacks(str(ws.id)) == "1"
+    (caught,) = requests.get(f"{live.url}/dev/inbox/webhooks/callbacks", timeout=10).json()
+    assert caught["signatureVerified"] is True, caught["verdict"]
+    assert caught["verdict"] == "signature verifies"
+    assert (caught["workspaceId"], caught["notificationId"]) == (str(ws.id), str(n.id))
+    assert Callback.get().status == "delivered"
