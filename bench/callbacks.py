@@ -31,7 +31,7 @@ from bench.delivery import _per_second, _timed, _worker_rate
 CALLBACKS = 250
 WEBHOOKS = 250
 ROUNDS = 5
-WORKER = [sys.executable, "-m", "engine.delivery.worker", "--burst"]
+WORKER = [sys.executable, "-m", "engine.worker.worker", "--burst"]
 
 
 def _prepare_callbacks(env: dict[str, str], url: str, count: int) -> None:

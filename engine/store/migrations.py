@@ -14,6 +14,7 @@ from engine.store.models import (
     CaughtWebhook,
     DeliveryAttempt,
     Notification,
+    RecipientList,
     SchemaVersion,
     Sender,
     Suppression,
@@ -206,6 +207,11 @@ def _postmark_secrets(db: Database) -> None:
     add_missing_columns(db, Workspace, "postmark_secret")
 
 
+def _recipient_lists(db: Database) -> None:
+    """Uploaded lists of recipients, checked and then sent as one job (docs/web.md)."""
+    db.create_tables([RecipientList], safe=True)
+
+
 def _delivery_callbacks(db: Database) -> None:
     """Delivery callbacks (docs/callbacks.md): a workspace's callback URL and its switch
     for opens and clicks, and the callbacks to send with their latest attempt."""
@@ -223,7 +229,8 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _delivery_reports, _idempotency_keys,
                                                 _failover_attempt_columns, _webhook_catcher,
                                                 _suppression_scope, _correlation_id_index,
-                                                _postmark_secrets, _delivery_callbacks]
+                                                _postmark_secrets, _recipient_lists,
+                                                _delivery_callbacks]
 
 
 def current_version(db: Database) -> int:

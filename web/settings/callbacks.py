@@ -13,7 +13,7 @@ from engine.callbacks.sending import Sent
 from engine.people import audit
 from engine.store.callback_models import Callback
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.forms import CallbackForm, mark
 from web.settings.provider import shown
 
