@@ -17,6 +17,7 @@ TARGETS = {
     "preview": ("ratio", 0.3),
     "email_delivery": ("ratio", 0.7),
     "webhook_delivery": ("ratio", 0.6),
+    "callback_delivery": ("ratio", 0.5),
     "marketing_fanout": ("min", 1000.0),
     "render_warm": ("max", 2.0),
     "render_cold": ("max", 50.0),
@@ -27,8 +28,8 @@ TARGETS = {
     "reports_page_filtered_p50": ("max", 300.0),
     "reports_export": ("min", 50000.0),
 }
-MODULES = ("bench.render", "bench.hostile", "bench.api", "bench.delivery", "bench.fairness",
-           "bench.web", "bench.reports")
+MODULES = ("bench.render", "bench.hostile", "bench.api", "bench.delivery", "bench.callbacks",
+           "bench.fairness", "bench.web", "bench.reports")
 
 
 def verdict(row: dict) -> str:
