@@ -21,6 +21,7 @@ from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import PermanentError, Provider, ProviderContext
 from engine.plugins.manager import open_provider, provider_scheme, provider_url
 from engine.plugins.provider_order import Candidate, label
+from engine.store import generations
 from engine.store.models import InboxMessage, Workspace
 from engine.webhooks.provider_hosts import ProviderEgress
 
@@ -47,22 +48,27 @@ def _context(own: bool) -> ProviderContext:
                            egress=egress)
 
 
-_own_providers: dict[str, tuple[float, str | None]] = {}
+# workspace -> (expires at, its own provider setting, the generation it was read under)
+_own_providers: dict[str, tuple[float, str | None, str | None]] = {}
 OWN_PROVIDER_TTL = 5.0
 
 
 def _own_provider(workspace_id: Any) -> str | None:
-    """A workspace's own provider setting, re-read at most every few seconds per process."""
+    """A workspace's own provider setting, kept while the workspace's generation holds: a
+    change saved anywhere is used from the next delivery on (one Redis read here)."""
     key = str(workspace_id)
+    scope = generations.workspace_scope(key)
+    generations.refresh([scope])
     now = time.monotonic()
     hit = _own_providers.get(key)
-    if hit is not None and hit[0] > now:
+    if hit is not None and hit[0] > now and generations.current(hit[2], scope):
         return hit[1]
+    tag = generations.known(scope)
     row = Workspace.select(Workspace.email_provider).where(Workspace.id == workspace_id).first()
     value = row.email_provider if row else None
     if len(_own_providers) > 10000:
         _own_providers.clear()
-    _own_providers[key] = (now + OWN_PROVIDER_TTL, value)
+    _own_providers[key] = (now + OWN_PROVIDER_TTL, value, tag)
     return value
 
 

@@ -19,7 +19,7 @@ from engine.plugins.contracts import DeliveryError, DestinationRefused
 from engine.plugins.manager import provider_scheme
 from engine.webhooks.provider_hosts import ProviderEgress, own_provider_problem
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark
 
 MAX_URL = 2000
@@ -87,7 +87,7 @@ def save_provider():
     g.workspace.save()
     names = ", then ".join(shown(url) or "" for url in urls)
     audit.record(g.workspace, current_user.user, "email_provider.changed", names)
-    flash(f"Saved: this workspace's email goes through {names} (within 5 seconds).", "info")
+    flash(f"Saved: this workspace's email goes through {names}.", "info")
     return redirect(url_for("settings.email_provider", workspace_id=g.workspace.id))
 
 
