@@ -87,7 +87,17 @@ def start(kept: RecipientList, user_id: Any) -> bool:
     if not started:
         _give_back(account_id, kept.row_count)
         return False
-    enqueue(kept.id, 0)
+    try:
+        enqueue(kept.id, 0)
+    except Exception:
+        # No job, so nothing would ever send it: back to checked, the allowance given back.
+        RecipientList.update(status=CHECKED, sent_by=None, sent_at=None).where(
+            RecipientList.id == kept.id).execute()
+        _give_back(account_id, kept.row_count)
+        log.warning("list %s was not started: its job could not be enqueued", kept.id,
+                    exc_info=True)
+        raise SendRefused("The list could not be started (the queue is unavailable): "
+                          "nothing was sent; try again.") from None
     return True
 
 

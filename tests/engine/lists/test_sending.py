@@ -153,3 +153,17 @@ def test_the_list_is_a_reports_filter(ws, redis):
     with pytest.raises(filters.FilterError):
         filters.parse(ws.id, {"list": "nope"})
     assert [lst.id for lst in progress.sent_lists(ws)] == [kept.id]
+
+
+def test_a_list_whose_job_cannot_be_enqueued_is_not_left_sending(ws, redis, monkeypatch):
+    kept = _kept(ws)
+
+    def refused(*args, **kwargs):
+        raise ConnectionError("redis is away")
+
+    monkeypatch.setattr(sending, "enqueue", refused)
+    with pytest.raises(SendRefused, match="could not be started"):
+        sending.start(kept, None)
+    kept = RecipientList.get_by_id(kept.id)
+    assert (kept.status, kept.sent_at) == ("checked", None)
+    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 0
