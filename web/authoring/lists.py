@@ -13,7 +13,8 @@ from engine.lists.checking import Checked, Problem
 from engine.lists.rows import RECIPIENT_COLUMNS
 from engine.people import audit
 from engine.store.models import RecipientList, Template, TemplateVersion
-from web.authoring import blueprint, frames, loading
+from web.authoring import frames, loading
+from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
 
 
