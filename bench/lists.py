@@ -49,7 +49,7 @@ def run() -> list[dict]:
             sender, other = factories.workspace(), factories.workspace()
             template = factories.template(sender, content={
                 "subject": "Hello {{name}}", "body": "<p>Your code is {{code}}.</p>"})
-            worker = subprocess.Popen([sys.executable, "-m", "engine.delivery.worker"],
+            worker = subprocess.Popen([sys.executable, "-m", "engine.worker.worker"],
                                       env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL, start_new_session=True)
             _resets(other, sink, 1)  # the worker started: not a figure

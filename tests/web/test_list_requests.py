@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from api.app import create_app
+from cli.app import create_app
 from engine.people.models import AuditEvent
 from engine.store.models import Notification, RecipientList
 from engine.store.queueing import BULK_QUEUE_NAME
