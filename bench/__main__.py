@@ -27,9 +27,11 @@ TARGETS = {
     "reports_page_p50": ("max", 300.0),
     "reports_page_filtered_p50": ("max", 300.0),
     "reports_export": ("min", 50000.0),
+    "list_rows_per_s": ("min", 500.0),
+    "transactional_p99_during_list_ms": ("max", 2000.0),
 }
 MODULES = ("bench.render", "bench.hostile", "bench.api", "bench.delivery", "bench.callbacks",
-           "bench.fairness", "bench.web", "bench.reports")
+           "bench.fairness", "bench.web", "bench.reports", "bench.lists")
 
 
 def verdict(row: dict) -> str:
