@@ -36,7 +36,8 @@ def _page(kind: str, item, problem: HierarchyError | None = None, values: dict |
     return render_template(
         "authoring/manage.html", section="templates", kind=kind, singular=SINGULAR[kind],
         item=item, problem=problem, values=values or {}, lists=_lists(item),
-        locations=hierarchy.locations(g.workspace), current=current,
+        locations=hierarchy.locations(
+            g.workspace, item if isinstance(item, Container) else None), current=current,
         inherited=[] if isinstance(item, Project) else hierarchy.inherited(item)), status
 
 
