@@ -23,7 +23,7 @@ from engine.store.vocabulary import NotificationStatus
 
 log = logging.getLogger("herald.api")
 
-__all__ = ["Replayed", "send"]
+__all__ = ["Replayed", "accept", "send"]
 
 
 def send(body: object, header: str | None, ip: str, correlation_id: str,
@@ -40,9 +40,8 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     account_id = str(resolved.account.id)
     workspace_id = key.workspace_id
     keyed = idem if idem is not None and idem.usable else None
-    notification_id = uuid.uuid4()
     try:
-        bulk = _commit(resolved, notification_id, correlation_id, keyed, workspace_id)
+        accept(resolved, correlation_id, keyed, workspace_id)
     except BaseException:
         # Not accepted: give the allowance unit back (and the key's pending record).
         if keyed is not None:
@@ -50,6 +49,18 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
         else:
             limits.refund(account_id)
         raise
+    keycache.touch(key)
+    return {"accepted": True, "correlationId": correlation_id, "message": ACCEPTED_MESSAGE}
+
+
+def accept(resolved: Resolved, correlation_id: str, keyed: IdempotencyKey | None,
+           workspace_id: str, *, bulk: bool = False) -> uuid.UUID:
+    """Render, commit the notification row and enqueue its job: the one accept path of an
+    admitted send (the API's, and each row of a list, engine/lists/). Raises what the
+    commit raises (the caller gives back what it took); Replayed when ``keyed`` already has
+    its notification. ``bulk``: on the bulk queue whatever the template's type."""
+    notification_id = uuid.uuid4()
+    bulk = _commit(resolved, notification_id, correlation_id, keyed, workspace_id) or bulk
     # Committed: from here the send is accepted; if Redis is down the reconciler enqueues it.
     try:
         enqueue_notification(str(notification_id), record=(
@@ -65,9 +76,8 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     log.info("notification accepted", extra={
         "notificationId": str(notification_id), "channel": resolved.channel.name,
         "workspaceId": str(resolved.workspace.id)})
-    keycache.touch(key)
     _accepted(str(notification_id), resolved.channel.name, str(resolved.workspace.id))
-    return {"accepted": True, "correlationId": correlation_id, "message": ACCEPTED_MESSAGE}
+    return notification_id
 
 
 def _commit(resolved: Resolved, notification_id: uuid.UUID, correlation_id: str,
