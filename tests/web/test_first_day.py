@@ -104,3 +104,18 @@ def test_compare_on_the_newer_row_shows_the_new_line_as_added(page: Page, live):
     page.goto(f"/w/{ws.id}/templates/{template.id}/compare?a=2&b=1")
     expect(page.get_by_role("region", name="Body changed").get_by_role(
         "row", name=re.compile(r"added: <p>A new line"))).to_be_visible()
+
+
+def test_the_sms_editor_says_how_many_messages_a_text_is_charged_as(page: Page, live):
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member")
+    template = factories.template(ws, "sms")
+    sign_in(page, "mia@example.com")
+    _editor(page, ws, template)
+    preview = page.locator("#preview")
+    expect(preview).to_contain_text("will be charged as 1 text message.")
+    replace_text(page, "Body", "Your code is {{code}}. " + "x" * 150)
+    expect(preview).to_contain_text("GSM-7, 153 a message: will be charged as 2 text messages.")
+    replace_text(page, "Body", "Ihr Code: {{code}} 😀")
+    expect(preview).to_contain_text("Unicode (UCS-2")
+    expect(preview).to_contain_text("will be charged as 1 text message.")
