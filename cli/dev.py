@@ -14,6 +14,8 @@ from cli.common import CommandError
 from config.settings import Settings
 
 STATE_DIR = Path("var")
+DEV_DKIM_ZONE = "dkim.herald-dev.test"
+DEV_RETURN_PATH_DOMAIN = "bounces.herald-dev.test"
 
 
 def _demo_key(settings: Settings) -> str:
@@ -126,6 +128,19 @@ Their delivery callbacks arrive there too, as webhooks named "callbacks" (docs/c
 """
 
 
+def dev_environment(environ: dict[str, str], port: int) -> dict[str, str]:
+    """The children's environment: the operator's values win, development defaults fill in."""
+    env = dict(environ)
+    env.setdefault("HERALD_PUBLIC_URL", f"http://127.0.0.1:{port}")
+    # The dev inbox's webhook catcher is on loopback over http://: let webhooks reach it.
+    env.setdefault("HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS", "true")
+    # Demo zones (.test is reserved, RFC 6761) so the Senders page can add a domain at once:
+    # its records are shown and checked as in production; nothing resolves them.
+    env.setdefault("HERALD_DKIM_ZONE", DEV_DKIM_ZONE)
+    env.setdefault("HERALD_RETURN_PATH_DOMAIN", DEV_RETURN_PATH_DOMAIN)
+    return env
+
+
 def run_dev(settings: Settings, port: int | None = None) -> int:
     """Run until Ctrl-C (exit 0) or until a child exits (its status, else 1); every process
     started here is stopped on the way out."""
@@ -145,9 +160,7 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
             raise CommandError(f"{err} (pip install 'herald[dev]', or set "
                                "HERALD_REDIS_URL)") from None
         env["HERALD_REDIS_URL"] = redis.url
-    env.setdefault("HERALD_PUBLIC_URL", f"http://127.0.0.1:{port}")
-    # The dev inbox's webhook catcher is on loopback over http://: let webhooks reach it.
-    env.setdefault("HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS", "true")
+    env = dev_environment(env, port)
     webhooks_allowed = env["HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS"].strip().lower() in (
         "1", "true", "yes", "on")
     env["HERALD_ENV"] = settings.env
