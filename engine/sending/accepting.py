@@ -47,7 +47,7 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     workspace_id = key.workspace_id
     keyed = idem if idem is not None and idem.usable else None
     try:
-        accept(resolved, _rendered(resolved), correlation_id, keyed=keyed)
+        accept(resolved, rendered_payload(resolved), correlation_id, keyed=keyed)
     except BaseException:
         # Not accepted: give the allowance unit back (and the key's pending record).
         if keyed is not None:
@@ -59,8 +59,9 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     return {"accepted": True, "correlationId": correlation_id, "message": ACCEPTED_MESSAGE}
 
 
-def _rendered(resolved: Resolved) -> dict[str, Any]:
-    """The request's payload: each part rendered, then the channel's payload."""
+def rendered_payload(resolved: Resolved) -> dict[str, Any]:
+    """The request's payload: each part rendered, then the channel's payload (raises the
+    render's 400 when a part does not render)."""
     started = time.perf_counter()
     rendered, errors = render_parts(resolved)
     metrics.rendered(resolved.channel.name, time.perf_counter() - started)
@@ -71,7 +72,7 @@ def _rendered(resolved: Resolved) -> dict[str, Any]:
 
 def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
            keyed: IdempotencyKey | None = None, is_test: bool = False,
-           notification_id: uuid.UUID | None = None) -> uuid.UUID:
+           notification_id: uuid.UUID | None = None, bulk: bool = False) -> uuid.UUID:
     """Insert one notification of ``resolved`` with its payload ``built`` and enqueue its job;
     returns its id.
 
@@ -80,7 +81,8 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
     enqueued is left to the reconciler. ``keyed``: the Idempotency-Key the row is unique
     by, its record written with the job. ``is_test``: an editor's test send (no allowance,
     left out of reports and metrics, no ``notification_accepted`` event, the default
-    queue). ``notification_id``: the id to give it (a new one by default).
+    queue). ``notification_id``: the id to give it (a new one by default). ``bulk``: on
+    the bulk queue whatever the template's type (each row of a list, engine/lists/).
     """
     workspace_id = str(resolved.workspace.id)
     channel = resolved.template.channel
@@ -104,7 +106,7 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
         enqueue_notification(str(notification_id), record=(
             keyed.record(workspace_id), keyed.done(correlation_id),
             idempotency.KEEP_SECONDS) if keyed is not None else None,
-            bulk=not is_test and is_bulk(channel, built))
+            bulk=not is_test and (bulk or is_bulk(channel, built)))
     except Exception as err:
         if (part := dependency_of(err)) is not None:
             incidents.failed(part, err)  # one line per incident; the reconciler enqueues it

@@ -4,9 +4,9 @@ One blueprint (blueprint.py); one module per page, each registering its routes o
 
 from __future__ import annotations
 
-from web.authoring import editor, manage, preview, test_sends, tree, versions
+from web.authoring import editor, lists, manage, preview, test_sends, tree, versions
 from web.authoring.blueprint import blueprint
 
-PAGES = (editor, manage, preview, test_sends, tree, versions)  # imported for their routes
+PAGES = (editor, lists, manage, preview, test_sends, tree, versions)  # imported for their routes
 
 __all__ = ["PAGES", "blueprint"]

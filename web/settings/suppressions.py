@@ -1,7 +1,7 @@
 """The suppression list: search (by address and scope), add, remove, CSV import and export
 (engine/catalog/suppressions.py, the writer bounces and `herald apply` use). Delivery reads
-the list at each attempt, and a preview's cached answers are dropped here and elsewhere
-within 5 seconds. Each row shows its scope: all mail, or Marketing email only."""
+the list at each attempt, and every process's next preview names a change. Each row
+shows its scope: all mail, or Marketing email only."""
 
 from __future__ import annotations
 
