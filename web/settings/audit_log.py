@@ -5,14 +5,14 @@ from __future__ import annotations
 from flask import g, render_template, request
 
 from engine.people import audit
-from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
+from web.settings.pages import settings_page
 
 PAGE_SIZE = 100
 
 
 @blueprint.get("/audit-log")
-@workspace_view("admin")
+@settings_page("audit_log")
 def audit_log():
     before = request.args.get("before", type=int)
     events = audit.recent(g.workspace, PAGE_SIZE + 1, before)

@@ -15,6 +15,7 @@ from engine.plugins.contracts import DeliveryError
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import InviteForm, mark
+from web.settings.pages import settings_page
 
 log = logging.getLogger("herald.web")
 
@@ -28,7 +29,7 @@ def _page(form: InviteForm | None = None, link: str | None = None, status: int =
 
 
 @blueprint.get("/members")
-@workspace_view("member")
+@settings_page("members")
 def members():
     return _page()
 
