@@ -130,6 +130,13 @@ class EmailChannel(BaseChannel):
             envelope_sender=payload.get("envelopeSender"),  # set by the worker, never stored
             dkim=payload["dkim"] if isinstance(payload.get("dkim"), DkimKey) else None,
         )
+        sender_for = payload.get("envelopeSenderFor")  # the worker's: one per recipient
+        if callable(sender_for):
+            senders = {address: sender_for(address) for address in email.recipients}
+            if len(senders) == 1:
+                email.envelope_sender = next(iter(senders.values()))
+            elif senders:
+                email.envelope_senders = senders
         email.mime = build_mime(email, payload, parts)
         return email
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from peewee import IntegrityError, SqliteDatabase
 
+from engine.callbacks import recording as callbacks
 from engine.catalog import suppressions
 from engine.formats.addresses import suppression_key
 from engine.plugins.event_contract import Reported
@@ -67,6 +68,9 @@ def record(notification: Notification, report: Reported) -> bool:
             return False  # the same report again
         if recipient is not None:
             _suppress(notification, report.kind, recipient)
+    # Committed: its callback now (docs/callbacks.md).
+    callbacks.reported(notification, report.kind, recipient, report.source, report.detail,
+                       report.occurred_at)
     return True
 
 

@@ -126,6 +126,7 @@ def _posted(template: Template) -> tuple[dict[str, Any], Basis]:
 @blueprint.post("/templates/<template_id>/draft")
 @workspace_view("member")
 def save(template_id):
+    loading.limit("draft")
     template = loading.authorable(loading.template(template_id))
     try:
         content, basis = _posted(template)

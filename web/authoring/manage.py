@@ -53,7 +53,8 @@ def _page(kind: str, item, problem: HierarchyError | None = None, values: dict |
         "authoring/manage.html", section="templates", kind=kind, singular=SINGULAR[kind],
         item=item, problem=problem, values=values or {}, lists=_lists(item),
         channel=_channel(item), recipients_note=_recipients_note(item),
-        locations=hierarchy.locations(g.workspace), current=current,
+        locations=hierarchy.locations(
+            g.workspace, item if isinstance(item, Container) else None), current=current,
         inherited=[] if isinstance(item, Project) else hierarchy.inherited(item)), status
 
 
