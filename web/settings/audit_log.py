@@ -11,10 +11,10 @@ from typing import Any
 
 from flask import Response, g, render_template, request
 
+from engine.formats.spreadsheet_cells import FORMULA_START
 from engine.people import audit
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
-from web.settings.csv_files import FORMULA_START
 from web.settings.pages import settings_page
 
 PAGE_SIZE = 100
