@@ -12,6 +12,7 @@ from engine.people.models import Invitation, Membership
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import InviteForm, mark
+from web.settings.pages import settings_page
 
 
 def _page(form: InviteForm | None = None, link: str | None = None, status: int = 200,
@@ -24,7 +25,7 @@ def _page(form: InviteForm | None = None, link: str | None = None, status: int =
 
 
 @blueprint.get("/members")
-@workspace_view("member")
+@settings_page("members")
 def members():
     return _page()
 

@@ -21,6 +21,7 @@ from engine.webhooks.provider_hosts import ProviderEgress, own_provider_problem
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark
+from web.settings.pages import settings_page
 
 MAX_URL = 2000
 MAX_PROVIDERS = 5
@@ -63,7 +64,7 @@ def _page(form: ProviderForm | None = None, test_form: ProviderTestForm | None =
 
 
 @blueprint.get("/email-provider")
-@workspace_view("admin")
+@settings_page("email_provider")
 def email_provider():
     return _page()
 
