@@ -223,6 +223,15 @@ def _recipient_lists(db: Database) -> None:
     db.create_tables([RecipientList], safe=True)
 
 
+def _delivery_callbacks(db: Database) -> None:
+    """Delivery callbacks (docs/callbacks.md): a workspace's callback URL and its switch
+    for opens and clicks, and the callbacks to send with their latest attempt."""
+    from engine.store.callback_models import CALLBACK_MODELS
+
+    add_missing_columns(db, Workspace, "callback_url", "callback_tracking")
+    db.create_tables(list(CALLBACK_MODELS), safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -232,7 +241,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _failover_attempt_columns, _webhook_catcher,
                                                 _suppression_scope, _correlation_id_index,
                                                 _postmark_secrets, _recipient_lists,
-                                                _trustworthy_accounts]
+                                                _trustworthy_accounts, _delivery_callbacks]
 
 
 def current_version(db: Database) -> int:
