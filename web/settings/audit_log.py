@@ -11,10 +11,10 @@ from typing import Any
 
 from flask import Response, g, render_template, request
 
+from engine.formats.spreadsheet_cells import inert
 from engine.people import audit
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
-from web.settings.csv_files import FORMULA_START
 
 PAGE_SIZE = 100
 EXPORT_LIMIT = 10_000
@@ -85,7 +85,7 @@ def audit_log():
 
 
 def _inert(cell: str) -> str:
-    return "'" + cell if cell.startswith(FORMULA_START) else cell
+    return inert(cell)  # the one CSV rule of every export (engine/formats/spreadsheet_cells)
 
 
 @blueprint.get("/audit-log.csv")
