@@ -24,7 +24,7 @@ from engine.catalog import snapshots
 from engine.errors import ApiError
 from engine.lists import rows
 from engine.sending import idempotency, limits
-from engine.sending.accepting import Replayed, accept
+from engine.sending.accepting import Replayed, accept, rendered_payload
 from engine.sending.idempotency import IdempotencyKey
 from engine.store.models import RecipientList, utcnow
 from engine.store.queueing import BULK_QUEUE_NAME, queue
@@ -120,8 +120,8 @@ def _accept_row(kept: RecipientList, snap: snapshots.TemplateSnapshot, version: 
     keyed = IdempotencyKey(f"list:{kept.id.hex}:{number}", idempotency.digest(request))
     try:
         resolved = rows.resolved(request, snap, version)
-        accept(resolved, correlation_id(kept.id, number), keyed, str(kept.workspace_id),
-               bulk=True)
+        accept(resolved, rendered_payload(resolved), correlation_id(kept.id, number),
+               keyed=keyed, bulk=True)
     except Replayed:
         return None  # accepted by an earlier run of this job
     except ApiError as err:
