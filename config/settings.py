@@ -90,6 +90,10 @@ class Settings:
     log_format: str = "text"
     metrics_token: str | None = None
     worker_metrics_port: int | None = None
+    # Web sessions (docs/web.md, "Security"): ended after this long unused, and this long
+    # after sign-in whatever the use (OWASP ASVS 7.3.1, 7.3.2).
+    session_idle_minutes: int = 12 * 60
+    session_lifetime_days: int = 30
 
     @property
     def production(self) -> bool:
@@ -283,6 +287,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
                                                maximum=36500)
     values.update(_breaker_settings(get))
     values.update(_operations_settings(get))
+    if raw := get("HERALD_SESSION_IDLE_MINUTES"):
+        values["session_idle_minutes"] = _int("HERALD_SESSION_IDLE_MINUTES", raw, minimum=5,
+                                              maximum=7 * 24 * 60)
+    if raw := get("HERALD_SESSION_LIFETIME_DAYS"):
+        values["session_lifetime_days"] = _int("HERALD_SESSION_LIFETIME_DAYS", raw, minimum=1,
+                                               maximum=365)
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()

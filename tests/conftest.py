@@ -19,6 +19,7 @@ from redis import Redis
 from config.settings import Settings
 from engine import runtime
 from engine.people.models import PEOPLE_MODELS
+from engine.store.callback_models import CALLBACK_MODELS
 from engine.store.embedded_redis import EmbeddedRedis, start_redis
 from engine.store.migrations import upgrade
 from engine.store.models import ALL_MODELS as ENGINE_MODELS
@@ -27,7 +28,7 @@ from tests.support.dns_server import LoopbackDns
 from tests.support.https_receiver import HttpsReceiver
 
 # Every table the migrations make, in dependency order (emptied in reverse).
-ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS)
+ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS, *CALLBACK_MODELS)
 
 # Made afresh for each run: a key written in the repository is published, and production
 # refuses every published key (config/settings.py, issue 37).

@@ -123,8 +123,13 @@ class SmtpProvider:
             raise PermanentError(f"SMTP authentication failed: {err.smtp_code}",
                                  status_code=err.smtp_code, reason="authentication") from None
         except (OSError, smtplib.SMTPException) as err:
-            raise TransientError(f"cannot reach SMTP server {self.host}:{self.port}: {err}",
-                                 reason=_reason(err)) from None
+            # A server that answered (a greeting, a refusal, a TLS handshake) was reached:
+            # saying otherwise sends the reader to check a network that works.
+            answered = isinstance(err, smtplib.SMTPException | ssl.SSLError)
+            where = f"SMTP server {self.host}:{self.port}"
+            what = (f"{where} answered, but the session failed" if answered
+                    else f"cannot reach {where}")
+            raise TransientError(f"{what}: {err}", reason=_reason(err)) from None
         return conn
 
     def _take(self) -> tuple[smtplib.SMTP, bool]:

@@ -52,7 +52,7 @@ def test_what_does_not_verify_says_why(client):
     verdicts = {c["name"]: c["verdict"] for c in client.get("/dev/inbox/webhooks").json}
     assert verdicts["tampered"].startswith("signature does not verify")
     assert verdicts["other-secret"].startswith("signature does not verify")
-    assert verdicts["unknown"] == "no notification has this delivery id"
+    assert verdicts["unknown"] == "no notification or callback has this delivery id"
     assert verdicts["unsigned"].startswith("not signed")
     assert "signature verifies" not in client.get("/dev/inbox").get_data(as_text=True)
 
