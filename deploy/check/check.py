@@ -102,6 +102,24 @@ def env_file_values(path: Path) -> dict[str, str]:
     return values
 
 
+def check_image() -> None:
+    """Herald's image: a non-root user, a health check on /healthz, no compiler."""
+    image = os.environ.get("HERALD_IMAGE", "localhost/herald:latest")
+    facts = run("podman", "image", "inspect", "--format",
+                "{{.User}}|{{.HealthCheck.Test}}|{{.Size}}", image).stdout.strip()
+    user, health, size = facts.split("|")
+    if user.split(":")[0] in ("", "0", "root"):
+        raise CheckFailed(f"the image runs as {user or 'root'}")
+    if "/healthz" not in health:
+        raise CheckFailed(f"the image's health check is {health!r}")
+    compilers = run("podman", "run", "--rm", "--entrypoint", "sh", image, "-c",
+                    "for c in gcc cc c++ clang tcc; do command -v $c; done; true").stdout.split()
+    if compilers:
+        raise CheckFailed(f"the image holds compilers: {compilers}")
+    print(f"image: user {user}, health check on /healthz, no compiler, "
+          f"{int(size) / 1e6:.0f} MB", flush=True)
+
+
 def check_compose() -> str:
     """The stack up; /readyz; a tenant; a send through 127.0.0.1 to the SMTP server."""
     started = time.monotonic()
@@ -202,6 +220,7 @@ def main() -> int:
     started = time.monotonic()
     workdir = Path(tempfile.mkdtemp(prefix="herald-deploy-check-"))
     env_file = workdir / "herald.env"
+    os.environ.setdefault("CONTAINERS_CONF", str(DEPLOY / "podman" / "containers.conf"))
     os.environ.update({"HERALD_ENV_FILE": str(env_file), "HERALD_API_PORT": str(PORT),
                        "HERALD_BOUNCES_PUBLISH": "127.0.0.1::2525"})
     play = workdir / "play.yaml"
@@ -209,6 +228,7 @@ def main() -> int:
     try:
         run(str(DEPLOY / "make-env"), str(env_file),
             "HERALD_EMAIL_PROVIDER=smtp://smtp:2525?tls=none")
+        check_image()
         key = check_compose()
         check_kube_play(workdir, env_file, key)
     except CheckFailed as err:
