@@ -1,4 +1,4 @@
 """WSGI entry point for gunicorn."""
-from api.app import create_app
+from cli.app import create_app
 
 app = create_app()

@@ -1,4 +1,6 @@
-"""The Flask application factory."""
+"""The API's part of the application: flask-smorest with problem details, the API's
+blueprints, and the request hooks every request goes through. The factory that puts the
+API and the web application side by side is cli/app.py."""
 
 from __future__ import annotations
 
@@ -8,14 +10,17 @@ import logging
 from flask import Flask, g, request
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
-from werkzeug.middleware.proxy_fix import ProxyFix
 
 from api import framing, problems
+from api.docs import blueprint as docs
 from api.health import QUIET_PATHS
+from api.health import blueprint as health
+from api.inbound import blueprint as inbound
+from api.notifications import blp as notifications
 from api.schemas import NotificationRequest, ProblemDetails
-from config.redaction import install_log_masking
-from config.settings import Settings, load_settings, provider_scheme_of, provider_urls
-from engine import runtime
+from api.sender_confirmation import blueprint as sender_confirmation
+from api.tracking import blueprint as tracking
+from config.settings import Settings, provider_scheme_of, provider_urls
 from engine.errors import ApiError
 from engine.observability import context
 from engine.observability.outages import RETRY_AFTER_SECONDS, dependency_of, incidents
@@ -44,17 +49,10 @@ class HeraldApi(Api):
                                 else None, headers=extra)
 
 
-def create_app(settings: Settings | None = None) -> Flask:
-    """The application; settings read from the environment (and their providers checked)
-    unless given."""
-    install_log_masking()  # wsgi.py deployments start here, not in cli.main
-    if settings is None:
-        from engine.plugins.manager import check_providers
-
-        settings = load_settings()
-        check_providers(settings)
-    runtime.configure(settings)
-    app = Flask(__name__)
+def init_app(app: Flask, settings: Settings) -> None:
+    """The API's part of the application (cli/app.py makes it): its configuration, the
+    spec's operations and their OpenAPI document, the docs, health, tracking, sender
+    confirmation and provider webhooks, and the dev inbox when it is in use."""
     app.config.update(
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
         API_TITLE="Herald notification service",
@@ -64,36 +62,28 @@ def create_app(settings: Settings | None = None) -> Flask:
         OPENAPI_JSON_PATH="openapi/v1.json",
         JSON_SORT_KEYS=False,
     )
-    if settings.trusted_proxies:
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
     api = HeraldApi(app, spec_kwargs={"info": {
         "description": "Send templated email, SMS and signed webhooks by template id."}})
     api.spec.components.security_scheme(
         "ApiKey", {"type": "apiKey", "in": "header", "name": "X-Api-Key"})
     api.spec.components.schema("NotificationRequest", schema=NotificationRequest)
-    from api.notifications import blp
-
-    api.register_blueprint(blp)
+    api.register_blueprint(notifications)
     # flask-smorest registers its pagination schema unasked; Herald has no paginated operation.
     api.spec.components.schemas.pop("PaginationMetadata", None)
-    from api.docs import blueprint as docs
-
     app.register_blueprint(docs)
     _register_extra_blueprints(app, settings)
-    from web import init_app as init_web
 
-    init_web(app, settings)
+
+def install_request_hooks(app: Flask) -> None:
+    """What every request of the process goes through, a page's as an API call's: its
+    correlation id, the body limit, its database connection, problem details for an
+    ApiError or an unexpected error (the web blueprints answer their own in HTML), and the
+    framing policy of every response."""
     _install_hooks(app)
     framing.install(app)
-    return app
 
 
 def _register_extra_blueprints(app: Flask, settings: Settings) -> None:
-    from api.health import blueprint as health
-    from api.inbound import blueprint as inbound
-    from api.sender_confirmation import blueprint as sender_confirmation
-    from api.tracking import blueprint as tracking
-
     app.register_blueprint(health)
     app.register_blueprint(tracking)
     app.register_blueprint(sender_confirmation)

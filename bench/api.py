@@ -61,7 +61,7 @@ def run(seconds: float = 2.0) -> list[dict]:
 
         send_rounds, preview_rounds, idempotent_rounds = [], [], []
         with server("bench.floor_app:app", env) as (floor_port, _), \
-                server("api.app:create_app", env) as (port, pid):
+                server("cli.app:create_app", env) as (port, pid):
             # Floor and subject alternate, a short run each, so that a burst of noise on
             # this shared machine (its speed changes by up to a factor of two within a
             # minute) moves one round; the round with the median ratio is kept.

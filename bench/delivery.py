@@ -105,7 +105,7 @@ def _worker_runs(env: dict[str, str], payloads: list[dict],
                  fork: bool = False) -> tuple[float, float, float]:
     """(seconds of an empty burst run, seconds of the burst run that delivers ``payloads``,
     its peak RSS in MiB)."""
-    args = [sys.executable, "-m", "engine.delivery.worker", "--burst"]
+    args = [sys.executable, "-m", "engine.worker.worker", "--burst"]
     args += ["--fork"] if fork else []
     idle, _ = _timed(args, env)
     _prepare(env, payloads)
@@ -126,7 +126,7 @@ def _fanout_rate(env: dict[str, str], payloads: list[dict], handler: Any) -> flo
     burst-minus-idle difference zero or less."""
     first = len(handler.received)
     _prepare(env, payloads)
-    _timed([sys.executable, "-m", "engine.delivery.worker", "--burst"], env)
+    _timed([sys.executable, "-m", "engine.worker.worker", "--burst"], env)
     arrived = [m.at for m in handler.received[first:]]
     if len(arrived) != FANOUT:
         raise RuntimeError(f"the fan-out reached {len(arrived)} of {FANOUT}")

@@ -122,7 +122,7 @@ def run() -> list[dict]:
             runtime.configure(load_settings(env))
             database.connect(reuse_if_open=True)
             marketer, other = factories.workspace(), factories.workspace()
-            worker = subprocess.Popen([sys.executable, "-m", "engine.delivery.worker"],
+            worker = subprocess.Popen([sys.executable, "-m", "engine.worker.worker"],
                                       env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                                       stderr=subprocess.DEVNULL, start_new_session=True)
             _resets(other, sink, 1)  # the worker started: not a figure

@@ -9,7 +9,7 @@ import os
 
 from redis import Redis
 
-from engine.delivery.worker_class import HeraldWorker
+from engine.worker.worker_class import HeraldWorker
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)

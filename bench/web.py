@@ -165,7 +165,7 @@ def run(seconds: float = 2.0) -> list[dict]:
             {"key": k, "value": v} for k, v in TAGS.items()]}).encode()
         api_headers = {"X-Api-Key": key}
         rounds = []
-        with server("api.app:create_app", env) as (port, _):
+        with server("cli.app:create_app", env) as (port, _):
             env["HERALD_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
             path, form, headers = _editor_request(_sign_in(env, port))
             web_body = json.dumps(form).encode()

@@ -26,7 +26,7 @@ def cmd_show(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_queue(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.delivery.queue_status import queue_status
+    from engine.worker.queue_status import queue_status
 
     if not settings.redis_url:
         raise CommandError("HERALD_REDIS_URL is not set: the queue lives in Redis")

@@ -22,7 +22,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.delivery.worker import run_worker
+    from engine.worker.worker import run_worker
 
     if args.processes < 1:
         raise CommandError(f"--processes must be at least 1, not {args.processes}")

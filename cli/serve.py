@@ -86,7 +86,7 @@ def _child_exit(server: Any, worker: Any) -> None:
 
 
 def _create_app():
-    from api.app import create_app
+    from cli.app import create_app
 
     return create_app()
 

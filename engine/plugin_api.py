@@ -39,7 +39,10 @@ from engine.plugins.channel_contract import (
 from engine.plugins.contracts import (
     Attachment,
     DeliveryError,
+    DestinationRefused,
+    DestinationUnreachable,
     DkimKey,
+    Egress,
     OutboundEmail,
     OutboundSms,
     PermanentError,
@@ -62,7 +65,8 @@ __all__ = [  # noqa: RUF022 -- grouped as docs/plugins.md lists them
     "BaseChannel", "Channel", "Plan", "Planned", "PlannedDelivery", "Recipients",
     "SendRequest",
     # messages and outcomes
-    "Attachment", "DeliveryError", "DkimKey", "OutboundEmail", "OutboundSms", "PermanentError",
+    "Attachment", "DeliveryError", "DestinationRefused", "DestinationUnreachable", "DkimKey",
+    "Egress", "OutboundEmail", "OutboundSms", "PermanentError",
     "Provider", "ProviderContext", "ProviderFactory", "SendResult", "SuppressedError",
     "TransientError", "parse_retry_after",
     # HTTP providers

@@ -34,9 +34,12 @@ class PostmarkProvider(HttpVendorProvider):
         self.token = unquote(parts.username)
         host = parts.hostname or "api.postmarkapp.com"
         port = f":{parts.port}" if parts.port else ""
-        self.endpoint = f"{query.get('scheme', 'https')}://{host}{port}/email"
+        scheme = query.get("scheme", "https")
+        if scheme not in ("https", "http"):  # else the "scheme" could carry a whole URL
+            raise ValueError("postmark provider: scheme must be https or http")
+        self.endpoint = f"{scheme}://{host}{port}/email"
         self.stream = query.get("stream", "outbound")
-        super().__init__()
+        super().__init__(context)
 
     def payload(self, message: OutboundEmail) -> dict:
         # Quoted as one mailbox whatever the name holds (a quote, a comma, "<").

@@ -34,10 +34,13 @@ class TwilioProvider(HttpVendorProvider):
         self.sid, self.token = unquote(parts.username), unquote(parts.password)
         host = parts.hostname or "api.twilio.com"
         port = f":{parts.port}" if parts.port else ""
-        self.endpoint = (f"{query.get('scheme', 'https')}://{host}{port}"
+        scheme = query.get("scheme", "https")
+        if scheme not in ("https", "http"):  # else the "scheme" could carry a whole URL
+            raise ValueError("twilio provider: scheme must be https or http")
+        self.endpoint = (f"{scheme}://{host}{port}"
                          f"/2010-04-01/Accounts/{self.sid}/Messages.json")
         self.default_from = query.get("from")
-        super().__init__()
+        super().__init__(context)
         # Where Twilio reports each message's fate (Herald's /api/inbound/twilio, signed
         # with this account's token); ?status_callback=URL names another, =off none.
         public = getattr(getattr(context, "settings", None), "public_url", None)

@@ -75,6 +75,7 @@ def _schema(base_settings: Settings) -> Iterator[None]:
 def settings(base_settings: Settings, _schema: None) -> Iterator[Settings]:
     """Settings bound into the engine, with an empty database and an empty Redis."""
     from engine.catalog import keycache, snapshots, suppression_cache
+    from engine.store import generations
 
     db = runtime.configure(base_settings)
     db.connect(reuse_if_open=True)
@@ -83,6 +84,7 @@ def settings(base_settings: Settings, _schema: None) -> Iterator[Settings]:
     keycache.clear()
     suppression_cache.clear()
     Redis.from_url(base_settings.redis_url).flushall()
+    generations.forget()
     yield base_settings
     if not db.is_closed():
         db.close()

@@ -64,9 +64,11 @@ def test_the_contract_holds_here(tree: Path):
     ("channels/sms.py", "import engine.store.models", "only engine.plugin_api of Herald's BROKEN"),
     ("plugins/twilio.py", "import channels.sms", "then engine, then config BROKEN"),
     ("plugins/postmark.py", "import plugins.inbox", "each provider stands alone BROKEN"),
+    ("engine/delivery/jobs.py", "import engine.worker.handoff", "the leaves BROKEN"),
 ], ids=["engine-imports-api", "config-imports-engine", "web-imports-api",
         "catalog-imports-sending",
-        "channel-imports-store", "provider-imports-channel", "provider-imports-provider"])
+        "channel-imports-store", "provider-imports-channel", "provider-imports-provider",
+        "job-imports-worker-process"])
 def test_an_import_across_a_layer_breaks_the_contract(tree: Path, module: str, line: str,
                                                       contract: str):
     path = tree / module
@@ -78,3 +80,59 @@ def test_an_import_across_a_layer_breaks_the_contract(tree: Path, module: str, l
         path.write_text(original)
     assert result.returncode != 0
     assert contract in " ".join(result.stdout.split()), result.stdout
+
+
+def _circles(graph) -> list[list[str]]:
+    """The graph's strongly connected components of more than one module (Tarjan's)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_circle_anywhere_even_through_a_function_level_import():
+    """grimp counts an import inside a function too: a circle closed that way is one."""
+    import grimp
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    graph = grimp.build_graph(*PACKAGES)
+    assert _circles(graph) == []
+
+
+def test_the_circle_check_sees_a_circle():
+    import grimp
+
+    graph = grimp.ImportGraph()
+    for module in ("a", "a.b", "a.c", "a.d"):
+        graph.add_module(module)
+    graph.add_import(importer="a.b", imported="a.c")
+    graph.add_import(importer="a.c", imported="a.b")
+    graph.add_import(importer="a.c", imported="a.d")
+    assert _circles(graph) == [["a.b", "a.c"]]

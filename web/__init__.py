@@ -1,24 +1,23 @@
 """The web application (docs/web.md): server-rendered pages over the engine's services,
-registered by the API's app factory so that one process serves both."""
+registered beside the API by the app factory (cli/app.py) so that one process serves both."""
 
 from __future__ import annotations
 
 from flask import Flask
 
 from config.settings import Settings
+from web import login, security
+from web.auth.views import blueprint as auth
+from web.authoring import blueprint as authoring
+from web.authoring.frames import blueprint as preview_frames
+from web.core.views import blueprint as core
+from web.reports.views import blueprint as reports
+from web.settings import blueprint as settings_pages
+from web.workspace.views import blueprint as workspace
 
 
 def init_app(app: Flask, settings: Settings) -> None:
     """Sessions, CSRF, security headers and every blueprint of the web application."""
-    from web import login, security
-    from web.auth.views import blueprint as auth
-    from web.authoring import blueprint as authoring
-    from web.authoring.frames import blueprint as preview_frames
-    from web.core.views import blueprint as core
-    from web.reports.views import blueprint as reports
-    from web.settings import blueprint as settings_pages
-    from web.workspace.views import blueprint as workspace
-
     security.init_app(app, settings)
     login.init_app(app)
     for blueprint in (core, auth, workspace, reports, settings_pages, authoring,

@@ -18,6 +18,7 @@ from engine.catalog.defaults import LISTS
 from engine.formats.addresses import dedupe, valid_e164, valid_email
 from engine.plugins.manager import default_registry
 from engine.provisioning.document import valid_name
+from engine.store import generations
 from engine.store.db import database
 from engine.store.models import Container, Project, Template, TemplateVersion, Workspace
 from engine.store.vocabulary import VersionStatus
@@ -112,6 +113,7 @@ def create_template(project: Project, folder: Container | None, name: str,
     if _template_taken(project, folder, name):
         raise HierarchyError(f"A template named “{name}” is already there: choose another "
                              "name.", "name")
+    generations.changed_workspace(project.workspace_id)  # a send may hold "no such template"
     return Template.create(workspace=project.workspace, project=project, container=folder,
                            name=name, channel=channel, defaults=_empty_defaults())
 
@@ -156,7 +158,7 @@ def move_folder(folder: Container, project: Project, parent: Container | None) -
             Container.update(project=project).where(Container.id.in_(ids)).execute()
             Template.update(project=project).where(Template.container.in_(ids)).execute()
         Container.update(parent=parent).where(Container.id == folder.id).execute()
-    _changed()
+    _changed(project)
 
 
 def move_template(template: Template, project: Project, folder: Container | None) -> None:
@@ -167,7 +169,7 @@ def move_template(template: Template, project: Project, folder: Container | None
                              "one first.", "location")
     template.project, template.container = project, folder
     template.save()
-    _changed()
+    _changed(template)
 
 
 def _published(template_ids: list[Any]) -> int:
@@ -217,7 +219,7 @@ def delete(item: Project | Container | Template) -> None:
             Container.delete().where(Container.id == folder_id).execute()
         if isinstance(item, Project):
             item.delete_instance()
-    _changed()
+    _changed(item)
 
 
 def parse_recipients(text: str, *, numbers: bool, field: str) -> list[str]:
@@ -236,13 +238,18 @@ def parse_recipients(text: str, *, numbers: bool, field: str) -> list[str]:
 def set_defaults(item: Project | Container | Template, lists: dict[str, list[str]]) -> None:
     item.defaults = {key: list(lists.get(key) or []) for key in LISTS}
     item.save()
-    _changed()
+    _changed(item)
 
 
-def _changed() -> None:
-    """Defaults or places changed: this process's send snapshots see it at once (others
-    within HERALD_KEY_CACHE_SECONDS, as any change to a template)."""
+def _changed(item: Project | Container | Template) -> None:
+    """Defaults or places changed: this process's send snapshots see it at once, every
+    other process at its next request (the workspace's generation moves on at commit)."""
     snapshots.clear()
+    generations.changed_workspace(_workspace_of(item))
+
+
+def _workspace_of(item: Project | Container | Template) -> Any:
+    return item.project.workspace_id if isinstance(item, Container) else item.workspace_id
 
 
 def inherited(item: Container | Template) -> list[tuple[str, dict[str, list[str]]]]:

@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.catalog import snapshots
 from engine.errors import ApiError
+from engine.plugins.channel_contract import Recipients
 from engine.rendering import variable_metadata
 from engine.sending.payload import payload, render_parts
 from engine.sending.preview import build_preview
@@ -41,7 +42,7 @@ class EditorPreview:
     missing: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    recipients: dict[str, Any] | None = None
+    recipients: Recipients | None = None
 
     def frame(self) -> tuple[str, str]:
         """(media type, document) for the preview frame."""
@@ -95,17 +96,15 @@ def _errors(channel: str, content: dict[str, Any],
 
 
 def _email(preview: EditorPreview, request: Resolved) -> None:
-    response = build_preview(request)
-    result = response["email"]
+    result = build_preview(request)
     content = request.version.content
-    preview.subject = result["renderedContent"]["subject"]
-    final = result["finalBodies"]
-    if final is not None:
-        preview.html, preview.text = final["htmlBody"], final["textBody"]
-    preview.errors = _errors("email", content, result["renderingErrors"])
-    preview.recipients = result["recipients"]
-    preview.warnings += [w["message"] for w in response["validationErrors"]]
-    _tag_lists(preview, result["variableMetadata"])
+    preview.subject = result.rendered["subject"]
+    if result.final is not None:
+        preview.html, preview.text = result.final.html, result.final.text
+    preview.errors = _errors("email", content, result.rendering_errors)
+    preview.recipients = result.recipients
+    preview.warnings += [w["message"] for w in result.warnings]
+    _tag_lists(preview, result.variables)
     address = content.get("fromAddress")
     if address and not sender_verified(request.workspace, request.template, address):
         preview.warnings.append(f"{address} is not a verified sender: publishing is refused "

@@ -119,7 +119,7 @@ def publish_draft(workspace: Workspace, template: Template, revision: int,
         if found:
             raise PublishRefused(found)
         versions.publish(draft, by=by)
-    # This process sends and previews too: the next send here renders the new version
-    # at once (other processes within HERALD_KEY_CACHE_SECONDS).
+    # Every process's next send renders the new version: the workspace's generation moved
+    # on at commit (engine/store/generations.py); this process drops its snapshots too.
     snapshots.clear()
     return draft

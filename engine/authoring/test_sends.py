@@ -10,7 +10,6 @@ set. A workspace may make TEST_SENDS_PER_MINUTE of them a minute.
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -18,11 +17,10 @@ from typing import Any
 from engine.errors import ApiError
 from engine.formats.addresses import suppression_key, valid_e164, valid_email
 from engine.sending import limits
+from engine.sending.accepting import accept
 from engine.sending.payload import payload, render_parts
 from engine.sending.resolution import Resolved
-from engine.store import notification_store
 from engine.store.models import Notification, Template, Workspace
-from engine.store.queueing import enqueue_notification
 from engine.store.vocabulary import NotificationStatus
 
 from .previews import resolved
@@ -125,13 +123,8 @@ def send_test(workspace: Workspace, template: Template, content: dict[str, Any],
     built = _payload(request)
     _take_a_slot(workspace)
     notification_id = uuid.uuid4()
-    notification_store.insert(
-        id=notification_id, account=workspace.account_id, workspace=workspace.id,
-        template=template.id, version_number=request.version.number,
-        channel=template.channel, is_test=True, correlation_id=f"test-{notification_id.hex}",
-        delivery_id=str(uuid.uuid4()), payload=built)
-    with contextlib.suppress(Exception):  # committed: the reconciler enqueues it otherwise
-        enqueue_notification(str(notification_id))
+    accept(request, built, f"test-{notification_id.hex}", is_test=True,
+           notification_id=notification_id)  # the send's own accept path
     return Notification.get_by_id(notification_id)
 
 

@@ -1,6 +1,7 @@
-"""API-key lookup for the hot path: cached per process for at most a few seconds.
+"""API-key lookup for the hot path: cached per process, checked against the keys'
+generation in the request's admission round trip (engine/store/generations.py), so a key
+created, revoked or changed anywhere is seen by the next request on every process.
 
-A revocation is seen within HERALD_KEY_CACHE_SECONDS (5 at most) on every process;
 lastUsedAt is written behind, at most once a minute per key and process.
 """
 
@@ -12,7 +13,8 @@ import time
 from dataclasses import dataclass
 
 from engine import runtime
-from engine.store import secrets
+from engine.store import generations, secrets
+from engine.store.generations import KEYS_SCOPE
 from engine.store.models import ApiKey, key_status, utcnow
 
 LAST_USED_EVERY = 60.0
@@ -32,7 +34,8 @@ class KeyInfo:
         return key_status(self.revoked_at, self.expires_at, now)
 
 
-_cache: dict[str, tuple[float, KeyInfo | None]] = {}
+# digest -> (expires at, the key or None, the keys' generation it was loaded under)
+_cache: dict[str, tuple[float, KeyInfo | None, str | None]] = {}
 _last_written: dict[str, float] = {}
 _lock = threading.Lock()
 
@@ -42,8 +45,9 @@ def lookup(value: str) -> KeyInfo | None:
     digest = secrets.hash_api_key(value)
     now = time.monotonic()
     hit = _cache.get(digest)
-    if hit is not None and hit[0] > now:
+    if hit is not None and hit[0] > now and generations.cached(hit[2], KEYS_SCOPE):
         return hit[1]
+    tag = generations.loaded(KEYS_SCOPE)
     row = ApiKey.get_or_none(ApiKey.key_hash == digest)
     info = None if row is None else KeyInfo(
         str(row.id), str(row.workspace_id), row.name, row.created_at, row.expires_at,
@@ -51,7 +55,7 @@ def lookup(value: str) -> KeyInfo | None:
     with _lock:
         if len(_cache) > 10000:
             _cache.clear()
-        _cache[digest] = (now + runtime.settings().key_cache_seconds, info)
+        _cache[digest] = (now + runtime.settings().key_cache_seconds, info, tag)
     return info
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from engine.store import secrets
+from engine.store import generations, secrets
 from engine.store.models import ApiKey, Workspace, utcnow
 
 
@@ -48,6 +48,7 @@ def create_key(
         expires_at=expires_at,
         revoked_at=utcnow() if revoked else None,
     )
+    generations.changed_keys()  # a process may hold "no such key" for this value's digest
     return key, value
 
 
@@ -56,6 +57,7 @@ def revoke_key(key: ApiKey) -> ApiKey:
     if key.revoked_at is None:
         key.revoked_at = utcnow()
         key.save()
+        generations.changed_keys()
     return key
 
 

@@ -1,8 +1,9 @@
 """Per-process snapshots of what a send needs about a template, kept a few seconds.
 
 A send then costs one insert instead of a dozen lookups. Published versions never change;
-what can change (the live pointer, defaults, senders, entitlements) is seen within
-HERALD_KEY_CACHE_SECONDS, the same bound as a key revocation.
+what can change (the live pointer, defaults, senders, entitlements) bumps the workspace's or
+the account's generation, which the request's admission round trip checks
+(engine/store/generations.py): the next request on every process sees it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 from engine import runtime
 from engine.catalog.defaults import inherited_defaults
 from engine.formats.addresses import suppression_key
+from engine.store import generations
+from engine.store.generations import account_scope, workspace_scope
 from engine.store.models import Account, Sender, Template, TemplateVersion, Workspace
 from engine.store.vocabulary import VersionStatus
 
@@ -48,21 +51,26 @@ class TemplateSnapshot:
         return kept in self.addresses or kept.rpartition("@")[2] in self.domains
 
 
+Tags = tuple[str | None, str | None]
 PINNED_VERSIONS_KEPT = 8
 # Past this many snapshots the expired ones are dropped; past twice as many, all of them.
 SNAPSHOTS_KEPT = 1000
 
-_cache: dict[tuple[str, str], tuple[float, TemplateSnapshot | None]] = {}
+# (workspace, template) -> (expires at, the snapshot or None, the workspace's and the
+# account's generations read before it was loaded)
+_cache: dict[tuple[str, str], tuple[float, TemplateSnapshot | None, Tags]] = {}
 _lock = threading.Lock()
 
 
-def _load(workspace_id: str, template_id: uuid.UUID) -> TemplateSnapshot | None:
+def _load(workspace_id: str, template_id: uuid.UUID) -> tuple[TemplateSnapshot | None, Tags]:
+    ws_tag = generations.loaded(workspace_scope(workspace_id))
     template = Template.get_or_none(Template.id == template_id,
                                     Template.workspace == workspace_id)
     if template is None:
-        return None
+        return None, (ws_tag, None)
     workspace = Workspace.get_by_id(workspace_id)
     account = workspace.account
+    account_tag = generations.loaded(account_scope(account.id))
     senders = list(Sender.select(Sender.kind, Sender.value).where(
         Sender.account == account, Sender.verified == True))  # noqa: E712
     # One live version per template; should a database hold two, the newest is the live one
@@ -73,7 +81,16 @@ def _load(workspace_id: str, template_id: uuid.UUID) -> TemplateSnapshot | None:
     return TemplateSnapshot(
         template, workspace, account, inherited_defaults(template),
         frozenset(s.value for s in senders if s.kind == "domain"),
-        frozenset(s.value for s in senders if s.kind == "address"), live)
+        frozenset(s.value for s in senders if s.kind == "address"), live,
+    ), (ws_tag, account_tag)
+
+
+def _usable(snap: TemplateSnapshot | None, tags: Tags, workspace_id: str) -> bool:
+    """A kept answer serves while its generations are current (a missing template is kept
+    under the workspace's alone: creating one bumps it)."""
+    if not generations.cached(tags[0], workspace_scope(workspace_id)):
+        return False
+    return snap is None or generations.cached(tags[1], account_scope(snap.account.id))
 
 
 def snapshot(workspace_id: str, template_id: str) -> TemplateSnapshot | None:
@@ -85,16 +102,16 @@ def snapshot(workspace_id: str, template_id: str) -> TemplateSnapshot | None:
     key = (workspace_id.lower(), str(parsed))
     now = time.monotonic()
     hit = _cache.get(key)
-    if hit is not None and hit[0] > now:
+    if hit is not None and hit[0] > now and _usable(hit[1], hit[2], key[0]):
         return hit[1]
-    snap = _load(workspace_id, parsed)
+    snap, tags = _load(workspace_id, parsed)
     with _lock:
         if len(_cache) >= SNAPSHOTS_KEPT:  # an expired snapshot would otherwise stay for good
-            for stale in [k for k, (until, _) in _cache.items() if until <= now]:
+            for stale in [k for k, (until, *_) in _cache.items() if until <= now]:
                 del _cache[stale]
             if len(_cache) >= 2 * SNAPSHOTS_KEPT:
                 _cache.clear()
-        _cache[key] = (now + runtime.settings().key_cache_seconds, snap)
+        _cache[key] = (now + runtime.settings().key_cache_seconds, snap, tags)
     return snap
 
 

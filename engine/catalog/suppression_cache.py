@@ -5,11 +5,11 @@ was a preview's only database round trip: about 15% of its cost (docs/performanc
 tenth round). Delivery never reads this cache (the worker's claim reads the list itself),
 so a late answer can only make a preview's report late, never let a message through.
 
-A suppression written by this process (an unsubscribe, a bounce in an in-process worker, a
-Marketing-only row widened to all) is seen at once; one written by another process (the
-server's other workers, a bounce in a worker, `herald apply`) within
-HERALD_KEY_CACHE_SECONDS, the bound a key, template or sender change already has. Each
-answer is the address's scope, so a Marketing and a Transactional preview share it.
+A suppression written anywhere (this process, the server's other workers, a bounce in a
+worker, `herald apply`) bumps the workspace's suppression generation, which the preview's
+admission round trip reads (engine/store/generations.py): a workspace's answers kept under
+an older generation are dropped, so the next preview names the change. Each answer is the
+address's scope, so a Marketing and a Transactional preview share it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import time
 from typing import Any
 
 from engine import runtime
-from engine.store import notification_store
+from engine.store import generations, notification_store
+from engine.store.generations import suppressions_scope
 from engine.store.vocabulary import stops
 
 # At most this many addresses per workspace and this many workspaces: past either, that
@@ -29,6 +30,8 @@ MAX_WORKSPACES = 1_000
 
 # workspace -> address -> (expires at, the scope of its suppression, or None: not on the list)
 _answers: dict[str, dict[str, tuple[float, str | None]]] = {}
+# workspace -> the suppression generation its answers were read under
+_tags: dict[str, str | None] = {}
 # How many times this process changed a list: an answer read from the database while a
 # list changed is not kept.
 _changes = 0
@@ -48,18 +51,26 @@ def scopes(workspace_id: Any, keys: list[str]) -> dict[str, str]:
     workspace = str(workspace_id).lower()
     wanted = sorted({k.lower() for k in keys})
     now = time.monotonic()
+    scope = suppressions_scope(workspace)
+    if workspace in _answers and not generations.current(_tags.get(workspace), scope):
+        with _lock:
+            _answers.pop(workspace, None)
     known = _answers.get(workspace, {})
     answers = [known.get(key) for key in wanted]
     if all(a is not None and a[0] > now for a in answers):
         return {key: answer[1] for key, answer in zip(wanted, answers, strict=True)
                 if answer and answer[1] is not None}
     changes = _changes
+    tag = generations.known(scope)
     found = notification_store.suppression_scopes(workspace_id, wanted)
     expires = now + runtime.settings().key_cache_seconds
     with _lock:
         if _changes == changes:
             if workspace not in _answers and len(_answers) >= MAX_WORKSPACES:
                 _answers.clear()
+            if _tags.get(workspace) != tag:
+                _answers.pop(workspace, None)
+                _tags[workspace] = tag
             entries = _answers.setdefault(workspace, {})
             if len(entries) + len(wanted) > MAX_ADDRESSES:
                 entries.clear()
@@ -78,3 +89,4 @@ def forget(workspace_id: Any) -> None:
 def clear() -> None:
     with _lock:
         _answers.clear()
+        _tags.clear()

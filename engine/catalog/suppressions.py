@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.catalog import suppression_cache
 from engine.formats.addresses import suppression_key
+from engine.store import generations
 from engine.store.models import Suppression, utcnow
 from engine.store.vocabulary import SuppressionScope, scope_for
 
@@ -34,6 +35,8 @@ def add(workspace_id: Any, addresses: Iterable[str], reason: str,
         elif scope == SuppressionScope.ALL and row.scope != SuppressionScope.ALL:
             changed += _widen(row.id, reason)
     suppression_cache.forget(workspace_id)
+    if changed:
+        generations.changed_suppressions(workspace_id)
     return changed
 
 
@@ -48,4 +51,6 @@ def remove(workspace_id: Any, address: str) -> bool:
     deleted = Suppression.delete().where(Suppression.workspace == workspace_id,
                                          Suppression.address == suppression_key(address)).execute()
     suppression_cache.forget(workspace_id)
+    if deleted:
+        generations.changed_suppressions(workspace_id)
     return bool(deleted)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.plugins.manager import default_registry
+from engine.store import generations
 from engine.store.models import Template, TemplateVersion, utcnow
 from engine.store.vocabulary import VersionStatus
 
@@ -57,6 +58,7 @@ def publish(version: TemplateVersion, by: str | None = None) -> TemplateVersion:
     version.published_by = by
     version.save()
     prune(template)
+    generations.changed_workspace(template.workspace_id)
     return version
 
 
@@ -109,6 +111,7 @@ def restore(template: Template, number: int) -> TemplateVersion:
         raise VersionError(
             f"template already has a draft (version {draft.number}); publish it first"
         )
+    generations.changed_workspace(template.workspace_id)
     return TemplateVersion.create(
         template=template, number=next_number(template), status=VersionStatus.DRAFT,
         content=dict(source.content),
@@ -120,6 +123,7 @@ def lock(template: Template, number: int) -> TemplateVersion:
     if not version.locked:
         version.locked = True
         version.save()
+        generations.changed_workspace(template.workspace_id)
     return version
 
 

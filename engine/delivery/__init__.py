@@ -1,3 +1,4 @@
-"""The worker side of a send: the RQ worker and its hand-off thread, planning the messages of
-a notification, sending them through providers, recording outcomes, retries, the reconciler that
-re-enqueues what Redis forgot, and tracking links."""
+"""What a delivery job does: plan the messages of a notification, send them through providers
+(failover, circuit breaker, send lanes), record outcomes and attempts, decide retries, yield a
+long fan-out, deliver a webhook, and the tracking links. The process that runs the jobs is
+engine/worker/."""

@@ -3,7 +3,7 @@
 A Marketing send to 1,000 recipients is minutes of sending; one job for all of it held the
 worker's delivery thread the whole time, and another workspace's password reset waited
 behind it (issue #30, finding 4). Now a fan-out sends in slices: once it has sent for
-``SLICE_SECONDS`` and another delivery waits for the thread (engine/delivery/handoff.py),
+``SLICE_SECONDS`` and another delivery waits for the thread (engine/worker/handoff.py),
 it takes no more messages, records the outcomes of those in flight, queues its row again
 as the same attempt and enqueues its job at the back of its queue. The delivery waiting
 runs next; the fan-out's next slice skips every recipient already settled (the plan reads
@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 import time
 
-from engine.delivery import handoff
+from engine.delivery import handing
 from engine.delivery.outcomes import Outcomes
 from engine.store import notification_store
 from engine.store.models import Notification
@@ -42,7 +42,7 @@ class Slice:
         (not after a transient refusal: that attempt ends, and its retry waits its turn)."""
         if (self.fan_out and outcomes.left > 0 and outcomes.transient is None
                 and not self.stop.is_set()
-                and time.monotonic() - self.started >= SLICE_SECONDS and handoff.waiting()):
+                and time.monotonic() - self.started >= SLICE_SECONDS and handing.waiting()):
             self.stop.set()
 
     def ended_early(self, outcomes: Outcomes) -> bool:

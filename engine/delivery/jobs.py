@@ -10,7 +10,7 @@ import contextlib
 import logging
 
 from engine import runtime
-from engine.delivery import fair_share, handoff, outcome_events
+from engine.delivery import fair_share, handing, outcome_events
 from engine.delivery.message_lanes import send_all
 from engine.delivery.outcomes import (
     CHECKPOINT_ROWS,
@@ -50,15 +50,15 @@ def claim(notification_id: str) -> Notification | None:
 def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id. Returns the
     outcome, or "handed over" when the worker's delivery thread delivers it."""
-    if handoff.taken(notification_id):
+    if handing.taken(notification_id):
         return "handed over"
     return _deliver(notification_id)
 
 
 def hand_over(notification_id: str) -> None:
     """Hand this job's delivery to the worker's delivery thread the moment RQ dequeues it
-    (see engine/delivery/handoff.py)."""
-    handoff.hand(notification_id, lambda: _deliver(notification_id))
+    (see engine/worker/handoff.py)."""
+    handing.hand(notification_id, lambda: _deliver(notification_id))
 
 
 def _deliver(notification_id: str) -> str:

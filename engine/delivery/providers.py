@@ -21,13 +21,15 @@ from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import PermanentError, Provider, ProviderContext
 from engine.plugins.manager import open_provider, provider_scheme, provider_url
 from engine.plugins.provider_order import Candidate, label
+from engine.store import generations
 from engine.store.models import InboxMessage, Workspace
+from engine.webhooks.provider_hosts import ProviderEgress
 
 # The notification being delivered, so the dev inbox can file what it stores under it.
 current_notification: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
     "herald_current_notification", default=None)
 
-_cache: dict[tuple[str, str], Provider] = {}
+_cache: dict[tuple[str, str, bool], Provider] = {}
 _failovers: dict[tuple[Candidate, ...], FailoverProvider] = {}
 _lock = threading.Lock()
 
@@ -37,26 +39,36 @@ def _store_inbox_message(data: dict[str, Any]) -> None:
     InboxMessage.create(workspace_id=ids[0], notification_id=ids[1], **data)
 
 
-def _context() -> ProviderContext:
-    return ProviderContext(store_inbox_message=_store_inbox_message, settings=runtime.settings())
+def _context(own: bool) -> ProviderContext:
+    """A workspace's own provider (``own``) connects only where spec 6.1's address rules
+    allow (engine/webhooks/provider_hosts.py); the operator's settings are trusted."""
+    settings = runtime.settings()
+    egress = ProviderEgress(settings.webhook_allow_private) if own else None
+    return ProviderContext(store_inbox_message=_store_inbox_message, settings=settings,
+                           egress=egress)
 
 
-_own_providers: dict[str, tuple[float, str | None]] = {}
+# workspace -> (expires at, its own provider setting, the generation it was read under)
+_own_providers: dict[str, tuple[float, str | None, str | None]] = {}
 OWN_PROVIDER_TTL = 5.0
 
 
 def _own_provider(workspace_id: Any) -> str | None:
-    """A workspace's own provider setting, re-read at most every few seconds per process."""
+    """A workspace's own provider setting, kept while the workspace's generation holds: a
+    change saved anywhere is used from the next delivery on (one Redis read here)."""
     key = str(workspace_id)
+    scope = generations.workspace_scope(key)
+    generations.refresh([scope])
     now = time.monotonic()
     hit = _own_providers.get(key)
-    if hit is not None and hit[0] > now:
+    if hit is not None and hit[0] > now and generations.current(hit[2], scope):
         return hit[1]
+    tag = generations.known(scope)
     row = Workspace.select(Workspace.email_provider).where(Workspace.id == workspace_id).first()
     value = row.email_provider if row else None
     if len(_own_providers) > 10000:
         _own_providers.clear()
-    _own_providers[key] = (now + OWN_PROVIDER_TTL, value)
+    _own_providers[key] = (now + OWN_PROVIDER_TTL, value, tag)
     return value
 
 
@@ -65,24 +77,25 @@ def uses_own_provider(workspace_id: Any) -> bool:
     return bool(_own_provider(workspace_id))
 
 
-def _entries(channel: Channel, workspace_id: Any) -> list[ProviderEntry]:
-    """The providers to try in order: the workspace's own when the channel takes one, else
-    the ones its setting names."""
+def _entries(channel: Channel, workspace_id: Any) -> tuple[list[ProviderEntry], bool]:
+    """The providers to try in order: the workspace's own when the channel takes one (True),
+    else the ones its setting names."""
     own_setting = _own_provider(workspace_id) if channel.own_provider else None
     if own_setting:
-        return workspace_entries(own_setting)
+        return workspace_entries(own_setting), True
     if channel.provider_setting:
-        return setting_entries(provider_url(runtime.settings(), channel.provider_setting))
-    return []
+        return setting_entries(provider_url(runtime.settings(),
+                                            channel.provider_setting)), False
+    return [], False
 
 
-def _opened(plugin: str | None, url: str) -> Provider:
-    key = (provider_scheme(url, plugin), url)
+def _opened(plugin: str | None, url: str, own: bool = False) -> Provider:
+    key = (provider_scheme(url, plugin), url, own)
     with _lock:
         provider = _cache.get(key)
         if provider is None:
             try:
-                provider = open_provider(url, _context(), plugin)
+                provider = open_provider(url, _context(own), plugin)
             except (LookupError, ValueError) as err:
                 raise PermanentError(str(err)) from None
             with contextlib.suppress(AttributeError):  # a plugin's object may refuse it
@@ -95,13 +108,14 @@ def provider_for(channel: Channel, workspace_id: Any) -> Provider:
     """The workspace's own provider when the channel takes one, else the one its setting
     names; cached per process and URL, so an SMTP connection is kept across notifications.
     A list of providers is tried in order (engine/delivery/failover.py)."""
-    entries = [(plugin, url) for plugin, url in _entries(channel, workspace_id) if url]
+    listed, own = _entries(channel, workspace_id)
+    entries = [(plugin, url) for plugin, url in listed if url]
     if not entries:
         raise PermanentError(f"no {channel.name} provider is configured "
                              f"({channel.provider_setting})")
     if len(entries) == 1:
-        return _opened(*entries[0])
-    candidates = tuple(Candidate(label(plugin, url), _opened(plugin, url),
+        return _opened(*entries[0], own)
+    candidates = tuple(Candidate(label(plugin, url), _opened(plugin, url, own),
                                  breaker_key(plugin, url)) for plugin, url in entries)
     with _lock:
         failover = _failovers.get(candidates)

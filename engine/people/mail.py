@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from engine import runtime
-from engine.plugins.contracts import DeliveryError, ProviderContext, SendResult
+from engine.plugins.contracts import DeliveryError, Egress, ProviderContext, SendResult
 from engine.plugins.manager import default_registry, open_provider
 from engine.plugins.provider_order import Candidate, label, send_in_order
 from engine.store.models import InboxMessage
@@ -37,11 +37,15 @@ def _store_in_inbox(workspace_id: str | None):
 
 def send(to: str, subject: str, text: str, url: str | None = None, plugin: str | None = None,
          workspace_id: str | None = None, sender: str | None = None,
-         entries: list[tuple[str | None, str]] | None = None) -> SendResult:
+         entries: list[tuple[str | None, str]] | None = None,
+         egress: Egress | None = None) -> SendResult:
     """Send one plain-text message through ``url`` (default: HERALD_EMAIL_PROVIDER), or
     through ``entries`` ((plugin, url) in order): a list fails over as deliveries do
     (engine/plugins/provider_order.py; no circuit breaker for mail this rare), and its
     result or error says which provider took it.
+
+    ``egress``: a workspace's own provider connects only where the engine allows (its
+    test on the Email provider page); the system's own setting is trusted.
 
     Raises DeliveryError (the provider's answer), LookupError or ValueError (no plugin
     takes a URL, or it refuses it).
@@ -55,7 +59,7 @@ def send(to: str, subject: str, text: str, url: str | None = None, plugin: str |
                "to": [to], "cc": [], "bcc": [], "subject": subject, "html": None,
                "text": text, "headers": {}, "attachments": []}
     message = default_registry().channel("email").build(payload)
-    context = ProviderContext(_store_in_inbox(workspace_id), settings)
+    context = ProviderContext(_store_in_inbox(workspace_id), settings, egress)
     opened: list[Any] = []
     try:
         for entry_plugin, entry_url in entries:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import email.utils
 import re
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -84,19 +85,29 @@ class SendResult:
 
 
 class DeliveryError(Exception):
-    """Base of the provider errors the engine understands."""
+    """Base of the provider errors the engine understands.
 
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+    ``reason``: a short fixed phrase ("connection refused", "timed out", "TLS",
+    "authentication", ...) that may be shown to a workspace's people where the message
+    itself may not: the message can carry what a server or vendor said (docs/web.md).
+    """
+
+    reason: str | None = None
+
+    def __init__(self, message: str, *, status_code: int | None = None,
+                 reason: str | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
+        if reason is not None:
+            self.reason = reason
 
 
 class TransientError(DeliveryError):
     """Try again later (network, 4xx SMTP, 429, 5xx HTTP)."""
 
     def __init__(self, message: str, *, status_code: int | None = None,
-                 retry_after: float | None = None) -> None:
-        super().__init__(message, status_code=status_code)
+                 retry_after: float | None = None, reason: str | None = None) -> None:
+        super().__init__(message, status_code=status_code, reason=reason)
         self.retry_after = retry_after
 
 
@@ -128,6 +139,20 @@ class PermanentError(DeliveryError):
     """Will never succeed as sent (bad request, bad credentials, refused content)."""
 
 
+class DestinationRefused(PermanentError):
+    """Herald itself refused to connect: the host breaks the destination rules a
+    workspace's own provider obeys (spec 6.1, docs/delivery.md). The message is Herald's
+    own (the rule), never a server's."""
+
+    reason = "refused by Herald"
+
+
+class DestinationUnreachable(TransientError):
+    """The provider's host could not be resolved now: retried as any network failure."""
+
+    reason = "host not found"
+
+
 class SuppressedError(PermanentError):
     """Every recipient is undeliverable for good (hard bounce, unsubscribed); suppress them."""
 
@@ -144,12 +169,30 @@ class Provider(Protocol):
     def send(self, message: Any) -> SendResult: ...
 
 
+class Egress(Protocol):
+    """How a workspace's own provider reaches the network (docs/delivery.md, "Where a
+    workspace's provider may connect"): every host judged by spec 6.1's address rules and
+    the connection pinned to the address judged. Raises DestinationRefused for a host the
+    rules refuse, DestinationUnreachable when it cannot be resolved."""
+
+    def connect(self, host: str, port: int, timeout: float | None) -> socket.socket:
+        """A TCP connection to ``host``:``port`` at an address the rules allow."""
+        ...
+
+    def check_url(self, url: str) -> None:
+        """An HTTP vendor's endpoint: https:// on port 443 (http:// and any port only to
+        loopback, with private destinations allowed), the addresses judged."""
+        ...
+
+
 @dataclass
 class ProviderContext:
-    """What the engine lends a provider: the dev inbox store and the notification's ids."""
+    """What the engine lends a provider: the dev inbox store, the settings, and for a
+    workspace's own provider its ``egress`` (None: the operator's own setting, trusted)."""
 
     store_inbox_message: Callable[[dict[str, Any]], None]
     settings: Any = None
+    egress: Egress | None = None
 
 
 ProviderFactory = Callable[[str, ProviderContext], Provider]

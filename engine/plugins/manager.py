@@ -12,7 +12,7 @@ import pluggy
 
 from engine.plugins import hookspecs
 from engine.plugins.channel_contract import Channel
-from engine.plugins.contracts import Provider, ProviderContext, ProviderFactory
+from engine.plugins.contracts import Egress, Provider, ProviderContext, ProviderFactory
 
 ENTRY_POINT_GROUP = "herald"
 
@@ -94,14 +94,16 @@ def _no_inbox(data: dict[str, Any]) -> None:
     raise RuntimeError("a provider built to check its URL sends nothing")
 
 
-def provider_problem(url: str, plugin: str | None = None, settings: Any = None) -> str | None:
+def provider_problem(url: str, plugin: str | None = None, settings: Any = None,
+                     egress: Egress | None = None) -> str | None:
     """Why ``url`` (with a workspace's ``plugin``) cannot send, or None if it can.
 
     Checked where it is set (start-up, `herald apply`), so that a URL no plugin takes, or
-    one its plugin refuses, is not accepted only for every send to fail on it.
+    one its plugin refuses, is not accepted only for every send to fail on it. ``egress``:
+    a workspace's own provider, built as it will be sent through.
     """
     try:
-        provider = open_provider(url, ProviderContext(_no_inbox, settings), plugin)
+        provider = open_provider(url, ProviderContext(_no_inbox, settings, egress), plugin)
     except (LookupError, ValueError) as err:
         return str(err)
     close = getattr(provider, "close", None)

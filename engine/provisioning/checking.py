@@ -15,6 +15,17 @@ from engine.provisioning.document import NAME_RULE, ApplyError, valid_name, vers
 from engine.store.models import PLANS
 
 
+def _settings_or_none() -> Any:
+    """The process's settings when bound (a document is also checked without them: then a
+    workspace's provider is judged with private destinations refused)."""
+    from engine import runtime
+
+    try:
+        return runtime.settings()
+    except RuntimeError:
+        return None
+
+
 class _Checker:
     """Walks the document once and collects every problem with its path."""
 
@@ -126,13 +137,14 @@ class _Checker:
             return
         # The check HERALD_EMAIL_PROVIDER gets at start-up: else every send fails on it.
         from config.settings import provider_scheme_of
-        from engine.plugins.manager import provider_problem
+        from engine.webhooks.provider_hosts import own_provider_problem
 
         if self.production and "inbox" in (provider["plugin"].strip().lower(),
                                            provider_scheme_of(provider["url"])):
             # As the setting: the dev inbox keeps mail in a table nobody reads in production.
             self.fail(path, "inbox:// is for development and test only")
-        elif problem := provider_problem(provider["url"], provider["plugin"]):
+        elif problem := own_provider_problem(provider["url"], provider["plugin"],
+                                             _settings_or_none()):
             self.fail(path, problem)
 
     def workspace(self, node: dict[str, Any], path: str) -> None:

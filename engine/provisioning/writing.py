@@ -15,7 +15,7 @@ from engine.catalog.versions import compile_content
 from engine.provisioning.document import ApplyError, Outcome, version_content
 from engine.senders.allowances import COUNTED
 from engine.senders.names import kept_value
-from engine.store import secrets
+from engine.store import generations, secrets
 from engine.store.models import (
     SENDER_ALLOWANCES,
     Account,
@@ -109,6 +109,9 @@ class Writer:
         fresh = {"plan": "basic", "monthly_limit": None, "webhook_delivery": False}
         account = self.upsert(Account, node, Account.name == node["name"], values, "accounts",
                               path, fresh)
+        # Whatever the file changed is seen by the next request on every process (the bumps
+        # run once the apply's transaction commits).
+        generations.changed_account(account.id)
         senders = node.get("senders") or {}
         for kind, key in (("domain", "domains"), ("address", "addresses")):
             for value in senders.get(key) or []:
@@ -152,6 +155,7 @@ class Writer:
                                         "signingSecret": secret})
         elif _sync(row, values):
             self.out.count(self.out.updated, "workspaces")
+        generations.changed_workspace(row.id)
         added = self.add_suppressions(row, node.get("suppressions") or [])
         if added:
             self.out.count(self.out.created, "suppressions", added)
@@ -196,6 +200,7 @@ class Writer:
             values["revoked_at"] = utcnow()
         if _sync(existing, values):
             self.out.count(self.out.updated, "apiKeys")
+            generations.changed_keys()
 
     def project(self, workspace: Workspace, node: dict[str, Any], path: str) -> None:
         values = {"workspace": workspace, "name": node["name"], **_defaults_of(node)}

@@ -4,15 +4,14 @@ and one notification's timeline."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 from engine.reports import lookup, projection
 from engine.reports.counts import template_names
 from engine.reports.filters import FilterError, ReportFilters
+from engine.reports.recipients import payload_recipients
 from engine.store.db import database
 from engine.store.models import Notification
 
@@ -99,12 +98,3 @@ def recipients(ids: list[uuid.UUID | None]) -> dict[uuid.UUID, list[str]]:
     return found
 
 
-def payload_recipients(payload: Any) -> list[str]:
-    """The recipients a payload names: its suppression keys, or a webhook's host."""
-    if isinstance(payload, str):
-        payload = json.loads(payload)
-    payload = payload or {}
-    if payload.get("channel") == "webhook":
-        host = urlsplit(str(payload.get("url") or "")).hostname
-        return [host] if host else []
-    return sorted(str(k) for k in payload.get("suppressionKeys") or [])

@@ -45,11 +45,19 @@ class ReportFilters:
     status: str | None = None
     recipient: str | None = None  # a suppression key
     correlation_id: str | None = None
+    list_id: uuid.UUID | None = None  # a list's rows (engine/lists/): correlation list-<hex>-N
 
     @property
     def searching(self) -> bool:
-        """A recipient or correlation id: counted from the detail, never from rollups."""
-        return self.recipient is not None or self.correlation_id is not None
+        """A recipient, correlation id or list: counted from the detail, never from
+        rollups."""
+        return (self.recipient is not None or self.correlation_id is not None
+                or self.list_id is not None)
+
+    @property
+    def list_pattern(self) -> str | None:
+        """The LIKE pattern of the list's correlation ids (hex digits need no escaping)."""
+        return f"list-{self.list_id.hex}-%" if self.list_id is not None else None
 
     @property
     def start_at(self) -> dt.datetime:
@@ -70,7 +78,7 @@ def _day(field: str, raw: str) -> dt.date:
 def parse(workspace_id: object, values: dict[str, str | None],
           today: dt.date | None = None) -> ReportFilters:
     """Filters from text values (``from``, ``to``, ``template``, ``channel``, ``status``,
-    ``recipient``, ``correlationId``); blank means "any". Default: the last 30 days."""
+    ``recipient``, ``correlationId``, ``list``); blank means "any". Default: the last 30 days."""
     today = today or utcnow().date()
 
     def text(name: str) -> str | None:
@@ -104,6 +112,12 @@ def parse(workspace_id: object, values: dict[str, str | None],
     correlation = text("correlationId")
     if correlation is not None and not _CORRELATION.match(correlation):
         raise FilterError("correlationId", "letters, digits, '.', '_' and '-' only")
+    list_id = None
+    if (raw := text("list")) is not None:
+        try:
+            list_id = uuid.UUID(raw)
+        except ValueError:
+            raise FilterError("list", "not a list id") from None
     return ReportFilters(uuid.UUID(str(workspace_id)), start, end, template,
                          channel.lower() if channel else None,
-                         status.lower() if status else None, recipient, correlation)
+                         status.lower() if status else None, recipient, correlation, list_id)

@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 from engine.reports.projection import HOST_PATTERN, LOOKUP, N, is_postgres
+from engine.reports.recipients import payload_recipients
 from engine.store.db import database
 from engine.store.models import Notification, Workspace, utcnow
 from engine.store.report_models import NotificationLookup, ReportCursor
@@ -34,8 +35,6 @@ def tail_from() -> dt.datetime | None:
 
 
 def _terms(payload_keys: Any, url: Any, correlation_id: str) -> list[tuple[str, str]]:
-    from engine.reports.feed import payload_recipients
-
     keys = json.loads(payload_keys) if isinstance(payload_keys, str) else payload_keys
     payload = ({"channel": "webhook", "url": url} if url else
                {"suppressionKeys": keys or []})

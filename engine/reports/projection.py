@@ -158,6 +158,9 @@ def selection(q: Query, f: ReportFilters, *, spans: list[Span] | None = None,
         where.append(f'n."status" = {q.value(f.status)}')
         where.append(f"NOT {_bounced(q, ws)}")
     where.extend(_search(q, f, tail_from if tail_from is not None else at(f.start_at)))
+    if f.list_pattern is not None:
+        # LIKE, not a range: a range of text compares by collation on PostgreSQL.
+        where.append(f'n."correlation_id" LIKE {q.value(f.list_pattern)}')
     if notification_id is not None:
         where.append(f'n."id" = {q.value(Notification.id.db_value(notification_id))}')
     if after is not None:

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.reports import projection
-from engine.reports.feed import payload_recipients
 from engine.reports.filters import ReportFilters
+from engine.reports.recipients import payload_recipients
 from engine.store import notification_store
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, Template, TrackingEvent

@@ -20,6 +20,7 @@ from engine.formats.header_text import CONTROLS
 from engine.plugins.contracts import DeliveryError
 from engine.senders import allowances, mail
 from engine.senders.errors import SenderError
+from engine.store import generations
 from engine.store.db import database
 from engine.store.models import Account, Sender, Workspace, utcnow
 
@@ -144,4 +145,5 @@ def confirm(token: Any, now: dt.datetime | None = None) -> Sender:
                    .execute())
         if not updated:
             raise SenderError("This confirmation link was used already.")
+        generations.changed_account(sender.account_id)
     return Sender.get_by_id(sender.id)

@@ -15,11 +15,13 @@ from typing import Any
 from engine.formats.addresses import bare_address, suppression_key
 from engine.senders.dkim_keys import signing_key
 from engine.senders.names import return_path_host
+from engine.store import generations
 from engine.store.models import Sender
 
-KEEP_SECONDS = 5.0  # as long as a snapshot keeps a sender (HERALD_KEY_CACHE_SECONDS)
+KEEP_SECONDS = 5.0  # a backstop: the account's generation is what keeps an answer current
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
-_cache: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+# (account, address) -> (expires at, the identity, the account's generation it was read under)
+_cache: dict[tuple[str, str], tuple[float, dict[str, Any], str | None]] = {}
 _lock = threading.Lock()
 
 
@@ -43,15 +45,18 @@ def _identity(account_id: str, address: str) -> dict[str, Any]:
 
 def _cached(account_id: str, address: str) -> dict[str, Any]:
     key = (account_id, address)
+    scope = generations.account_scope(account_id)
+    generations.refresh([scope])  # a sender verified or gone anywhere counts at once
     now = time.monotonic()
     hit = _cache.get(key)
-    if hit is not None and hit[0] > now:
+    if hit is not None and hit[0] > now and generations.current(hit[2], scope):
         return hit[1]
+    tag = generations.known(scope)
     value = _identity(account_id, address)
     with _lock:
         if len(_cache) > 10000:
             _cache.clear()
-        _cache[key] = (now + KEEP_SECONDS, value)
+        _cache[key] = (now + KEEP_SECONDS, value, tag)
     return value
 
 

@@ -1,8 +1,11 @@
 """Admission: the API key, the rate limits (D10) and the monthly allowance (D9), decided in
 D1's order (docs/api.md) with one Redis round trip per request.
 
-Everything that needs no Redis is decided first; then one script counts the request in its
-rate-limit windows and takes the allowance; errors are then raised in D1's order.
+Everything that needs no Redis is decided first, from per-process caches where they hold;
+then one script checks that those cached answers are still current (their generations,
+engine/store/generations.py), counts the request in its rate-limit windows and takes the
+allowance; errors are then raised in D1's order. When a cached answer was out of date the
+script changes nothing and the request is decided again from the database.
 """
 
 from __future__ import annotations
@@ -16,6 +19,11 @@ from engine.errors import ApiError
 from engine.sending import idempotency, limits
 from engine.sending.idempotency import IdempotencyKey
 from engine.sending.resolution import Resolved, resolve_request
+from engine.store import generations
+
+# Decisions made before the last one may use the caches; the last reads only the database,
+# so a request never loops on a scope that changes under it.
+TRIES = 3
 
 
 def authenticate(header: str | None) -> KeyInfo:
@@ -46,6 +54,19 @@ def admit(body: object, header: str | None, ip: str, parse_error: ApiError | Non
     the first failure in D1's order is raised. With an Idempotency-Key the same call reads
     the key's record first (engine/sending/idempotency.py): a replay raises Replayed.
     """
+    for attempt in range(1, TRIES + 1):
+        with generations.ledger(fresh=attempt == TRIES) as held:
+            try:
+                return _admit_once(body, header, ip, parse_error, preview, idem,
+                                   correlation_id, held)
+            except generations.Stale:
+                continue
+    raise AssertionError("the last try reads no cache, so it cannot be stale")
+
+
+def _admit_once(body: object, header: str | None, ip: str, parse_error: ApiError | None,
+                preview: bool, idem: IdempotencyKey | None, correlation_id: str,
+                held: generations.Ledger) -> tuple[Resolved, KeyInfo]:
     settings = runtime.settings()
     key: KeyInfo | None = None
     auth_error: ApiError | None = None
@@ -61,16 +82,19 @@ def admit(body: object, header: str | None, ip: str, parse_error: ApiError | Non
             auth_error = err
         else:
             stage_error = err
+    if preview and key is not None:
+        # The preview's suppression answers are checked against what this script reads.
+        held.read(generations.suppressions_scope(key.workspace_id))
     counted = resolved is not None and not preview
     account_id = str(resolved.account.id) if counted else None
     monthly_limit = resolved.account.monthly_limit if counted else None
     if idem is not None and idem.usable and key is not None:
         verdict = idempotency.admit(idem, key.workspace_id, correlation_id, ip, key.id,
-                                    account_id, monthly_limit)
+                                    account_id, monthly_limit, held)
     else:
         verdict = limits.check(
             "send", ip, key.id if key else None, settings.rate_limit_send_per_ip,
-            settings.rate_limit_send_per_key, account_id, monthly_limit)
+            settings.rate_limit_send_per_key, account_id, monthly_limit, held)
     _raise_in_order(verdict, auth_error, stage_error)
     assert resolved is not None and key is not None
     return resolved, key
@@ -96,7 +120,15 @@ def _raise_in_order(verdict: limits.Verdict, auth_error: ApiError | None,
 def validate_key(header: str | None, ip: str) -> dict[str, Any]:
     """Spec 4.3: only a missing header is 401; a bad key is 200 with isValid false."""
     settings = runtime.settings()
-    verdict = limits.check("validate", ip, None, settings.rate_limit_validate_per_ip, 0)
+    for attempt in range(1, TRIES + 1):
+        with generations.ledger(fresh=attempt == TRIES) as held:
+            key = keycache.lookup(header) if header else None
+            try:
+                verdict = limits.check("validate", ip, None,
+                                       settings.rate_limit_validate_per_ip, 0, held=held)
+            except generations.Stale:
+                continue
+            break
     if verdict.code == limits.IP_LIMITED:
         raise ApiError(429, None, "Too many requests from this address.",
                        headers={"Retry-After": str(verdict.retry_after)})
@@ -104,7 +136,6 @@ def validate_key(header: str | None, ip: str) -> dict[str, Any]:
         raise ApiError(401, "api_keys.missing", "The X-Api-Key header is missing.")
     from engine.catalog.keys import iso
 
-    key = keycache.lookup(header) if header else None
     if key is None:
         return {"isValid": False, "tenantId": None, "apiKeyId": None, "name": None,
                 "status": None, "createdAt": None, "lastUsedAt": None, "expiresAt": None,

@@ -31,6 +31,7 @@ from peewee import IntegrityError
 from engine import runtime
 from engine.errors import ApiError
 from engine.sending import limits
+from engine.store import generations
 from engine.store.models import Notification, utcnow
 from engine.store.redis_scripts import DirectScript
 
@@ -141,7 +142,8 @@ def _text(value: Any) -> str:
 
 
 def admit(idem: IdempotencyKey, workspace_id: str, correlation_id: str, ip: str,
-          key_id: str, account_id: str | None, monthly_limit: int | None) -> limits.Verdict:
+          key_id: str, account_id: str | None, monthly_limit: int | None,
+          held: generations.Ledger | None = None) -> limits.Verdict:
     """limits.check with the record read first, in the same call; raises Replayed, 422 or
     409 when the key has a record, and leaves a pending record when the request passed."""
     settings = runtime.settings()
@@ -150,7 +152,9 @@ def admit(idem: IdempotencyKey, workspace_id: str, correlation_id: str, ip: str,
     args = [*limits.script_args(settings.rate_limit_send_per_ip,
                                 settings.rate_limit_send_per_key, account_id, monthly_limit),
             idem.digest, idem.pending(correlation_id), PENDING_SECONDS]
-    reply = _script("idempotency_admit", _ADMIT)(keys=[*keys, record], args=args)
+    names, gate = generations.gate_arguments(held)
+    reply = generations.gate_answer(_script("idempotency_admit", generations.gated(_ADMIT))(
+        keys=[*keys, record, *names], args=[*args, *gate]), names)
     code = int(reply[0])
     if code == REUSED:
         raise _reused()

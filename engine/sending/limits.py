@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from peewee import fn
 
 from engine import runtime
+from engine.store import generations
 from engine.store.models import Notification
 from engine.store.redis_scripts import DirectScript
 
@@ -66,8 +67,10 @@ def used_this_month(account_id: str, now: dt.datetime | None = None) -> int:
 
 
 def _script() -> DirectScript:
-    """The registered script of this process's client: EVALSHA, so its text is sent once."""
-    return runtime.redis_bound("limits", lambda redis: DirectScript(redis, SCRIPT))
+    """The registered script of this process's client: EVALSHA, so its text is sent once.
+    It first checks the generations the request's cached answers relied on."""
+    return runtime.redis_bound("limits", lambda redis: DirectScript(
+        redis, generations.gated(SCRIPT)))
 
 
 def windows(kind: str, ip: str, key_id: str | None, account_id: str | None,
@@ -99,11 +102,16 @@ def rebuild_and_take(rebuild_key: str, account_id: str, monthly_limit: int | Non
 
 
 def check(kind: str, ip: str, key_id: str | None, ip_limit: int, key_limit: int,
-          account_id: str | None = None, monthly_limit: int | None = None) -> Verdict:
-    """Count this request in its windows and, if given, take one from the allowance."""
+          account_id: str | None = None, monthly_limit: int | None = None,
+          held: generations.Ledger | None = None) -> Verdict:
+    """Count this request in its windows and, if given, take one from the allowance; with
+    ``held``, only while the generations its cached answers relied on are current (else
+    nothing is counted and generations.Stale is raised)."""
     keys, retry_after = windows(kind, ip, key_id, account_id)
     args = script_args(ip_limit, key_limit, account_id, monthly_limit)
-    code = int(_script()(keys=keys, args=args))
+    names, gate = generations.gate_arguments(held)
+    code = int(generations.gate_answer(_script()(keys=[*keys, *names], args=[*args, *gate]),
+                                       names))
     if code == ALLOWANCE_MISSING:
         code = rebuild_and_take(keys[2], account_id, monthly_limit)
     return Verdict(code, retry_after)

@@ -14,6 +14,7 @@ from engine.store.models import (
     CaughtWebhook,
     DeliveryAttempt,
     Notification,
+    RecipientList,
     SchemaVersion,
     Sender,
     Suppression,
@@ -206,6 +207,11 @@ def _postmark_secrets(db: Database) -> None:
     add_missing_columns(db, Workspace, "postmark_secret")
 
 
+def _recipient_lists(db: Database) -> None:
+    """Uploaded lists of recipients, checked and then sent as one job (docs/web.md)."""
+    db.create_tables([RecipientList], safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -214,7 +220,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _delivery_reports, _idempotency_keys,
                                                 _failover_attempt_columns, _webhook_catcher,
                                                 _suppression_scope, _correlation_id_index,
-                                                _postmark_secrets]
+                                                _postmark_secrets, _recipient_lists]
 
 
 def current_version(db: Database) -> int:

@@ -19,7 +19,7 @@ from peewee import (
     UUIDField,
 )
 
-from engine.store import secrets
+from engine.store import generations, secrets
 from engine.store.db import database
 from engine.store.fields import EncryptedField, JSONField
 from engine.store.vocabulary import UNFINISHED, NotificationStatus, VersionStatus
@@ -40,7 +40,27 @@ class BaseModel(Model):
         legacy_table_names = False
 
 
-class Account(BaseModel):
+class ChangesSeen(BaseModel):
+    """A row the send path caches: saving or deleting it moves its scope's generation on at
+    commit (engine/store/generations.py), so every process sees it at its next request.
+    Query-level updates of these tables call ``generations.changed_*`` themselves."""
+
+    def generation_scope(self) -> str:
+        raise NotImplementedError
+
+    def save(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        saved = super().save(*args, **kwargs)
+        generations.changed(self.generation_scope())
+        return saved
+
+    def delete_instance(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        scope = self.generation_scope()
+        deleted = super().delete_instance(*args, **kwargs)
+        generations.changed(scope)
+        return deleted
+
+
+class Account(ChangesSeen):
     id = UUIDField(primary_key=True, default=uuid.uuid4)
     name = CharField(max_length=200, unique=True)
     plan = CharField(max_length=20, default="basic")
@@ -48,8 +68,11 @@ class Account(BaseModel):
     webhook_delivery = BooleanField(default=False)
     created_at = DateTimeField(default=utcnow)
 
+    def generation_scope(self) -> str:
+        return generations.account_scope(self.id)
 
-class Workspace(BaseModel):
+
+class Workspace(ChangesSeen):
     id = UUIDField(primary_key=True, default=uuid.uuid4)
     account = ForeignKeyField(Account, backref="workspaces", on_delete="CASCADE")
     name = CharField(max_length=200)
@@ -65,8 +88,11 @@ class Workspace(BaseModel):
     class Meta:
         indexes = ((("account", "name"), True),)
 
+    def generation_scope(self) -> str:
+        return generations.workspace_scope(self.id)
 
-class Sender(BaseModel):
+
+class Sender(ChangesSeen):
     """A domain or single address an account sends from, shared by every workspace (D9).
 
     ``herald apply`` declares senders verified (``declared``); the verification flow
@@ -98,6 +124,9 @@ class Sender(BaseModel):
 
     class Meta:
         indexes = ((("account", "kind", "value"), True),)
+
+    def generation_scope(self) -> str:
+        return generations.account_scope(self.account_id)
 
 
 class Project(BaseModel):
@@ -324,6 +353,34 @@ class CaughtWebhook(BaseModel):
     created_at = DateTimeField(default=utcnow)
 
 
+class RecipientList(BaseModel):
+    """An uploaded list of recipients for one template (docs/web.md, "Send to a list"): the
+    rows that passed the check, kept here (never in a form) until it is sent as one job.
+
+    Each row becomes a notification whose correlation id is ``list-<id hex>-<row>``, so
+    reports find a list's notifications by a range of that index, with no column on the
+    notification row (engine/lists/)."""
+
+    id = UUIDField(primary_key=True, default=uuid.uuid4)
+    workspace = ForeignKeyField(Workspace, on_delete="CASCADE")
+    template = ForeignKeyField(Template, on_delete="CASCADE")
+    version_number = IntegerField()
+    channel = CharField(max_length=10)
+    filename = CharField(max_length=255)
+    # [recipient column, tag names...] and [[row number, recipient, [tag values]], ...]
+    columns = JSONField(default=list)
+    rows = JSONField(default=list)
+    row_count = IntegerField()
+    status = CharField(max_length=12, default="checked")  # checked, sending, sent, cancelled
+    accepted = IntegerField(default=0)  # rows accepted so far (the job's progress)
+    refused = JSONField(default=list)  # [[row number, why], ...]: rows the send refused
+    uploaded_by = CharField(max_length=40, null=True)  # a user id (people sit above store)
+    sent_by = CharField(max_length=40, null=True)
+    created_at = DateTimeField(default=utcnow)
+    sent_at = DateTimeField(null=True)
+    finished_at = DateTimeField(null=True)
+
+
 class SchemaVersion(BaseModel):
     id = AutoField()
     version = IntegerField()
@@ -346,5 +403,6 @@ ALL_MODELS: tuple[type[BaseModel], ...] = (
     TrackingEvent,
     InboxMessage,
     CaughtWebhook,
+    RecipientList,
     SchemaVersion,
 )

@@ -46,7 +46,7 @@ def _statements(db: Database) -> dict[str, str]:
     table = _quoted(Notification._meta.table_name)
     columns = ", ".join(_quoted(f.column_name) for f in NOTIFICATION_FIELDS)
     # Never an attempt past the channel's maximum, whoever enqueued the job: such a row is
-    # the reconciler's to end (engine/delivery/reconciler.py).
+    # the reconciler's to end (engine/worker/reconciler.py).
     claim = (
         f'UPDATE {table} SET "status" = {p}, "updated_at" = {p}, "attempts" = "attempts" + 1 '
         f'WHERE "id" = {p} AND "attempts" < CASE WHEN "channel" = {p} '

@@ -35,7 +35,7 @@ from redis.retry import Retry
 
 log = logging.getLogger("herald.redis")
 MAX_PAUSE = 1.0  # a Redis that is back is noticed within about this many seconds
-# Longer than the worker's blocking dequeue (engine/delivery/worker_class.py, 2 s): redis-py's
+# Longer than the worker's blocking dequeue (engine/worker/worker_class.py, 2 s): redis-py's
 # default of 5 s would cut it off. A Redis that falls silent is noticed after this long.
 SOCKET_TIMEOUT = 20.0
 CONNECT_TIMEOUT = 5.0

@@ -66,6 +66,11 @@ class DestinationUnavailable(DestinationError):
     rule the destination breaks but a network failure, which an attempt retries (6.5)."""
 
 
+class HostNotFound(DestinationError):
+    """No A or AAAA record: refused for a webhook; a provider's host is judged again at
+    each connection (engine/webhooks/provider_hosts.py)."""
+
+
 @dataclass(frozen=True)
 class CheckedDestination:
     url: str
@@ -170,7 +175,7 @@ def _resolve(host: str, resolver: dns.resolver.Resolver | None, timeout: float) 
                 f"the host could not be resolved ({err.__class__.__name__})") from None
         answers.extend(r.address for r in answer)
     if not answers:
-        raise DestinationError("the host does not resolve")
+        raise HostNotFound("the host does not resolve")
     return answers
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import smtplib
+import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -31,6 +31,33 @@ from plugins.smtp.exchange import (
 from plugins.smtp.signing import wire_bytes
 
 TLS_MODES = ("none", "starttls", "ssl")
+MAX_TIMEOUT = 30.0  # one slow server holds a worker thread at most this long a step
+
+
+class _Smtp(smtplib.SMTP):
+    """smtplib's client, its socket opened by ``connect`` (the engine's egress: a
+    workspace's own provider reaches only allowed addresses, pinned)."""
+
+    def __init__(self, host: str, port: int, timeout: float,
+                 connect: Callable[[str, int, float | None], socket.socket]) -> None:
+        self._herald_connect = connect
+        super().__init__(host, port, timeout=timeout)
+
+    def _get_socket(self, host, port, timeout):
+        return self._herald_connect(host, port, timeout)
+
+
+class _SmtpSsl(smtplib.SMTP_SSL):
+    """As _Smtp, over implicit TLS (the certificate checked for the host name)."""
+
+    def __init__(self, host: str, port: int, timeout: float, context: ssl.SSLContext,
+                 connect: Callable[[str, int, float | None], socket.socket]) -> None:
+        self._herald_connect = connect
+        super().__init__(host, port, timeout=timeout, context=context)
+
+    def _get_socket(self, host, port, timeout):
+        sock = self._herald_connect(host, port, timeout)
+        return self.context.wrap_socket(sock, server_hostname=self._host)
 
 
 class SmtpProvider:
@@ -50,14 +77,16 @@ class SmtpProvider:
         self.user = unquote(parts.username) if parts.username else None
         self.password = unquote(parts.password) if parts.password else None
         refused = ValueError("smtp provider: timeout must be a positive number of seconds "
-                             "and connections a whole number")
+                             f"(at most {MAX_TIMEOUT:g}) and connections a whole number")
         try:
             self.timeout = float(query.get("timeout", 30))
             self.max_concurrency = max(1, int(query.get("connections", 4)))
         except ValueError:
             raise refused from None
-        if not 0 < self.timeout < math.inf:  # nan too: a socket refuses it at the first send
+        if not 0 < self.timeout <= MAX_TIMEOUT:  # nan too: a socket refuses it at the first send
             raise refused
+        egress = context.egress if context is not None else None
+        self._open_socket = egress.connect if egress is not None else _plain_connect
         # Kept connections not in use, the most recent last: a message or a fan-out's lane
         # takes one for as long as it sends, then gives it back while it is in step. At most
         # ``connections`` are kept (a fan-out's lanes come and go; their connections stay).
@@ -77,21 +106,23 @@ class SmtpProvider:
     def _connect(self) -> smtplib.SMTP:
         try:
             if self.tls == "ssl":
-                conn: smtplib.SMTP = smtplib.SMTP_SSL(self.host, self.port, timeout=self.timeout,
-                                                      context=self._tls_context())
+                conn: smtplib.SMTP = _SmtpSsl(self.host, self.port, self.timeout,
+                                              self._tls_context(), self._open_socket)
             else:
-                conn = smtplib.SMTP(self.host, self.port, timeout=self.timeout)
+                conn = _Smtp(self.host, self.port, self.timeout, self._open_socket)
                 if self.tls == "starttls":
                     conn.starttls(context=self._tls_context())
             conn.ehlo_or_helo_if_needed()
             if self.user:
                 conn.login(self.user, self.password or "")
+        except DeliveryError:
+            raise  # the engine refused the host (a workspace's own provider)
         except smtplib.SMTPAuthenticationError as err:
             raise PermanentError(f"SMTP authentication failed: {err.smtp_code}",
-                                 status_code=err.smtp_code) from None
+                                 status_code=err.smtp_code, reason="authentication") from None
         except (OSError, smtplib.SMTPException) as err:
-            raise TransientError(
-                f"cannot reach SMTP server {self.host}:{self.port}: {err}") from None
+            raise TransientError(f"cannot reach SMTP server {self.host}:{self.port}: {err}",
+                                 reason=_reason(err)) from None
         return conn
 
     def _take(self) -> tuple[smtplib.SMTP, bool]:
@@ -237,6 +268,25 @@ class SmtpProvider:
             raise classified(err) from None
         self._give_back(conn)
         return accepted(message, refused)
+
+
+def _plain_connect(host: str, port: int, timeout: float | None) -> socket.socket:
+    """The operator's own setting: trusted, connected as smtplib would."""
+    return socket.create_connection((host, port), timeout)
+
+
+def _reason(err: BaseException) -> str:
+    """A short fixed phrase for a failed connection: what a page may show (never the
+    server's words, which may be any service's banner)."""
+    if isinstance(err, ssl.SSLError):
+        return "TLS"
+    if isinstance(err, TimeoutError):
+        return "timed out"
+    if isinstance(err, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(err, smtplib.SMTPException):
+        return "not an SMTP server, or it refused the session"
+    return "network error"
 
 
 def _quit(conn: smtplib.SMTP) -> None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from api.app import create_app
+from cli.app import create_app
 from engine.catalog import keycache
 from engine.store.models import Notification
 from tests import factories

@@ -7,7 +7,7 @@ import dataclasses
 import json
 import time
 
-from api.app import create_app
+from cli.app import create_app
 from engine.catalog import keycache, snapshots
 from engine.catalog.keys import revoke_key
 from engine.store.models import ApiKey, Notification, TemplateVersion

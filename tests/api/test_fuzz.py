@@ -12,7 +12,7 @@ import dataclasses
 import json
 import random
 
-from api.app import create_app
+from cli.app import create_app
 from tests import factories
 
 SEND = "/api/v1/notifications/send"

@@ -9,7 +9,7 @@ import time
 import pytest
 from redis import Redis
 
-from api.app import create_app
+from cli.app import create_app
 from engine.catalog import keycache
 from engine.observability.outages import incidents
 from engine.store.embedded_redis import free_port, start_redis

@@ -9,7 +9,7 @@ import threading
 import pytest
 from redis import Redis
 
-from api.app import create_app
+from cli.app import create_app
 from engine.catalog import keycache, snapshots
 from engine.sending import idempotency
 from engine.store.models import Account, Notification

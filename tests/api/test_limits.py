@@ -7,7 +7,7 @@ import threading
 
 from redis import Redis
 
-from api.app import create_app
+from cli.app import create_app
 from engine.catalog import keycache
 from engine.store.models import Account, Notification
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from api.app import create_app
+from cli.app import create_app
 from engine.catalog import keycache
 from tests.api.test_send import post
 

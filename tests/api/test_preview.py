@@ -156,7 +156,7 @@ def _heavy(ws):
 def test_one_render_budget_covers_every_part_of_a_request(settings):
     """The budget is the request's, not each part's: spent, every part still to render fails
     (a preview answers renderingErrors, a send 400 rendering_failed)."""
-    from api.app import create_app
+    from cli.app import create_app
 
     ws = factories.workspace()
     body, key = _heavy(ws), factories.api_key(ws)

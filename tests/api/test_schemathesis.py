@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from schemathesis.specs.openapi.checks import ignored_auth, positive_data_acceptance
 
-from api.app import create_app
+from cli.app import create_app
 from engine import runtime
 from engine.store.models import Notification
 from tests import factories

@@ -140,7 +140,7 @@ def test_dev_inbox_lists_and_empties(client, settings):
 
 
 def test_dev_inbox_is_absent_in_production(settings):
-    from api.app import create_app
+    from cli.app import create_app
 
     app = create_app(settings.with_changes(env="production", email_provider="smtp://mx:25",
                                            sms_provider=""))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from api.app import create_app
+from cli.app import create_app
 from engine.webhooks.signatures import sign
 from tests import factories
 

@@ -100,6 +100,9 @@ def test_values_are_parsed():
     ("nosuch://x", "no provider plugin handles nosuch:// URLs"),
     ("smtp://host:25?tls=bogus", "tls must be one of none, starttls, ssl"),
     ("smtp://host:25?timeout=soon", "timeout must be a positive number"),
+    ("smtp://host:25?timeout=31", "(at most 30)"),
+    ("smtp://host:25?timeout=nan", "(at most 30)"),
+    ("postmark://tok@?scheme=http://127.0.0.1:9911/x%23", "scheme must be https or http"),
     ("smtp://host:port", "Port could not be cast"),
     ("twilio://", "twilio provider: use twilio://ACCOUNT_SID:AUTH_TOKEN@"),
 ])

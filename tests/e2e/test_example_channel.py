@@ -58,7 +58,7 @@ def _apply(settings, plugin: Path, tmp_path: Path, url: str) -> dict:
 
 def test_a_chat_template_is_applied_sent_and_delivered_by_a_worker(settings, chat_plugin,
                                                                    chat_server, tmp_path):
-    from api.app import create_app
+    from cli.app import create_app
     from engine.store.models import Template
 
     assert "chat" in manager.default_registry().channels
@@ -80,7 +80,7 @@ def test_a_chat_template_is_applied_sent_and_delivered_by_a_worker(settings, cha
                        json=body)
     assert sent.status_code == 202, sent.get_json()
 
-    worker = subprocess.run([sys.executable, "-m", "engine.delivery.worker", "--burst"],
+    worker = subprocess.run([sys.executable, "-m", "engine.worker.worker", "--burst"],
                             env=_env(settings, chat_plugin), capture_output=True, text=True,
                             timeout=120)
     assert worker.returncode == 0, worker.stderr

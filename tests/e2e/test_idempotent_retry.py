@@ -12,7 +12,7 @@ import time
 from rq import SimpleWorker
 from werkzeug.serving import make_server
 
-from api.app import create_app
+from cli.app import create_app
 from engine import runtime
 from engine.delivery import providers
 from engine.store.embedded_redis import free_port

@@ -39,7 +39,7 @@ def _worker(settings, smtp_port: int) -> subprocess.Popen:
     env = _worker_env(settings, smtp_port)
     # A session of its own: a kill takes the worker and its scheduler process together, as
     # a crashed host would, and leaves nothing writing to the tests' Redis afterwards.
-    return subprocess.Popen([sys.executable, "-m", "engine.delivery.worker"], env=env,
+    return subprocess.Popen([sys.executable, "-m", "engine.worker.worker"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 
@@ -178,7 +178,7 @@ def test_fork_per_job_worker_delivers_on_its_own_connections(settings, smtp_serv
     for nid in ids:
         enqueue_notification(nid)
     env = _worker_env(settings, port)
-    proc = subprocess.run([sys.executable, "-m", "engine.delivery.worker", "--burst", "--fork"],
+    proc = subprocess.run([sys.executable, "-m", "engine.worker.worker", "--burst", "--fork"],
                           env=env, capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert _delivered(ids) == 10
@@ -189,9 +189,9 @@ def test_reconciler_re_enqueues_a_job_that_left_the_queue_but_never_started(sett
     """The window a SIGKILL can hit: the job hash says queued, the queue list no longer has it."""
     import datetime as dt
 
-    from engine.delivery.reconciler import reconcile
     from engine.store.models import utcnow
     from engine.store.queueing import queue
+    from engine.worker.reconciler import reconcile
 
     (nid,) = _burst(1)
     Notification.update(updated_at=utcnow() - dt.timedelta(minutes=5)).where(

@@ -25,7 +25,7 @@ from peewee import fn
 from redis import Redis
 from rq import Queue, Worker
 
-from api.app import create_app
+from cli.app import create_app
 from engine.store.db import database
 from engine.store.embedded_redis import EmbeddedRedis, free_port, start_redis
 from engine.store.models import Notification

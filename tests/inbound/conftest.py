@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.app import create_app
+from cli.app import create_app
 from engine import runtime
 from engine.delivery.providers import close_all
 from tests.support.app_server import serving

@@ -12,8 +12,8 @@ import pytest
 from engine import runtime
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
-from engine.delivery.reconciler import reconcile
 from engine.store.models import DeliveryAttempt, Notification, utcnow
+from engine.worker.reconciler import reconcile
 from tests import factories
 
 # A quoted local part with a line break: the SMTP provider raises ValueError on its RCPT.

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
-from engine.delivery import worker
 from engine.reports import job
 from engine.store.report_models import NotificationLookup, ReportCursor
+from engine.worker import worker
 
 
 def test_the_worker_starts_the_report_job(monkeypatch, settings, run):

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from api.app import create_app
+from cli.app import create_app
 from engine.senders.addresses import add_address, confirm, resend
 from engine.senders.errors import SenderError
 from engine.store.models import Account, InboxMessage, Sender

@@ -11,7 +11,7 @@ import dkim
 import dns.resolver
 import pytest
 
-from api.app import create_app
+from cli.app import create_app
 from engine.catalog import snapshots
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification

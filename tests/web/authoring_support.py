@@ -37,9 +37,9 @@ def herald(live, *args: str, stdin: str | None = None) -> dict:
 
 @contextmanager
 def running_worker(live, **extra: str) -> Iterator[subprocess.Popen]:
-    """`python -m engine.delivery.worker` on the tests' database and Redis, the dev inbox as its
+    """`python -m engine.worker.worker` on the tests' database and Redis, the dev inbox as its
     email and SMS provider: what a deployment runs beside the web application."""
-    proc = subprocess.Popen([sys.executable, "-m", "engine.delivery.worker"],
+    proc = subprocess.Popen([sys.executable, "-m", "engine.worker.worker"],
                             env=herald_env(live, **extra), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:

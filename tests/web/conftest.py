@@ -59,7 +59,7 @@ class LiveServer:
 @pytest.fixture(scope="session")
 def live_app_server(base_settings: Settings, _schema: None) -> Iterator[LiveServer]:
     """One server for the session: the API's app factory, web application included."""
-    from api.app import create_app
+    from cli.app import create_app
     from engine.store.db import database
 
     server_settings = base_settings

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from api.app import create_app
+from cli.app import create_app
 from engine.catalog import versions
 from engine.store.models import Container, Project, Template, TemplateVersion
 from tests import factories

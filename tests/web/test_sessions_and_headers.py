@@ -7,7 +7,7 @@ import pytest
 from flask import session
 from flask.sessions import NullSession
 
-from api.app import create_app
+from cli.app import create_app
 from tests import factories
 from tests.web.conftest import make_user
 from tests.web.test_authoring_requests import Client

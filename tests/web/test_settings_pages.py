@@ -179,7 +179,9 @@ def test_send_test_shows_the_smtp_servers_answer(page: Page, live):
         page.get_by_role("button", name="Send test").click()
         expect(page.get_by_role("heading", name="The provider did not accept the message")
                ).to_be_visible()
-        expect(page.get_by_role("status").last).to_contain_text("no such mailbox here")
+        # The refusal, with its code; never the server's own words (docs/web.md).
+        expect(page.get_by_role("status").last).to_contain_text("(status 550)")
+        assert "no such mailbox here" not in page.content()
     finally:
         controller.stop()
 

@@ -21,7 +21,8 @@ from engine.catalog.versions import RETENTION
 from engine.people import audit
 from engine.plugins.manager import default_registry
 from engine.store.models import Sender, Template, TemplateVersion
-from web.authoring import blueprint, frames, loading, snippets
+from web.authoring import frames, loading, snippets
+from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
 
 NOTICE = "herald_editor_notice"

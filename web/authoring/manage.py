@@ -12,7 +12,8 @@ from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
 from engine.people import audit
 from engine.store.models import Container, Project, Template
-from web.authoring import blueprint, loading
+from web.authoring import loading
+from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
 
 KIND = "<any(projects, folders, templates):kind>"

@@ -9,7 +9,8 @@ from flask import g, redirect, url_for
 from engine.authoring import drafts, previews, samples
 from engine.authoring.drafts import DraftError
 from engine.authoring.samples import SampleError
-from web.authoring import blueprint, frames, loading
+from web.authoring import frames, loading
+from web.authoring.blueprint import blueprint
 from web.authoring.editor import integration
 from web.permissions import workspace_view
 

@@ -10,7 +10,8 @@ from engine.authoring.drafts import DraftError
 from engine.authoring.samples import SampleError
 from engine.authoring.test_sends import SendTestRefused
 from engine.people import audit
-from web.authoring import blueprint, loading
+from web.authoring import loading
+from web.authoring.blueprint import blueprint
 from web.authoring.editor import notice
 from web.permissions import workspace_view
 

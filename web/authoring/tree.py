@@ -11,7 +11,8 @@ from engine.people import audit
 from engine.plugins.manager import default_registry
 from engine.store.models import Container, Project, Template, TemplateVersion
 from engine.store.vocabulary import VersionStatus
-from web.authoring import blueprint, loading
+from web.authoring import loading
+from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
 
 KIND_LABELS = {"project": "project", "folder": "folder", "template": "template"}

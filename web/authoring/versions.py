@@ -11,7 +11,8 @@ from engine.catalog.versions import VersionError, get_version
 from engine.people import audit
 from engine.store.models import Template, TemplateVersion
 from engine.store.vocabulary import VersionStatus
-from web.authoring import blueprint, loading
+from web.authoring import loading
+from web.authoring.blueprint import blueprint
 from web.authoring.editor import notice
 from web.permissions import workspace_view
 

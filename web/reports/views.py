@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, g, render_template, request, stream_with_context
 
+from engine.lists import progress
 from engine.reports import counts, export, feed, filters, timeline
 from engine.store.models import Template
 from web.core import errors
@@ -13,7 +14,8 @@ from web.reports import chart
 blueprint = Blueprint("reports", __name__, template_folder="templates",
                       url_prefix="/w/<uuid:workspace_id>/reports")
 errors.register(blueprint)
-FILTERS = ("from", "to", "template", "channel", "status", "recipient", "correlationId")
+FILTERS = ("from", "to", "template", "channel", "status", "recipient", "correlationId",
+           "list")
 
 
 def _values() -> dict[str, str]:
@@ -27,7 +29,7 @@ def index():
     channels = sorted({t.channel for t in Template.select(Template.channel)
                        .where(Template.workspace == g.workspace.id)})
     choices = {"templates": export.known_templates(g.workspace.id), "channels": channels,
-               "statuses": filters.STATUSES}
+               "statuses": filters.STATUSES, "lists": progress.sent_lists(g.workspace)}
     try:
         chosen = filters.parse(g.workspace.id, values)
         page = feed.feed(chosen, request.args.get("cursor") or None)

@@ -15,7 +15,7 @@ from engine.catalog.keys import KeyLifecycleError, create_key, revoke_key
 from engine.people import audit
 from engine.store.models import ApiKey, utcnow
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.forms import ApiKeyForm, mark
 
 
@@ -89,5 +89,5 @@ def revoke_api_key(key_id):
         revoke_key(key)
         audit.record(g.workspace, current_user.user, "api_key.revoked", key.name,
                      {"keyId": str(key.id)})
-    flash(f"The key “{key.name}” is revoked. The API refuses it within 5 seconds.", "info")
+    flash(f"The key “{key.name}” is revoked. The API refuses it from now on.", "info")
     return redirect(url_for("settings.api_keys", workspace_id=g.workspace.id))

@@ -6,7 +6,7 @@ from flask import g, render_template, request
 
 from engine.people import audit
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 
 PAGE_SIZE = 100
 

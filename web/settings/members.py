@@ -13,7 +13,7 @@ from engine.people.errors import PeopleError
 from engine.people.models import Invitation, Membership
 from engine.plugins.contracts import DeliveryError
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.forms import InviteForm, mark
 
 log = logging.getLogger("herald.web")

@@ -10,14 +10,16 @@ from urllib.parse import urlsplit
 from flask import flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
+from config.redaction import mask_secrets, mask_url
 from config.settings import provider_scheme_of, provider_urls
 from engine import runtime
 from engine.people import audit, mail, users
 from engine.people.errors import PeopleError
-from engine.plugins.contracts import DeliveryError
-from engine.plugins.manager import provider_problem, provider_scheme
+from engine.plugins.contracts import DeliveryError, DestinationRefused
+from engine.plugins.manager import provider_scheme
+from engine.webhooks.provider_hosts import ProviderEgress, own_provider_problem
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark
 
 MAX_URL = 2000
@@ -72,15 +74,20 @@ def save_provider():
     form = ProviderForm()
     urls = (form.provider_url.data or "").split()
     for problem in _problems(urls):
-        mark(form.provider_url, problem)
+        mark(form.provider_url, mask_secrets(problem))
     if form.provider_url.errors:
+        # Never echo a credential: the URLs come back with their secrets masked, to be typed
+        # again (a page may be cached, shared or shown on a screen).
+        form.provider_url.data = "\n".join(mask_url(url) for url in urls)
+        if any(mask_url(url) != url for url in urls):
+            mark(form.provider_url, "Credentials are not shown again: type them again.")
         return _page(form, status=400)
     entries = [{"plugin": provider_scheme(url), "url": url} for url in urls]
     g.workspace.email_provider = json.dumps(entries[0] if len(entries) == 1 else entries)
     g.workspace.save()
     names = ", then ".join(shown(url) or "" for url in urls)
     audit.record(g.workspace, current_user.user, "email_provider.changed", names)
-    flash(f"Saved: this workspace's email goes through {names} (within 5 seconds).", "info")
+    flash(f"Saved: this workspace's email goes through {names}.", "info")
     return redirect(url_for("settings.email_provider", workspace_id=g.workspace.id))
 
 
@@ -101,7 +108,7 @@ def _problems(urls: list[str]) -> list[str]:
         elif runtime.settings().production and provider_scheme_of(url) == "inbox":
             # As HERALD_EMAIL_PROVIDER and `herald apply`: nobody reads the inbox there.
             problems.append(f"{which}inbox:// is for development and test only.")
-        elif problem := provider_problem(url, None, settings=runtime.settings()):
+        elif problem := own_provider_problem(url, None, runtime.settings()):
             problems.append(f"{which}this URL cannot send: {problem}.")
     return [p[0].upper() + p[1:] for p in problems]
 
@@ -129,14 +136,17 @@ def test_provider():
     entries = [(entry.get("plugin"), entry.get("url", "")) for entry in _own()]
     text = (f"This is a test message from the Herald workspace “{g.workspace.name}”, sent by "
             f"{current_user.email} to check its email provider.\n")
+    settings = runtime.settings()
+    # The workspace's own providers connect only where spec 6.1 allows; the default is the
+    # operator's, trusted.
+    egress = ProviderEgress(settings.webhook_allow_private) if entries else None
     try:
         result = mail.send(to, "Herald test message", text, entries=entries or None,
-                           workspace_id=str(g.workspace.id))
+                           workspace_id=str(g.workspace.id), egress=egress)
     except (DeliveryError, LookupError, ValueError) as err:
-        answer = {"ok": False, "text": (str(err) or type(err).__name__) + _route(err),
-                  "status": getattr(err, "status_code", None)}
+        answer = {"ok": False, "text": short_reason(err) + _route(err)}
     else:
-        refused = "; ".join(f"{a}: {why}" for a, why in result.rejected.items())
+        refused = "; ".join(f"{a}: refused{_code(why)}" for a, why in result.rejected.items())
         answer = {"ok": not refused, "text": (refused or "accepted") + _route(result),
                   "id": result.provider_message_id}
     audit.record(g.workspace, current_user.user, "email_provider.tested", to,
@@ -144,11 +154,34 @@ def test_provider():
     return _page(test_form=test_form, answer=answer)
 
 
+def short_reason(err: Exception) -> str:
+    """What the page says of a failed test: Herald's own words, never a server's or a
+    vendor's answer (which could be any internal service's banner or page: docs/web.md)."""
+    if isinstance(err, DestinationRefused):
+        return str(err)  # Herald's rule, naming the host the Admin typed
+    if isinstance(err, DeliveryError):
+        reason = err.reason or "the provider did not take the message"
+        return f"{reason} (status {err.status_code})" if err.status_code else reason
+    return "this URL cannot send" if isinstance(err, LookupError | ValueError) else "failed"
+
+
 def _route(outcome: object) -> str:
     """Which providers of a list were tried, and which took the message (failover)."""
     tried = getattr(outcome, "providers_tried", None)
     if not tried:
         return ""
-    steps = "; ".join(f"{t['provider']}: {t['outcome']}" for t in tried)
+    steps = "; ".join(f"{t['provider']}: {_outcome_word(t['outcome'])}" for t in tried)
     via = getattr(outcome, "delivered_via", None)
     return f" by {via} ({steps})" if via else f" ({steps})"
+
+
+def _outcome_word(outcome: str) -> str:
+    """A tried provider's outcome as the page shows it: its first word (sent, failed,
+    skipped...), without the server's text that may follow."""
+    return str(outcome).split(":", 1)[0][:40]
+
+
+def _code(why: str) -> str:
+    """A refusal's SMTP or HTTP status code, when it starts with one: " (550)"."""
+    head = str(why)[:3]
+    return f" ({head})" if head.isdigit() else ""

@@ -13,7 +13,7 @@ from engine.senders.allowances import templates_using
 from engine.senders.errors import SenderError
 from engine.store.models import Sender
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.forms import DomainForm, SingleSenderForm, mark
 
 

@@ -1,7 +1,7 @@
 """The suppression list: search (by address and scope), add, remove, CSV import and export
 (engine/catalog/suppressions.py, the writer bounces and `herald apply` use). Delivery reads
-the list at each attempt, and a preview's cached answers are dropped here and elsewhere
-within 5 seconds. Each row shows its scope: all mail, or Marketing email only."""
+the list at each attempt, and every process's next preview names a change. Each row
+shows its scope: all mail, or Marketing email only."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from engine.people.errors import PeopleError
 from engine.store.db import database
 from engine.store.models import Suppression
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 from web.settings.csv_files import SCOPES, CsvRefused, read_rows, write_rows
 from web.settings.forms import ImportForm, SuppressionForm, mark
 

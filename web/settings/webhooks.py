@@ -11,7 +11,7 @@ from engine.catalog.keys import rotate_signing_secret
 from engine.inbound import postmark
 from engine.people import audit
 from web.permissions import workspace_view
-from web.settings import blueprint
+from web.settings.blueprint import blueprint
 
 
 @blueprint.get("/webhooks")

@@ -44,8 +44,8 @@ def test_expired_snapshots_are_dropped_once_many_are_kept(settings, monkeypatch)
     others = [factories.template(ws) for _ in range(3)]
     snapshots.snapshot(str(ws.id), str(tpl.id))
     now = time.monotonic()
-    for key, (_, snap) in list(snapshots._cache.items()):
-        snapshots._cache[key] = (now - 1, snap)  # expired
+    for key, (_, snap, tags) in list(snapshots._cache.items()):
+        snapshots._cache[key] = (now - 1, snap, tags)  # expired
     for other in others:
         snapshots.snapshot(str(ws.id), str(other.id))
     assert len(snapshots._cache) == 3

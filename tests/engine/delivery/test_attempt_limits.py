@@ -15,9 +15,9 @@ from peewee import DatabaseError
 
 from engine import runtime
 from engine.delivery.jobs import MAX_EMAIL_ATTEMPTS, deliver_notification
-from engine.delivery.reconciler import reconcile
 from engine.store.models import DeliveryAttempt, InboxMessage, Notification, utcnow
 from engine.store.queueing import queue
+from engine.worker.reconciler import reconcile
 from tests import factories
 
 

@@ -12,11 +12,12 @@ import pytest
 from redis import Redis
 
 from engine import runtime
-from engine.delivery import handoff, providers
+from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification, hand_over
 from engine.store.embedded_redis import free_port
 from engine.store.models import DeliveryAttempt, Notification
 from engine.store.queueing import BULK_QUEUE_NAME, QUEUE_NAME
+from engine.worker import handoff
 from tests import factories
 from tests.support.smtp_server import start_smtp
 

@@ -11,16 +11,16 @@ import threading
 
 from redis import Redis
 
-from api.app import create_app
 from channels.email import EmailChannel
+from cli.app import create_app
 from engine import runtime
 from engine.catalog import keycache
 from engine.delivery.message_lanes import send_all
-from engine.delivery.reconciler import reconcile
-from engine.delivery.worker_class import HeraldWorker
 from engine.plugins.contracts import SendResult
 from engine.store.models import InboxMessage, Notification, utcnow
 from engine.store.queueing import BULK_QUEUE_NAME, QUEUE_NAME, QUEUE_NAMES, enqueue_notification
+from engine.worker.reconciler import reconcile
+from engine.worker.worker_class import HeraldWorker
 from tests import factories
 from tests.engine.delivery.test_fan_out_lanes import planned
 

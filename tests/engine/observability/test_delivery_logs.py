@@ -10,13 +10,13 @@ import logging
 import pytest
 
 from engine.delivery.jobs import deliver_notification
-from engine.delivery.process_log import configure_logging
 from engine.delivery.providers import close_all
-from engine.delivery.reconciler import reconcile
 from engine.observability.log_format import JsonFormatter, TextFormatter
 from engine.observability.metrics_registry import exposition
 from engine.store.embedded_redis import free_port
 from engine.store.models import Notification, utcnow
+from engine.worker.process_log import configure_logging
+from engine.worker.reconciler import reconcile
 from tests import factories
 from tests.support.smtp_server import start_smtp
 

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from api.app import create_app
+from cli.app import create_app
 from engine.webhooks.delivery import deliver_webhook
 from engine.webhooks.signatures import verify_webhook
 from tests import factories

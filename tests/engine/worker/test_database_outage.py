@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from engine import runtime
-from engine.delivery import handoff
 from engine.delivery.jobs import hand_over
 from engine.store.models import Notification
+from engine.worker import handoff
 from tests import factories
 from tests.support.processes import wait_for
 from tests.support.tcp_proxy import TcpProxy

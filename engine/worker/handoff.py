@@ -22,7 +22,9 @@ events) runs on one delivery thread, one notification at a time:
 - **Shutdown** (SIGTERM, the end of a burst): the worker finishes the delivery in hand and
   the one waiting before it exits.
 
-Anything else that calls the job (the fork-per-job worker, tests) delivers inside it.
+Anything else that calls the job (the fork-per-job worker, tests) delivers inside it. The job
+meets the thread only through engine/delivery/handing.py, which this module installs it in:
+the job knows nothing of the process.
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from engine.delivery.database_wait import wait_for_database
+from engine.delivery import handing
 from engine.observability.outages import dependency_of
 from engine.store.db import database
+from engine.worker.database_wait import wait_for_database
 
 log = logging.getLogger("herald.delivery")
 
@@ -114,38 +117,20 @@ def _close_connection() -> None:
         database.close()
 
 
-_thread: DeliveryThread | None = None
-
-
 def start() -> None:
     """From now on, delivery jobs of this process hand their notification to the thread."""
-    global _thread
-    if _thread is None:
-        _thread = DeliveryThread()
+    if handing.installed() is None:
+        handing.use(DeliveryThread())
 
 
 def close() -> None:
     """Finish the deliveries handed over; jobs deliver inside themselves again."""
-    global _thread
-    thread, _thread = _thread, None
-    if thread is not None:
+    thread = handing.use(None)
+    if isinstance(thread, DeliveryThread):
         thread.close()
 
 
-def hand(key: str, work: Callable[[], Any]) -> None:
-    """Deliver ``work`` for the job ``key`` on the thread, after the deliveries before it.
-    Does nothing unless the thread is started."""
-    if _thread is not None:
-        _thread.hand(key, work)
-
-
-def waiting() -> bool:
-    """Whether another delivery waits for the thread (False without the thread)."""
-    thread = _thread
-    return thread is not None and thread.waiting()
-
-
-def taken(key: str) -> bool:
-    """For the job ``key``: True when its delivery was handed to the thread (the job returns
-    at once); False when the job must deliver itself, which it then does alone."""
-    return _thread.take(key) if _thread is not None else False
+# What a job asks (engine/delivery/handing.py), here too for the worker's own callers.
+hand = handing.hand
+waiting = handing.waiting
+taken = handing.taken

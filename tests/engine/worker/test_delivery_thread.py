@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from engine.delivery import handoff
 from engine.delivery.jobs import deliver_notification, hand_over
 from engine.store.models import DeliveryAttempt, Notification
+from engine.worker import handoff
 from tests import factories
 
 

@@ -6,7 +6,7 @@ replaced after a growing pause (1, 2, 4 ... up to ``MAX_PAUSE`` seconds), so a c
 does not spin. A worker process that exits with status 2 met a configuration error: the
 parent stops the others and exits 2. SIGTERM or SIGINT is passed on to every worker process
 (each finishes the delivery in hand) and the parent exits 0 once they have. The worker
-processes die with the parent (engine/delivery/lifeline.py); a process supervisor (systemd,
+processes die with the parent (engine/worker/lifeline.py); a process supervisor (systemd,
 Kubernetes) still watches the parent.
 """
 
@@ -47,7 +47,7 @@ def restart_pause(quick_deaths: int) -> float:
 def worker_command(burst: bool, fork: bool, replacement: bool) -> list[str]:
     """A worker process of this parent; a replacement re-enqueues at once what the process
     it replaces had taken from the queue."""
-    command = [sys.executable, "-m", "engine.delivery.worker", "--parent", str(os.getpid())]
+    command = [sys.executable, "-m", "engine.worker.worker", "--parent", str(os.getpid())]
     return command + ["--burst"] * burst + ["--fork"] * fork + ["--replacement"] * replacement
 
 

@@ -26,13 +26,13 @@ from rq.scripts import release_lock
 from engine import runtime
 from engine.delivery import outcome_events
 from engine.delivery.attempts import attempt_row
-from engine.delivery.redis_watch import RedisWatch
 from engine.delivery.retry import max_attempts
 from engine.store import notification_facts, redis_outages
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, utcnow
 from engine.store.queueing import JOB_FUNCTION, enqueue_notification, queue
 from engine.store.vocabulary import NotificationStatus, Outcome
+from engine.worker.redis_watch import RedisWatch
 
 log = logging.getLogger("herald.reconciler")
 LOCK_KEY = "herald:reconciler:lock"

@@ -4,11 +4,11 @@ RQ starts the scheduler from the worker that holds the queue's scheduler lock, a
 names that scheduler. Left to itself, a scheduler whose worker was killed lives on under
 PID 1, renewing the lock, and no live worker can take the scheduler over. Here:
 
-- the scheduler is a process of its own (``python -m engine.delivery.scheduler``), not a
+- the scheduler is a process of its own (``python -m engine.worker.scheduler``), not a
   fork: RQ forks it from a worker whose other threads (delivery, reconciler) log, and a
   fork taken while one of them held the lock of stderr hangs at its first line, beyond
   the reach of any signal but SIGKILL;
-- the scheduler gets SIGTERM when its worker dies (engine/delivery/lifeline.py) and stops
+- the scheduler gets SIGTERM when its worker dies (engine/worker/lifeline.py) and stops
   as RQ stops it, releasing the lock;
 - its lease is ``LEASE_SECONDS`` instead of RQ's 61, renewed every second as before, so a
   scheduler killed outright (SIGKILL of the whole process group) frees the lock soon;
@@ -34,9 +34,9 @@ from redis.exceptions import RedisError
 from rq.scheduler import RQScheduler, run
 from rq.scripts import ACQUIRE_OR_REFRESH_LOCK_SCRIPT, acquire_or_refresh_lock
 
-from engine.delivery import lifeline
-from engine.delivery.process_log import configure_logging
 from engine.store import redis_outages
+from engine.worker import lifeline
+from engine.worker.process_log import configure_logging
 
 log = logging.getLogger("herald.scheduler")
 LEASE_SECONDS = 10
@@ -52,7 +52,7 @@ class HeraldScheduler(RQScheduler):
         from engine import runtime
 
         self._status = self.Status.STARTED
-        command = [sys.executable, "-m", "engine.delivery.scheduler", "--worker",
+        command = [sys.executable, "-m", "engine.worker.scheduler", "--worker",
                    str(os.getpid()), "--name", self.name, *sorted(self._queue_names)]
         # The address stays out of the command line: `ps` would show its password.
         env = {**os.environ, "HERALD_REDIS_URL": runtime.settings().redis_url or ""}
@@ -125,7 +125,7 @@ class SchedulerProcess:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The scheduler process: RQ's scheduler loop under the name its worker locked with."""
-    parser = argparse.ArgumentParser(prog="python -m engine.delivery.scheduler")
+    parser = argparse.ArgumentParser(prog="python -m engine.worker.scheduler")
     parser.add_argument("--worker", type=int, required=True, help="die with this process")
     parser.add_argument("--name", required=True, help="the name the lock was taken under")
     parser.add_argument("queues", nargs="+")

@@ -15,13 +15,13 @@ from rq.exceptions import StopRequested
 from rq.worker import WorkerStatus
 
 from engine import runtime
-from engine.delivery import handoff
-from engine.delivery.scheduler import LEASE_SECONDS, HeraldScheduler
-from engine.delivery.worker_class import HeraldWorker
 from engine.store import notification_store, redis_outages
 from engine.store.embedded_redis import free_port
 from engine.store.models import InboxMessage, Notification
 from engine.store.queueing import QUEUE_NAME, enqueue_notification, queue
+from engine.worker import handoff
+from engine.worker.scheduler import LEASE_SECONDS, HeraldScheduler
+from engine.worker.worker_class import HeraldWorker
 from tests import factories
 
 SEEN: list[str] = []

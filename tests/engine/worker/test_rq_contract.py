@@ -1,6 +1,6 @@
 """The RQ behaviour Herald's worker relies on, pinned against the installed RQ.
 
-The hand-off (engine/delivery/handoff.py) extends RQ only where RQ is meant to be extended:
+The hand-off (engine/worker/handoff.py) extends RQ only where RQ is meant to be extended:
 a Worker subclass (SimpleWorker, no fork) whose ``queue_class`` is a Queue subclass. It
 relies on three things RQ does: the worker dequeues through ``queue_class.dequeue_any``, on
 its own thread, before it runs the job; the job runs in the worker's process with the
@@ -19,9 +19,9 @@ from rq import Queue, SimpleWorker
 from rq.job import Job, JobStatus
 
 from engine import runtime
-from engine.delivery.reconciler import reconcile
 from engine.store.models import Notification, utcnow
 from engine.store.queueing import JOB_FUNCTION, QUEUE_NAME, enqueue_notification, queue
+from engine.worker.reconciler import reconcile
 from tests import factories
 
 seen_events: list[tuple[str, str, str]] = []
@@ -80,7 +80,7 @@ def test_a_queued_job_of_an_older_function_path_is_replaced_by_the_reconciler(se
 
 
 def test_the_worker_and_scheduler_methods_herald_extends_are_rq_s(settings):
-    """engine/delivery/worker_class.py and scheduler.py override these by name: a rename in
+    """engine/worker/worker_class.py and scheduler.py override these by name: a rename in
     RQ would leave Herald's override dead (a scheduler forked again, a signal handler that
     writes to Redis, a scheduler checked every 10 minutes) without an error."""
     from rq.scheduler import RQScheduler

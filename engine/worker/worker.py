@@ -1,10 +1,10 @@
 """`herald worker`: RQ workers with the scheduler and the reconciler, one or several processes.
 
-One worker process runs an RQ worker (engine/delivery/worker_class.py), its delivery thread
+One worker process runs an RQ worker (engine/worker/worker_class.py), its delivery thread
 and its reconciler thread; it ends on SIGTERM or SIGINT (after the delivery in hand, exit 0)
 or on a configuration error (exit 2), never because Redis went away: its Redis client waits
 for it (engine/store/redis_outages.py), and an RQ work loop that ends on its own is started
-again. With ``--processes N`` a parent keeps N of them (engine/delivery/supervisor.py).
+again. With ``--processes N`` a parent keeps N of them (engine/worker/supervisor.py).
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ from redis.exceptions import AuthenticationError, AuthorizationError, RedisError
 
 from config.settings import ConfigError, Settings, load_settings
 from engine import runtime
-from engine.delivery import handoff, lifeline
-from engine.delivery.process_log import configure_logging
-from engine.delivery.reconciler import run_periodically
-from engine.delivery.supervisor import Supervisor
-from engine.delivery.worker_class import ForkingHeraldWorker, HeraldWorker
 from engine.plugins.manager import check_providers
 from engine.reports.job import run_periodically as report_job
 from engine.senders.recheck import run_periodically as recheck_senders
 from engine.store import redis_outages
 from engine.store.queueing import QUEUE_NAMES
+from engine.worker import handoff, lifeline
+from engine.worker.process_log import configure_logging
+from engine.worker.reconciler import run_periodically
+from engine.worker.supervisor import Supervisor
+from engine.worker.worker_class import ForkingHeraldWorker, HeraldWorker
 
 log = logging.getLogger("herald.worker")
 MAX_LOOP_PAUSE = 30.0
@@ -143,7 +143,7 @@ def _run_rq(burst: bool, fork: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """A worker process of `herald worker --processes N` (the parent passes --parent)."""
-    parser = argparse.ArgumentParser(prog="python -m engine.delivery.worker")
+    parser = argparse.ArgumentParser(prog="python -m engine.worker.worker")
     parser.add_argument("--burst", action="store_true")
     parser.add_argument("--fork", action="store_true")
     parser.add_argument("--parent", type=int, help="die with this process (the supervisor)")

@@ -11,13 +11,13 @@ import textwrap
 
 import pytest
 
-from engine.delivery.supervisor import describe_end, restart_pause
+from engine.worker.supervisor import describe_end, restart_pause
 from tests.support.processes import wait_for
 
 # A supervisor whose one "worker process" exits at once with the status given.
 SUPERVISOR = textwrap.dedent("""
     import logging, sys
-    from engine.delivery.supervisor import Supervisor
+    from engine.worker.supervisor import Supervisor
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     child = [sys.executable, "-c", f"raise SystemExit({sys.argv[1]})"]
     raise SystemExit(Supervisor(1, command=lambda *_: child).run())

@@ -7,10 +7,10 @@ import threading
 from redis import Redis
 
 from engine import runtime
-from engine.delivery import redis_watch
-from engine.delivery.reconciler import reconcile, reconcile_lost_now, run_periodically
 from engine.store.models import Notification
 from engine.store.queueing import enqueue_notification, queue
+from engine.worker import redis_watch
+from engine.worker.reconciler import reconcile, reconcile_lost_now, run_periodically
 from tests import factories
 from tests.support.processes import wait_for
 

@@ -15,7 +15,7 @@ from tests.support.processes import running, wait_for
 
 CHILD = textwrap.dedent("""
     import signal, sys
-    from engine.delivery import lifeline
+    from engine.worker import lifeline
     if sys.argv[2] == "watch":  # as where the kernel cannot be asked
         lifeline._ask_the_kernel = lambda signum: False
     lifeline.bind_to_parent(int(sys.argv[1]))

@@ -6,7 +6,7 @@ What RQ's worker lacks, added where RQ's worker class is meant to be extended:
   back (engine/store/redis_outages.py). RQ's bookkeeping around a job that fails anyway (a
   Redis error of another kind) is logged and the worker goes on: the database is the record
   of the notification, and the delivery thread or the reconciler takes it up.
-- **The scheduler follows its worker** (engine/delivery/scheduler.py), and a worker checks
+- **The scheduler follows its worker** (engine/worker/scheduler.py), and a worker checks
   every ``SCHEDULER_CHECK_SECONDS`` (RQ: every 10 minutes) whether the scheduler runs
   somewhere, starting it here when its lock is free or its process here died. Stopping,
   the worker waits ``SCHEDULER_STOP_SECONDS`` for it, then kills it.
@@ -35,11 +35,11 @@ from rq.exceptions import StopRequested
 from rq.job import Job
 from rq.worker import WorkerStatus
 
-from engine.delivery import handoff, redis_watch
 from engine.delivery.jobs import hand_over
-from engine.delivery.scheduler import HeraldScheduler
 from engine.store import redis_outages
 from engine.store.queueing import JOB_FUNCTION
+from engine.worker import handoff, redis_watch
+from engine.worker.scheduler import HeraldScheduler
 
 log = logging.getLogger("herald.worker")
 SCHEDULER_CHECK_SECONDS = 2.0
@@ -215,7 +215,7 @@ class _Unattended:
 class HeraldWorker(_Unattended, SimpleWorker):
     """RQ's SimpleWorker, with each delivery job's notification handed to the delivery thread
     as soon as the job is dequeued: the delivery runs beside RQ's own work for the job and
-    the next one (engine/delivery/handoff.py)."""
+    the next one (engine/worker/handoff.py)."""
 
     queue_class = _HandingQueue
 

@@ -1,0 +1,10 @@
+"""Send to a list (docs/web.md, "Send to a list"): a file of recipients read, checked row by
+row against a template, kept, then sent as one job, each row through the send's own accept
+path (engine/sending/accepting.py) on the bulk queue.
+
+- ``reading``: the CSV file into a header and numbered rows (the header is row 1);
+- ``checking``: every bad row named, the template's tags, suppressions, the allowance;
+- ``uploads``: a checked file kept as a RecipientList;
+- ``sending``: ``Send N notifications``, the job that expands the list in batches, cancel;
+- ``progress``: a list's counts, as reports count them.
+"""

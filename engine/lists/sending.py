@@ -1,0 +1,178 @@
+"""``Send N notifications``: a checked list sent as one job.
+
+Starting takes the whole list's units of the monthly allowance at once (or refuses, and
+nothing is sent) and enqueues the list's job on the bulk queue. The job expands the list in
+batches: each row goes through the send's one accept path (engine/sending/accepting.py,
+the same rendering, payload, row and enqueue as an API send) with an Idempotency-Key of
+the list's id and the row's number, so a job that runs twice (a retry, a worker killed
+mid-batch) accepts no row twice. Between batches it records its progress and looks for a
+cancel; after BATCH_SECONDS it enqueues its own continuation, so transactional jobs, on
+the queue served first, never wait behind a whole list.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Any
+
+from peewee import Case
+
+from engine import runtime
+from engine.catalog import snapshots
+from engine.errors import ApiError
+from engine.lists import rows
+from engine.sending import idempotency, limits
+from engine.sending.accepting import Replayed, accept, rendered_payload
+from engine.sending.idempotency import IdempotencyKey
+from engine.store.models import RecipientList, utcnow
+from engine.store.queueing import BULK_QUEUE_NAME, queue
+
+log = logging.getLogger("herald.lists")
+BATCH_ROWS = 200
+BATCH_SECONDS = 10.0
+JOB_TIMEOUT = 600
+SENDING, SENT, CANCELLED, CHECKED = "sending", "sent", "cancelled", "checked"
+# One script: the units are taken only when all of them are left.
+_TAKE = """
+local used = redis.call('GET', KEYS[1])
+if not used then return -1 end
+if tonumber(used) + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return 0 end
+redis.call('INCRBY', KEYS[1], ARGV[2])
+return 1
+"""
+
+
+class SendRefused(ValueError):
+    """The list cannot be sent now; says why, for the person sending it."""
+
+
+def correlation_id(list_id: uuid.UUID, row: int) -> str:
+    """Each row's notification: found by the list (reports filter) and by its row."""
+    return f"list-{list_id.hex}-{row}"
+
+
+def _take_allowance(account_id: str, monthly_limit: int, count: int) -> bool:
+    key = limits.allowance_key(account_id)
+    redis = runtime.redis()
+    taken = int(redis.eval(_TAKE, 1, key, monthly_limit, count))
+    if taken == -1:  # Redis lost the counter: rebuilt from the database, as a send does
+        redis.set(key, limits.used_this_month(account_id), nx=True, ex=40 * 24 * 3600)
+        taken = int(redis.eval(_TAKE, 1, key, monthly_limit, count))
+    return taken == 1
+
+
+def _give_back(account_id: str, count: int) -> None:
+    if count > 0:
+        runtime.redis().decrby(limits.allowance_key(account_id), count)
+
+
+def start(kept: RecipientList, user_id: Any) -> bool:
+    """Send the list: True when this call started it, False when it was started already
+    (a double click, a retried form). SendRefused when the allowance is short."""
+    account = kept.workspace.account
+    if account.monthly_limit is None:
+        raise SendRefused("The account has no monthly allowance configured.")
+    if kept.status != CHECKED:
+        return False
+    account_id = str(account.id)
+    if not _take_allowance(account_id, account.monthly_limit, kept.row_count):
+        raise SendRefused(f"The account's monthly allowance has fewer than "
+                          f"{kept.row_count:,} notifications left: nothing was sent.")
+    started = (RecipientList.update(status=SENDING, sent_by=str(user_id) if user_id else None,
+                                    sent_at=utcnow())
+               .where(RecipientList.id == kept.id, RecipientList.status == CHECKED).execute())
+    if not started:
+        _give_back(account_id, kept.row_count)
+        return False
+    enqueue(kept.id, 0)
+    return True
+
+
+def enqueue(list_id: uuid.UUID, cursor: int) -> None:
+    """The list's job from row index ``cursor`` on, on the bulk queue."""
+    queue(BULK_QUEUE_NAME).enqueue(
+        expand, str(list_id), job_id=f"list-{list_id.hex}-{cursor}",
+        job_timeout=JOB_TIMEOUT, result_ttl=0, failure_ttl=24 * 3600)
+
+
+def cancel(kept: RecipientList) -> bool:
+    """Stop a list: rows its job has not accepted yet are not sent. False when it was not
+    sending (sent already, cancelled already, never started)."""
+    return bool(RecipientList.update(status=CANCELLED)
+                .where(RecipientList.id == kept.id,
+                       RecipientList.status.in_([SENDING, CHECKED])).execute())
+
+
+def _status(list_id: uuid.UUID) -> str:
+    """The list's status now (a cancel from the web page lands here between batches)."""
+    return RecipientList.select(RecipientList.status).where(
+        RecipientList.id == list_id).scalar()
+
+
+def _accept_row(kept: RecipientList, snap: snapshots.TemplateSnapshot, version: Any,
+                number: int, recipient: str, values: list[str]) -> str | None:
+    """One row through the accept path; None when accepted (now or before), else why not."""
+    request = rows.body(str(kept.workspace_id), str(kept.template_id), kept.version_number,
+                        kept.channel, recipient, dict(zip(kept.columns[1:], values,
+                                                          strict=True)))
+    keyed = IdempotencyKey(f"list:{kept.id.hex}:{number}", idempotency.digest(request))
+    try:
+        resolved = rows.resolved(request, snap, version)
+        accept(resolved, rendered_payload(resolved), correlation_id(kept.id, number),
+               keyed=keyed, bulk=True)
+    except Replayed:
+        return None  # accepted by an earlier run of this job
+    except ApiError as err:
+        details = [m for messages in (err.errors or {}).values() for m in messages]
+        return "; ".join(details) or err.detail
+    return None
+
+
+def expand(list_id: str) -> int:
+    """The list's job: accept rows from where the list left off, in batches, for at most
+    BATCH_SECONDS; then its continuation is enqueued, or the list is finished. Returns
+    how many rows this run handled."""
+    ident = uuid.UUID(list_id)
+    kept = RecipientList.get_or_none(RecipientList.id == ident)
+    if kept is None:
+        return 0
+    handled, deadline = 0, time.monotonic() + BATCH_SECONDS
+    status, accepted, refused = kept.status, kept.accepted, list(kept.refused or [])
+    snap = snapshots.snapshot(str(kept.workspace_id), str(kept.template_id))
+    version = snap.version(kept.version_number) if snap is not None else None
+    all_rows = kept.rows or []
+    while status == SENDING and accepted + len(refused) < len(all_rows):
+        cursor = accepted + len(refused)
+        for number, recipient, values in all_rows[cursor:cursor + BATCH_ROWS]:
+            why = ("the template or its version was deleted" if version is None else
+                   _accept_row(kept, snap, version, number, recipient, values))
+            if why is None:
+                accepted += 1
+            else:
+                refused.append([number, why])
+            handled += 1
+        # Progress only while still sending: a cancel made meanwhile stays, and stops here.
+        RecipientList.update(accepted=accepted, refused=refused).where(
+            RecipientList.id == ident).execute()
+        status = _status(ident)
+        left = accepted + len(refused) < len(all_rows)
+        if time.monotonic() >= deadline and left and status == SENDING:
+            enqueue(ident, accepted + len(refused))
+            return handled
+    _finish(kept, accepted)
+    return handled
+
+
+def _finish(kept: RecipientList, accepted: int) -> None:
+    """Sent (or cancelled): once, the allowance units of rows not accepted given back."""
+    done = (RecipientList.update(
+        finished_at=utcnow(),
+        status=Case(None, ((RecipientList.status == SENDING, SENT),), RecipientList.status))
+        .where(RecipientList.id == kept.id, RecipientList.finished_at.is_null()).execute())
+    if done:
+        _give_back(str(kept.workspace.account_id), kept.row_count - accepted)
+        log.info("list %s finished: %d of %d rows accepted", kept.id, accepted,
+                 kept.row_count)
+

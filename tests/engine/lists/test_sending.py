@@ -1,0 +1,155 @@
+"""engine/lists: a checked list sent as one job through the send's accept path, on the bulk
+queue, once per row however often the job runs; cancelled; counted as reports count."""
+
+from __future__ import annotations
+
+import pytest
+from redis import Redis
+
+from engine.delivery.jobs import deliver_notification
+from engine.lists import progress, sending, uploads
+from engine.lists.sending import SendRefused
+from engine.reports import filters
+from engine.sending import limits
+from engine.store.models import Account, InboxMessage, Notification, RecipientList
+from engine.store.queueing import BULK_QUEUE_NAME, QUEUE_NAME
+from tests import factories
+
+ROWS = [("ada@example.net", "Ada"), ("grace@example.net", "Grace"),
+        ("alan@example.net", "Alan"), ("edsger@example.net", "Edsger")]
+
+
+@pytest.fixture
+def ws(settings):
+    return factories.workspace()
+
+
+@pytest.fixture
+def redis(settings):
+    return Redis.from_url(settings.redis_url)
+
+
+def _kept(ws, rows=ROWS) -> RecipientList:
+    template = factories.template(ws)
+    text = "email address,name\n" + "".join(f"{a},{n}\n" for a, n in rows)
+    checked, kept = uploads.upload(ws, template, "people.csv", text.encode(), None)
+    assert checked.ok, checked.problems
+    return kept
+
+
+def _run_jobs(redis) -> int:
+    """Run the list jobs waiting on the bulk queue, in order, as a worker would."""
+    ran = 0
+    while True:
+        jobs = [j for j in _queued(redis, BULK_QUEUE_NAME) if j.startswith("list-")]
+        if not jobs:
+            return ran
+        job_id = jobs[0]
+        redis.lrem(f"rq:queue:{BULK_QUEUE_NAME}", 1, job_id)
+        sending.expand(str(RecipientList.get().id))
+        ran += 1
+
+
+def _queued(redis, name: str) -> list[str]:
+    return [j.decode() for j in redis.lrange(f"rq:queue:{name}", 0, -1)]
+
+
+def test_nothing_is_sent_until_the_list_is_started(ws, redis):
+    _kept(ws)
+    assert Notification.select().count() == 0
+    assert _queued(redis, BULK_QUEUE_NAME) == []
+
+
+def test_each_row_is_accepted_once_on_the_bulk_queue_with_its_tags(ws, redis):
+    kept = _kept(ws)
+    assert sending.start(kept, "user-1") is True
+    assert sending.start(RecipientList.get_by_id(kept.id), "user-1") is False  # double click
+    assert _run_jobs(redis) == 1
+    notes = {n.correlation_id: n for n in Notification.select()}
+    assert sorted(notes) == sorted(f"list-{kept.id.hex}-{row}" for row in range(2, 6))
+    assert all(not n.is_test and n.idempotency_key.startswith("list:") for n in notes.values())
+    # Every row's job waits on the bulk queue: the priority queue stays for transactional mail.
+    assert sorted(_queued(redis, BULK_QUEUE_NAME)) == sorted(str(n.id) for n in notes.values())
+    assert _queued(redis, QUEUE_NAME) == []
+    for n in notes.values():
+        assert deliver_notification(str(n.id)) == "delivered"
+    got = {m.to[0]: m.subject for m in InboxMessage.select()}
+    assert got == {a: f"Hi {n}" for a, n in ROWS}
+    kept = RecipientList.get_by_id(kept.id)
+    assert (kept.status, kept.accepted, kept.refused, kept.sent_by) == ("sent", 4, [], "user-1")
+    shown = progress.progress(progress.summary(ws, kept.id))
+    assert dict(shown.shown) == {"Queued": 0, "Delivered": 4, "Failed": 0, "Bounced": 0,
+                                 "Suppressed": 0}
+
+
+def test_a_job_that_runs_again_accepts_no_row_twice(ws, redis):
+    kept = _kept(ws)
+    sending.start(kept, None)
+    _run_jobs(redis)
+    # As if the worker died before it recorded its progress: the rows run again.
+    RecipientList.update(status="sending", accepted=0, finished_at=None).execute()
+    sending.expand(str(kept.id))
+    assert Notification.select().count() == len(ROWS)
+    assert RecipientList.get_by_id(kept.id).accepted == len(ROWS)
+
+
+def test_the_allowance_is_taken_for_the_whole_list_first(ws, redis):
+    kept = _kept(ws)
+    Account.update(monthly_limit=3).where(Account.id == ws.account_id).execute()
+    with pytest.raises(SendRefused, match="fewer than 4"):
+        sending.start(RecipientList.get_by_id(kept.id), None)
+    assert RecipientList.get_by_id(kept.id).status == "checked"
+    assert Notification.select().count() == 0 and _queued(redis, BULK_QUEUE_NAME) == []
+    Account.update(monthly_limit=10).where(Account.id == ws.account_id).execute()
+    sending.start(RecipientList.get_by_id(kept.id), None)
+    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 4
+    _run_jobs(redis)
+    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 4
+
+
+def test_a_cancelled_list_sends_no_row_it_had_not_accepted(ws, redis, monkeypatch):
+    monkeypatch.setattr(sending, "BATCH_ROWS", 1)
+    monkeypatch.setattr(sending, "BATCH_SECONDS", 0.0)  # one batch per job
+    kept = _kept(ws)
+    sending.start(kept, None)
+    (job,) = _queued(redis, BULK_QUEUE_NAME)
+    redis.lrem(f"rq:queue:{BULK_QUEUE_NAME}", 1, job)
+    assert sending.expand(str(kept.id)) == 1  # one row, then its continuation enqueued
+    assert f"list-{kept.id.hex}-1" in _queued(redis, BULK_QUEUE_NAME)
+    assert sending.cancel(RecipientList.get_by_id(kept.id)) is True
+    _run_jobs(redis)
+    kept = RecipientList.get_by_id(kept.id)
+    assert (kept.status, kept.accepted, Notification.select().count()) == ("cancelled", 1, 1)
+    assert kept.finished_at is not None
+    # The three rows never accepted gave their allowance back.
+    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 1
+    assert sending.cancel(kept) is False
+
+
+def test_a_row_the_send_refuses_is_recorded_and_the_rest_go(ws, redis):
+    kept = _kept(ws)
+    sending.start(kept, None)
+    # The rows were checked; a send can still refuse one (here: a value made too long).
+    rows = kept.rows
+    rows[1][2] = ["x" * 9000]
+    RecipientList.update(rows=rows).where(RecipientList.id == kept.id).execute()
+    _run_jobs(redis)
+    kept = RecipientList.get_by_id(kept.id)
+    assert kept.accepted == 3 and [r[0] for r in kept.refused] == [3]
+    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 3
+
+
+def test_the_list_is_a_reports_filter(ws, redis):
+    kept = _kept(ws)
+    other = factories.notification(ws, factories.email_payload())
+    sending.start(kept, None)
+    _run_jobs(redis)
+    chosen = filters.parse(ws.id, {"list": str(kept.id)})
+    assert chosen.list_id == kept.id
+    from engine.reports import feed
+
+    page = feed.feed(chosen, None)
+    assert len(page.rows) == 4 and other.id not in {r.id for r in page.rows}
+    with pytest.raises(filters.FilterError):
+        filters.parse(ws.id, {"list": "nope"})
+    assert [lst.id for lst in progress.sent_lists(ws)] == [kept.id]

@@ -1,0 +1,11 @@
+"""The authoring blueprint, which each page module registers its routes on."""
+
+from __future__ import annotations
+
+from flask import Blueprint
+
+from web.core import errors
+
+blueprint = Blueprint("authoring", __name__, template_folder="templates",
+                      url_prefix="/w/<uuid:workspace_id>")
+errors.register(blueprint)

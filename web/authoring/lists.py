@@ -1,0 +1,123 @@
+"""Send to a list (docs/web.md): on an email or SMS template's page, a recipients file is
+uploaded and checked (every bad row named, nothing sent), then ``Send N notifications``
+starts the list's job; the list's page shows its counts and can cancel it. Every member may
+send to a list; the audit log records who sent which. Thin views over engine/lists/."""
+
+from __future__ import annotations
+
+from flask import abort, g, redirect, render_template, request, url_for
+
+from engine.authoring import previews
+from engine.lists import progress, reading, sending, uploads
+from engine.lists.checking import Checked, Problem
+from engine.lists.rows import RECIPIENT_COLUMNS
+from engine.people import audit
+from engine.store.models import RecipientList, Template, TemplateVersion
+from web.authoring import frames, loading
+from web.authoring.blueprint import blueprint
+from web.permissions import workspace_view
+
+
+def _listable(template_id) -> Template:
+    template = loading.authorable(loading.template(template_id))
+    if template.channel not in RECIPIENT_COLUMNS:
+        abort(404)
+    return template
+
+
+def _upload_page(template: Template, checked: Checked | None = None, status: int = 200):
+    return render_template("authoring/list_upload.html", template=template, checked=checked,
+                           column=RECIPIENT_COLUMNS[template.channel],
+                           max_rows=reading.MAX_ROWS,
+                           max_mb=reading.MAX_FILE_BYTES // (1024 * 1024)), status
+
+
+def _kept(template: Template, list_id) -> RecipientList:
+    ident = loading.parse_uuid(list_id)
+    kept = progress.summary(g.workspace, ident) if ident else None
+    if kept is None or kept.template_id != template.id:
+        abort(404)
+    return kept
+
+
+@blueprint.get("/templates/<template_id>/lists/new")
+@workspace_view("member")
+def new_list(template_id):
+    return _upload_page(_listable(template_id))
+
+
+@blueprint.post("/templates/<template_id>/lists")
+@workspace_view("member")
+def upload_list(template_id):
+    template = _listable(template_id)
+    sent = request.files.get("recipients")
+    if sent is None or not sent.filename:
+        checked = Checked(template.channel, RECIPIENT_COLUMNS[template.channel])
+        checked.add(Problem(None, "Choose a CSV file of recipients."))
+        return _upload_page(template, checked, 400)
+    data = sent.stream.read(reading.MAX_FILE_BYTES + 1)
+    checked, kept = uploads.upload(g.workspace, template, sent.filename, data,
+                                   loading.current_user_row().id)
+    if kept is None:
+        return _upload_page(template, checked, 400)
+    return redirect(url_for("authoring.list_page", workspace_id=g.workspace.id,
+                            template_id=template.id, list_id=kept.id), 303)
+
+
+def _first_row_preview(template: Template, kept: RecipientList) -> tuple[str, str, str]:
+    """(token, frame version, first recipient): the first row rendered into the sandboxed
+    preview frame, as the editor's preview is."""
+    full = uploads.find(g.workspace, kept.id)
+    version = TemplateVersion.get_or_none(TemplateVersion.template == template,
+                                          TemplateVersion.number == kept.version_number)
+    if version is None or full is None:
+        abort(404)
+    shown = previews.preview(g.workspace, template, dict(version.content),
+                             uploads.tags_of(full))
+    token = frames.new_token()
+    return token, frames.stash(template, token, shown), full.rows[0][1]
+
+
+@blueprint.get("/templates/<template_id>/lists/<list_id>")
+@workspace_view("member")
+def list_page(template_id, list_id):
+    template = _listable(template_id)
+    kept = _kept(template, list_id)
+    if kept.status == sending.CHECKED:
+        token, frame_version, first = _first_row_preview(template, kept)
+        return render_template("authoring/list_check.html", template=template, kept=kept,
+                               token=token, frame_version=frame_version, first=first,
+                               problem=request.args.get("problem"))
+    return render_template("authoring/list.html", template=template, kept=kept,
+                           shown=progress.progress(kept))
+
+
+@blueprint.post("/templates/<template_id>/lists/<list_id>/send")
+@workspace_view("member")
+def send_list(template_id, list_id):
+    template = _listable(template_id)
+    kept = _kept(template, list_id)
+    try:
+        started = sending.start(kept, loading.current_user_row().id)
+    except sending.SendRefused as err:
+        return redirect(url_for("authoring.list_page", workspace_id=g.workspace.id,
+                                template_id=template.id, list_id=kept.id,
+                                problem=str(err)), 303)
+    if started:
+        audit.record(g.workspace, loading.current_user_row(), "list.sent", kept.filename,
+                     {"listId": str(kept.id), "templateId": str(template.id),
+                      "rows": kept.row_count})
+    return redirect(url_for("authoring.list_page", workspace_id=g.workspace.id,
+                            template_id=template.id, list_id=kept.id), 303)
+
+
+@blueprint.post("/templates/<template_id>/lists/<list_id>/cancel")
+@workspace_view("member")
+def cancel_list(template_id, list_id):
+    template = _listable(template_id)
+    kept = _kept(template, list_id)
+    if sending.cancel(kept):
+        audit.record(g.workspace, loading.current_user_row(), "list.cancelled", kept.filename,
+                     {"listId": str(kept.id), "templateId": str(template.id)})
+    return redirect(url_for("authoring.list_page", workspace_id=g.workspace.id,
+                            template_id=template.id, list_id=kept.id), 303)
