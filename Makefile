@@ -41,11 +41,13 @@ bench: $(STAMP)
 # made by mmdebstrap from this host's apt sources, then Herald's image on it (IMAGE_BASE=
 # python:3.11-slim where a registry is reachable). The host's CA bundle is mounted for pip
 # during the build only. deploy/podman/containers.conf picks runc (crun refuses hybrid
-# cgroups on some hosts) unless CONTAINERS_CONF is already set.
+# cgroups on some hosts) unless CONTAINERS_CONF is already set. RUN steps use the host's
+# network: name resolution through the build network's NAT failed now and then on CI's kind
+# of machine, and a flaky build would block every merge.
 IMAGE_BASE ?= localhost/herald-debian:bookworm
 HOST_CA ?= /etc/ssl/certs/ca-certificates.crt
 export CONTAINERS_CONF ?= $(CURDIR)/deploy/podman/containers.conf
-PODMAN_BUILD = podman build --format docker $(if $(wildcard $(HOST_CA)),-v $(HOST_CA):/run/host-ca.crt:ro)
+PODMAN_BUILD = podman build --format docker --network=host $(if $(wildcard $(HOST_CA)),-v $(HOST_CA):/run/host-ca.crt:ro)
 
 image:
 	$(if $(filter localhost/herald-debian:%,$(IMAGE_BASE)),deploy/podman/build-base $(IMAGE_BASE))
