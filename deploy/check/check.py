@@ -6,7 +6,8 @@ against the same PostgreSQL and Redis (the compose worker stopped, so the kube w
 deliver) and require the same. Everything it started is removed at the end, pass or fail.
 
 Every wait polls with a deadline; a failure prints the containers' logs and exits 1.
-Environment: HERALD_CHECK_PORT (the API's host port, default 8000).
+Environment: HERALD_CHECK_PORT (the API's host port, default 8000, or a free one when
+something else holds 8000).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import base64
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -34,7 +36,30 @@ NETWORK = f"{PROJECT}_default"
 SECRET = "herald"  # the name deploy/kubernetes/ refers to (secretRef)
 TENANT = "6f1e2d3c-4b5a-4697-8a1b-2c3d4e5f6a7b"  # deploy/check/tenant.yaml
 TEMPLATE = "0a9b8c7d-6e5f-4a3b-9c1d-2e3f4a5b6c7d"
-PORT = int(os.environ.get("HERALD_CHECK_PORT", "8000"))
+
+
+def free_port() -> int:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return free.getsockname()[1]
+
+
+def _api_port() -> int:
+    """HERALD_CHECK_PORT, else 8000, the compose file's; if something already listens
+    there (a `herald dev` left running), a free port, said loudly, rather than a failure
+    that is not the deployment's."""
+    if "HERALD_CHECK_PORT" in os.environ:
+        return int(os.environ["HERALD_CHECK_PORT"])
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", 8000)) != 0:
+            return 8000
+    port = free_port()
+    print(f"deploy-check: NOTE: 127.0.0.1:8000 is taken; the API is published on {port}",
+          flush=True)
+    return port
+
+
+PORT = _api_port()
 COMPOSE = ["podman-compose", "-p", PROJECT, "-f", str(DEPLOY / "compose.yaml"),
            "-f", str(DEPLOY / "check" / "compose.smtp.yaml")]
 
@@ -154,6 +179,11 @@ def kube_play_file(workdir: Path) -> Path:
             if doc["kind"] == "Deployment":
                 doc["spec"]["replicas"] = 1
                 doc["spec"]["template"]["spec"].pop("initContainers", None)
+                # Podman publishes a containerPort on the host (8000, the compose API's):
+                # a free loopback port instead.
+                for container in doc["spec"]["template"]["spec"]["containers"]:
+                    for port in container.get("ports", []):
+                        port.update(hostIP="127.0.0.1", hostPort=free_port())
                 documents.append(doc)
     path = workdir / "play.yaml"
     path.write_text(yaml.safe_dump_all(documents))
