@@ -10,6 +10,7 @@ import contextlib
 import logging
 
 from engine import runtime
+from engine.callbacks import delivered as callbacks
 from engine.delivery import fair_share, handing, outcome_events
 from engine.delivery.message_lanes import send_all
 from engine.delivery.outcomes import (
@@ -21,9 +22,8 @@ from engine.delivery.outcomes import (
     status_rule,
 )
 from engine.delivery.planning import plan
-from engine.delivery.providers import current_notification, provider_for
+from engine.delivery.providers import current_notification, sender_of
 from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, webhook_channel
-from engine.delivery.webhook_job import deliver_webhook_notification
 from engine.observability import context, deliveries
 from engine.plugins.channel_contract import Channel, Plan
 from engine.plugins.contracts import DeliveryError, PermanentError
@@ -71,8 +71,6 @@ def _deliver(notification_id: str) -> str:
     try:
         with context.bound(notification.correlation_id, notification_id):
             channel = default_registry().channel(notification.channel)
-            if channel.delivery == "webhook":
-                return deliver_webhook_notification(notification)
             return _deliver_messages(channel, notification)
     except INFRASTRUCTURE:
         raise  # as a crash: the row, still `sending`, waits for the reconciler
@@ -98,6 +96,7 @@ def _failed(notification: Notification, err: Exception) -> str:
     notification_store.record_outcome(notification, [attempt], status,
                                       None if reached else attempt["error"], None)
     deliveries.observed(notification, [attempt], status, attempt["error"], None, None)
+    callbacks.settled(notification)
     outcome_events.emit_outcome(notification, attempt)
     return status
 
@@ -117,9 +116,7 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
     provider = None
     if planned.messages:
         try:
-            # A channel that needs no provider sends its messages itself.
-            provider = provider_for(channel, notification.workspace_id) \
-                if channel.needs_provider else channel
+            provider = sender_of(channel, notification)
             outcomes.provider = getattr(provider, "herald_scheme", None)
         except DeliveryError as err:
             outcomes.failed = len(planned.messages)
@@ -144,6 +141,8 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
                                       verdict.error, verdict.wait)
     deliveries.observed(notification, attempts, verdict.status, verdict.error, verdict.wait,
                         outcomes.provider, suppressed=len(planned.suppressed))
+    callbacks.settled(notification, suppressed=planned.suppressed, bounced=outcomes.bounced,
+                      rejected=outcomes.rejected)
     if planned.suppressed:
         outcome_events.emit("notification_suppressed", notification,
                             recipients=planned.suppressed)

@@ -17,6 +17,7 @@ from engine.delivery.failover import (
     setting_entries,
     workspace_entries,
 )
+from engine.delivery.webhook_sending import SignedWebhookProvider
 from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import PermanentError, Provider, ProviderContext
 from engine.plugins.manager import open_provider, provider_scheme, provider_url
@@ -122,6 +123,18 @@ def provider_for(channel: Channel, workspace_id: Any) -> Provider:
         if failover is None:
             failover = _failovers[candidates] = FailoverProvider(list(candidates))
     return failover
+
+
+def sender_of(channel: Channel, notification: Any) -> Any:
+    """Who sends a notification's messages: the engine's signed POST for the channel whose
+    delivery is the engine's webhook, the channel itself when it sends its own
+    (``needs_provider`` false: its ``send``), else the provider its setting or the
+    workspace names (``provider_for``)."""
+    if channel.delivery == "webhook":
+        return SignedWebhookProvider(notification)
+    if not channel.needs_provider:
+        return channel
+    return provider_for(channel, notification.workspace_id)
 
 
 def close_all() -> None:

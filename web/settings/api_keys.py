@@ -17,6 +17,7 @@ from engine.store.models import ApiKey, utcnow
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import ApiKeyForm, mark
+from web.settings.pages import settings_page
 
 
 def _page(form: ApiKeyForm, new_key: str | None = None, status: int = 200):
@@ -27,7 +28,7 @@ def _page(form: ApiKeyForm, new_key: str | None = None, status: int = 200):
 
 
 @blueprint.get("/api-keys")
-@workspace_view("admin")
+@settings_page("api_keys")
 def api_keys():
     return _page(ApiKeyForm())
 

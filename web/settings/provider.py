@@ -21,6 +21,7 @@ from engine.webhooks.provider_hosts import ProviderEgress, own_provider_problem
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark
+from web.settings.pages import settings_page
 
 MAX_URL = 2000
 MAX_PROVIDERS = 5
@@ -63,7 +64,7 @@ def _page(form: ProviderForm | None = None, test_form: ProviderTestForm | None =
 
 
 @blueprint.get("/email-provider")
-@workspace_view("admin")
+@settings_page("email_provider")
 def email_provider():
     return _page()
 
@@ -111,6 +112,17 @@ def _problems(urls: list[str]) -> list[str]:
         elif problem := own_provider_problem(url, None, runtime.settings()):
             problems.append(f"{which}this URL cannot send: {problem}.")
     return [p[0].upper() + p[1:] for p in problems]
+
+
+@blueprint.get("/email-provider/remove")
+@workspace_view("admin")
+def confirm_remove_provider():
+    """The question before the workspace's own providers are forgotten (their credentials
+    are not shown anywhere, so they cannot be put back from the page)."""
+    if not g.workspace.email_provider:
+        return redirect(url_for("settings.email_provider", workspace_id=g.workspace.id))
+    return render_template("settings/provider_remove.html", page="Email provider",
+                           current=[shown(e.get("url")) for e in _own()])
 
 
 @blueprint.post("/email-provider/remove")

@@ -15,6 +15,7 @@ from engine.store.models import Sender
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import DomainForm, SingleSenderForm, mark
+from web.settings.pages import settings_page
 
 
 def _page(domain_form: DomainForm | None = None, sender_form: SingleSenderForm | None = None,
@@ -43,7 +44,7 @@ def _sender(sender_id) -> Sender:
 
 
 @blueprint.get("/senders")
-@workspace_view("admin")
+@settings_page("senders")
 def senders():
     return _page()
 

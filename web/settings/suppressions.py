@@ -18,6 +18,7 @@ from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.csv_files import SCOPES, CsvRefused, read_rows, write_rows
 from web.settings.forms import ImportForm, SuppressionForm, mark
+from web.settings.pages import settings_page
 
 SHOWN = 200
 
@@ -47,7 +48,7 @@ def _sqlite() -> bool:
 
 
 @blueprint.get("/suppressions")
-@workspace_view("admin")
+@settings_page("suppressions")
 def suppressions():
     return _page()
 
