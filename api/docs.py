@@ -16,13 +16,15 @@ section{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:1rem 0
 .m{font-weight:700;padding:.1rem .5rem;border-radius:3px;color:#fff;margin-right:.5rem}
 .post{background:#2b7a4b}.get{background:#2b5f9e}
 textarea{width:100%;height:12rem;font:13px monospace}
-input{width:28rem;font:13px monospace}pre{background:#f1f3f6;padding:.6rem;overflow:auto;
+h2,p{overflow-wrap:anywhere}section{min-width:0}
+input{width:28rem;max-width:100%;font:13px monospace}
+pre{background:#f1f3f6;padding:.6rem;overflow:auto;
 max-height:24rem}button{margin-top:.4rem}
 </style></head><body>
 <header><h1>Herald API <small id="v"></small></h1>
 <p>OpenAPI document: <a style="color:#9cf" href="/openapi/v1.json">/openapi/v1.json</a></p>
 </header><main>
-<p>X-Api-Key: <input id="key" placeholder="hk_..." autocomplete="off"></p>
+<p><label for="key">X-Api-Key</label>: <input id="key" placeholder="hk_..." autocomplete="off"></p>
 <div id="ops"></div></main>
 <script>
 "use strict";
@@ -40,7 +42,8 @@ fetch("/openapi/v1.json").then(r=>r.json()).then(spec=>{
       const codes=el("p",{},"Responses: "+Object.keys(op.responses).join(", ")); s.append(codes);
       let body=null;
       if(op.requestBody){const ex=op.requestBody.content["application/json"].example;
-        body=el("textarea"); body.value=JSON.stringify(ex,null,2); s.append(body);}
+        body=el("textarea",{"aria-label":"Request body of "+method.toUpperCase()+" "+path});
+        body.value=JSON.stringify(ex,null,2); s.append(body);}
       const out=el("pre"); const b=el("button",{},"Try it");
       b.onclick=async()=>{const headers={"Content-Type":"application/json"};
         const key=document.getElementById("key").value; if(key) headers["X-Api-Key"]=key;

@@ -12,11 +12,11 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api import examples
-from api.json_limits import structure_problem
 from api.previews import preview_json
 from api.schemas import ApiKeyValidationResponse, PreviewResponse, ProblemDetails, SendResponse
 from engine import sending
 from engine.errors import ApiError, FieldErrors
+from engine.formats.json_limits import structure_problem
 from engine.sending.body_gate import body_worth_parsing
 
 blp = Blueprint("notifications", __name__, url_prefix="/api/v1",

@@ -10,13 +10,13 @@ from engine.senders.errors import SenderError
 
 blueprint = Blueprint("sender_confirmation", __name__)
 PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
-<title>Confirm sender</title></head><body style="font-family:system-ui;margin:3rem">
+<title>Confirm sender</title></head><body style="font-family:system-ui;margin:3rem"><main>
 {% if problem %}<h1>Link not valid</h1><p role="alert">{{ problem }}</p>
 {% elif done %}<h1>Sender confirmed</h1>
 <p role="status">{{ address }} is now a verified sender.</p>
 {% else %}<h1>Confirm sender</h1>
 <p>Confirm that {{ name }} &lt;{{ address }}&gt; may send email through Herald.</p>
-<form method="post"><button>Confirm</button></form>{% endif %}</body></html>"""
+<form method="post"><button>Confirm</button></form>{% endif %}</main></body></html>"""
 HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
            "X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
            "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; "

@@ -14,6 +14,8 @@ from cli.common import CommandError
 from config.settings import Settings
 
 STATE_DIR = Path("var")
+DEV_DKIM_ZONE = "dkim.herald-dev.test"
+DEV_RETURN_PATH_DOMAIN = "bounces.herald-dev.test"
 
 
 def _demo_key(settings: Settings) -> str:
@@ -64,8 +66,11 @@ def _demo_owner() -> tuple[str, str]:
     return DEMO_OWNER_EMAIL, password
 
 
-def _prepare(settings: Settings) -> tuple[str, tuple[str, str], str]:
-    """The schema, the demo tenant, its key, its Owner and its webhook signing secret."""
+def _prepare(settings: Settings, callback_url: str | None = None
+             ) -> tuple[str, tuple[str, str], str]:
+    """The schema, the demo tenant, its key, its Owner and its webhook signing secret; with
+    ``callback_url``, the demo workspace's delivery callbacks go there unless it has a
+    callback URL already (docs/callbacks.md, "In development")."""
     from cli.common import connect
     from engine.provisioning import apply_document
     from engine.provisioning.demo import DEMO_WORKSPACE_ID, demo_document
@@ -77,7 +82,11 @@ def _prepare(settings: Settings) -> tuple[str, tuple[str, str], str]:
     apply_document(demo_document())
     key = _demo_key(settings)
     owner = _demo_owner()
-    secret = Workspace.get_by_id(DEMO_WORKSPACE_ID).signing_secret
+    demo = Workspace.get_by_id(DEMO_WORKSPACE_ID)
+    if callback_url and not demo.callback_url:
+        Workspace.update(callback_url=callback_url).where(
+            Workspace.id == DEMO_WORKSPACE_ID).execute()
+    secret = demo.signing_secret
     db.close()
     return key, owner, secret
 
@@ -115,7 +124,21 @@ Send the demo webhook to the dev inbox's webhook catcher:{note}
 {curl(webhook)}
 
 Both arrive at {base}/dev/inbox (the webhook with its headers, body and signature check).
+Their delivery callbacks arrive there too, as webhooks named "callbacks" (docs/callbacks.md).
 """
+
+
+def dev_environment(environ: dict[str, str], port: int) -> dict[str, str]:
+    """The children's environment: the operator's values win, development defaults fill in."""
+    env = dict(environ)
+    env.setdefault("HERALD_PUBLIC_URL", f"http://127.0.0.1:{port}")
+    # The dev inbox's webhook catcher is on loopback over http://: let webhooks reach it.
+    env.setdefault("HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS", "true")
+    # Demo zones (.test is reserved, RFC 6761) so the Senders page can add a domain at once:
+    # its records are shown and checked as in production; nothing resolves them.
+    env.setdefault("HERALD_DKIM_ZONE", DEV_DKIM_ZONE)
+    env.setdefault("HERALD_RETURN_PATH_DOMAIN", DEV_RETURN_PATH_DOMAIN)
+    return env
 
 
 def run_dev(settings: Settings, port: int | None = None) -> int:
@@ -137,9 +160,7 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
             raise CommandError(f"{err} (pip install 'herald[dev]', or set "
                                "HERALD_REDIS_URL)") from None
         env["HERALD_REDIS_URL"] = redis.url
-    env.setdefault("HERALD_PUBLIC_URL", f"http://127.0.0.1:{port}")
-    # The dev inbox's webhook catcher is on loopback over http://: let webhooks reach it.
-    env.setdefault("HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS", "true")
+    env = dev_environment(env, port)
     webhooks_allowed = env["HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS"].strip().lower() in (
         "1", "true", "yes", "on")
     env["HERALD_ENV"] = settings.env
@@ -155,7 +176,10 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        key, (owner_email, owner_password), secret = _prepare(settings)
+        # The dev inbox's webhook catcher takes the demo's delivery callbacks too.
+        catcher = f"http://127.0.0.1:{port}/dev/inbox/webhooks/callbacks"
+        key, (owner_email, owner_password), secret = _prepare(
+            settings, catcher if webhooks_allowed else None)
         python = sys.executable
         children.append(("the API server", subprocess.Popen(
             [python, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port),

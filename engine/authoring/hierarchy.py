@@ -276,8 +276,10 @@ def path_of(item: Container | Template) -> list[Project | Container]:
     return [item.project, *reversed(chain)]
 
 
-def locations(workspace: Workspace) -> list[tuple[Project, Container | None, str]]:
-    """Every place a folder or template can go: each project's top and each folder."""
+def locations(workspace: Workspace, moving: Container | None = None
+              ) -> list[tuple[Project, Container | None, str]]:
+    """Every place a folder or template can go: each project's top and each folder; for a
+    folder being moved (``moving``), never itself nor a folder inside it."""
     projects = list(Project.select().where(Project.workspace == workspace)
                     .order_by(Project.name))
     folders = list(Container.select().join(Project).where(Project.workspace == workspace)
@@ -289,6 +291,8 @@ def locations(workspace: Workspace) -> list[tuple[Project, Container | None, str
 
     def walk(project: Project, parent: Container | None, label: str) -> None:
         for folder in children.get((project.id, parent.id if parent else None), []):
+            if moving is not None and folder.id == moving.id:
+                continue  # the folder and everything under it
             here = f"{label} / {folder.name}"
             out.append((project, folder, here))
             walk(project, folder, here)

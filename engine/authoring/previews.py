@@ -16,6 +16,7 @@ from typing import Any
 from engine.catalog import snapshots
 from engine.errors import ApiError
 from engine.plugins.channel_contract import Recipients
+from engine.plugins.manager import default_registry
 from engine.rendering import variable_metadata
 from engine.sending.payload import payload, render_parts
 from engine.sending.preview import build_preview
@@ -26,9 +27,6 @@ from engine.store.vocabulary import VersionStatus
 from .publishing import Problem, label, sender_verified, syntax_problems
 
 _DRAFTS = uuid.UUID("6d1f3c2a-8b4e-4f7a-9c1d-2e3f4a5b6c7d")  # namespace of draft cache keys
-# The request options a preview of a built-in channel renders with: the webhook channel
-# checks its body against a destination, which the editor does not have yet.
-PREVIEW_OPTIONS = {"webhook": {"webhookOptions": {"urlOverride": "https://example.com/"}}}
 
 
 @dataclass
@@ -139,8 +137,10 @@ def _other(preview: EditorPreview, request: Resolved) -> None:
 def preview(workspace: Workspace, template: Template, content: dict[str, Any],
             tags: dict[str, str]) -> EditorPreview:
     """Render ``content`` (the editor's text) with ``tags`` as a send would."""
-    request = resolved(workspace, template, content, tags,
-                       dict(PREVIEW_OPTIONS.get(template.channel, {})))
+    channel = default_registry().channel(template.channel)
+    options = channel.preview_options()  # as the channel declares them
+    body = {channel.options_field: options} if options and channel.options_field else {}
+    request = resolved(workspace, template, content, tags, body)
     result = EditorPreview(template.channel)
     if request.channel.previewable:
         _email(result, request)

@@ -24,8 +24,24 @@ def record(workspace: Workspace | Any, actor: User | None, action: str, subject:
                              action=action, subject=subject[:500], details=details)
 
 
-def recent(workspace: Workspace, limit: int = 200, before: int | None = None) -> list[AuditEvent]:
+def recent(workspace: Workspace, limit: int = 200, before: int | None = None,
+           area: str | None = None, actor_label: str | None = None) -> list[AuditEvent]:
+    """Newest first; ``area`` narrows to one kind of object (the action's part before the
+    dot: ``api_key``, ``template``...), ``actor_label`` to one person (or the operator)."""
     query = AuditEvent.select().where(AuditEvent.workspace == workspace)
     if before is not None:
         query = query.where(AuditEvent.id < before)
+    if area:
+        query = query.where(AuditEvent.action.startswith(area + "."))
+    if actor_label:
+        query = query.where(AuditEvent.actor_label == actor_label)
     return list(query.order_by(AuditEvent.id.desc()).limit(limit))
+
+
+def choices(workspace: Workspace) -> tuple[list[str], list[str]]:
+    """The areas and the people the workspace's log holds: what its filters offer."""
+    base = AuditEvent.select().where(AuditEvent.workspace == workspace)
+    actions = {row.action for row in base.select(AuditEvent.action).distinct()}
+    labels = sorted({row.actor_label for row in
+                     base.select(AuditEvent.actor_label).distinct()})
+    return sorted({action.split(".", 1)[0] for action in actions}), labels

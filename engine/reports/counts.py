@@ -56,7 +56,8 @@ def rates(totals: dict[str, int]) -> dict[str, float | None]:
         return totals[part] / totals[whole] if totals[whole] else None
 
     return {"Delivered": share("Delivered", "Accepted"), "Bounced": share("Bounced", "Accepted"),
-            "Failed": share("Failed", "Accepted"), "Complained": share("Complained", "Delivered"),
+            "Failed": share("Failed", "Accepted"), "Suppressed": share("Suppressed", "Accepted"),
+            "Pending": share("Pending", "Accepted"), "Complained": share("Complained", "Delivered"),
             "Opened": share("Opened", "Delivered"), "Clicked": share("Clicked", "Delivered"),
             "Unsubscribed": share("Unsubscribed", "Delivered")}
 

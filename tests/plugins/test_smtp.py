@@ -283,8 +283,23 @@ def test_unreachable_server_is_transient():
     from engine.store.embedded_redis import free_port
 
     provider = SmtpProvider(f"smtp://127.0.0.1:{free_port()}?tls=none&timeout=2")
-    with pytest.raises(TransientError):
+    with pytest.raises(TransientError, match="cannot reach SMTP server"):
         provider.send(factories_message())
+
+
+def test_a_server_that_answered_is_not_said_to_be_unreachable(smtp):
+    from engine.plugins.contracts import TransientError
+
+    # The test server offers no STARTTLS: it answers, and the session cannot go on.
+    provider = SmtpProvider(f"smtp://127.0.0.1:{smtp.port}?tls=starttls&timeout=5")
+    try:
+        with pytest.raises(TransientError) as raised:
+            provider.send(factories_message())
+    finally:
+        provider.close()
+    assert "cannot reach" not in str(raised.value)
+    assert f"SMTP server 127.0.0.1:{smtp.port} answered, but the session failed" in \
+        str(raised.value)
 
 
 def factories_message(**payload):

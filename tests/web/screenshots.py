@@ -69,3 +69,60 @@ def test_take_the_editor_screenshot(page: Page, live):
     page.screenshot(path=str(DOCS / "web-editor.png"), clip={"x": 0, "y": 0, "width": 1400,
                                                              "height": 1000})
     assert (DOCS / "web-editor.png").stat().st_size > 10_000
+
+
+def test_take_the_first_day_screenshots(page: Page, live):
+    """What issue 40 added, as a new author and admin see it."""
+    from engine.authoring import hierarchy, samples
+    from tests.web.test_reports_page import mixed_run
+
+    account = factories.account(name="Acme", webhook_delivery=True)
+    ws = factories.workspace(account)
+    ws.name = "Production"
+    ws.save()
+    make_user("ada@acme.example", ws, "owner", "Ada Lovelace")
+    make_user("grace@acme.example", ws, "member", "Grace Hopper")
+    factories.api_key(ws, "backend")
+    suppressions.add(ws.id, ["bounced@example.net"], "bounce")
+    run, made = mixed_run(ws)
+    run.sent("suppressed", to=("left@example.net",))
+    project = hierarchy.create_project(ws, "Onboarding")
+    sms = hierarchy.create_template(project, None, "Sign-in code", "sms")
+    samples.remember(sms, {"code": "483920"})
+    DOCS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1200, "height": 800})
+    sign_in(page, "ada@acme.example")
+
+    page.goto(f"/w/{ws.id}/templates/{sms.id}")
+    body = page.get_by_role("textbox", name="Body", exact=True)
+    body.focus()
+    page.keyboard.insert_text("Your Acme sign-in code is {{code}}. It works for 10 minutes. "
+                              "Never share it: Acme staff will never ask you for it. If you "
+                              "did not try to sign in, reset your password now.")
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    expect(page.locator("#sms-length")).to_contain_text("2 text messages")
+    box = page.locator(".workbench").bounding_box()
+    page.screenshot(path=str(DOCS / "web-sms-length.png"), full_page=True,
+                    clip={"x": 0, "y": box["y"] - 10, "width": 1200, "height": box["height"] + 20})
+
+    page.goto(f"/w/{ws.id}/settings/")
+    expect(page.get_by_role("table", name="This workspace at a glance")).to_be_visible()
+    page.screenshot(path=str(DOCS / "web-settings-summary.png"), full_page=True)
+
+    page.goto(f"/w/{ws.id}/settings/api-keys")
+    page.get_by_role("textbox", name="Name").fill("billing-service")
+    page.get_by_role("button", name="Create API key").click()
+    expect(page.get_by_role("button", name="Copy API key")).to_be_visible()
+    page.get_by_role("button", name="Revoke key backend").click()
+    page.get_by_role("button", name="Revoke").click()
+    page.goto(f"/w/{ws.id}/settings/audit-log")
+    page.screenshot(path=str(DOCS / "web-audit-log.png"), full_page=True)
+
+    page.goto(f"/w/{ws.id}/reports/")
+    page.screenshot(path=str(DOCS / "web-reports-cards.png"),
+                    clip={"x": 0, "y": 0, "width": 1200, "height": 800})
+    page.goto(f"/w/{ws.id}/reports/notifications/{made['opened'].id}")
+    page.screenshot(path=str(DOCS / "web-notification-message.png"), full_page=True)
+    for name in ("web-sms-length", "web-settings-summary", "web-audit-log",
+                 "web-reports-cards", "web-notification-message"):
+        assert (DOCS / f"{name}.png").stat().st_size > 10_000

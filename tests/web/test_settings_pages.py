@@ -39,7 +39,8 @@ def test_suppressions_search_remove_import_and_export(page: Page, live, tmp_path
     page.get_by_label("CSV file").set_input_files(str(bad))
     page.get_by_role("button", name="Import CSV").click()
     expect(page.get_by_label("CSV file")).to_have_attribute("aria-invalid", "true")
-    expect(page.get_by_role("alert")).to_contain_text("line 3")
+    expect(page.get_by_role("alert")).to_contain_text(
+        "line 3: “nonsense” is not an email address")
     assert not Suppression.select().where(Suppression.address == "ok@example.com").exists()
     good = tmp_path / "good.csv"
     good.write_text("email,name\nok@example.com,OK\n'=evil@example.com,E\n")
@@ -147,9 +148,9 @@ def test_the_audit_log_lists_changes_newest_first_without_secrets(page: Page, li
     page.get_by_role("button", name="Save").click()
     page.get_by_role("link", name="Audit log").click()
     rows = page.get_by_role("row")
-    expect(rows.nth(1)).to_contain_text("email_provider.changed")
-    expect(rows.nth(2)).to_contain_text("webhook_secret.rotated")
-    expect(rows.nth(3)).to_contain_text("api_key.created")
+    expect(rows.nth(1)).to_contain_text("Email provider changed")
+    expect(rows.nth(2)).to_contain_text("Webhook signing secret rotated")
+    expect(rows.nth(3)).to_contain_text("API key created")
     expect(rows.nth(3)).to_contain_text("ada@example.com")
     html = page.content()
     for value in (key, secret, "hunter2hunter2"):

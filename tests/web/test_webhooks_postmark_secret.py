@@ -43,7 +43,7 @@ def test_webhooks_page_rotates_the_postmark_secret_once_confirmed(page: Page, li
     assert refused.status_code == 403 and NotificationEvent.select().count() == 0
     assert _deliver(live, ws.id, new).json() == {"recorded": False}  # unknown message
     page.get_by_role("link", name="Audit log").click()
-    expect(page.get_by_role("row").nth(1)).to_contain_text("postmark_secret.rotated")
+    expect(page.get_by_role("row").nth(1)).to_contain_text("Postmark secret rotated")
     expect(page.get_by_role("row").nth(1)).to_contain_text("ada@example.com")
     assert new not in page.content()
     page.goto(f"/w/{ws.id}/settings/webhooks")  # shown once: not on the next visit

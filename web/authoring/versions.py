@@ -84,6 +84,9 @@ def compare(template_id):
     live = next((v for v in versions if v.status == VersionStatus.LIVE), newest)
     left = _pick(versions, request.args.get("a"), live)
     right = _pick(versions, request.args.get("b"), newest if newest is not left else live)
+    # Always older on the left, newer on the right: "added" then means what the newer has.
+    if left.number > right.number:
+        left, right = right, left
     fields = comparing.compare(template.channel, left.content, right.content)
     return render_template("authoring/compare.html", section="templates", template=template,
                            versions=versions, left=left, right=right, fields=fields,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, g, redirect, url_for
+from flask import Blueprint, current_app, g, redirect, url_for
 from flask_login import current_user, login_required
 
+from channels import sms_length
 from engine.people import roles
 from web.core import errors
 from web.permissions import can
@@ -16,14 +17,17 @@ errors.register(blueprint)
 
 @blueprint.app_context_processor
 def layout_context() -> dict:
-    """What the layout needs: the switcher's workspaces and the current one."""
+    """What the layout needs: the switcher's workspaces and the current one, and whether
+    this process serves the dev inbox (development with inbox://: the header links it)."""
+    dev_inbox = "dev_inbox.page" in current_app.view_functions
     if not current_user.is_authenticated:
-        return {"can": can}
+        return {"can": can, "dev_inbox": dev_inbox}
     mine = g.get("my_workspaces")
     if mine is None:
         mine = g.my_workspaces = roles.workspaces_of(current_user.user)
     return {"my_workspaces": mine, "workspace": g.get("workspace"), "role": g.get("role"),
-            "role_label": roles.LABELS.get(g.get("role", ""), ""), "can": can}
+            "role_label": roles.LABELS.get(g.get("role", ""), ""), "can": can,
+            "dev_inbox": dev_inbox}
 
 
 @blueprint.get("/workspaces")
@@ -43,9 +47,25 @@ def home_for_user():
 
 
 @blueprint.app_template_filter("datetime")
-def format_datetime(value) -> str:
-    """Times are stored as naive UTC; say so rather than guess the reader's zone."""
-    return value.strftime("%Y-%m-%d %H:%M UTC") if value else ""
+def format_datetime(value, seconds: bool = False, zone: bool = True) -> str:
+    """A time in words ("27 Nov 2026, 09:05 UTC"), not ISO. Times are stored as naive UTC;
+    say so rather than guess the reader's zone."""
+    if not value:
+        return ""
+    shown = f"{value.day} {value:%b %Y, %H:%M:%S}" if seconds else \
+        f"{value.day} {value:%b %Y, %H:%M}"
+    return f"{shown} UTC" if zone else shown
+
+
+@blueprint.app_template_filter("sms_length")
+def format_sms_length(text: str | None) -> str:
+    """What an SMS text costs, as Notify says it: its length, encoding and messages."""
+    length = sms_length.measure(text or "")
+    encoding = ("GSM-7" if length.encoding == "GSM-7"
+                else "Unicode (UCS-2: a character outside GSM-7)")
+    plural = "" if length.messages == 1 else "s"
+    return (f"{length.characters} characters, {encoding}, {length.per_message} a message: "
+            f"will be charged as {length.messages} text message{plural}.")
 
 
 # How a suppression's scope reads (docs/delivery.md, "Suppression scope").

@@ -8,14 +8,13 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import IO
 
+from engine.formats.spreadsheet_cells import inert, uninert
 from engine.people import users
 from engine.people.errors import PeopleError
 
 MAX_ROWS = 100_000
 HEADERS = {"address", "email", "email address", "emailaddress", "recipient"}
 SCOPES = ("all", "marketing")  # the first is a row's scope where the file gives none
-# A cell a spreadsheet would run as a formula; written with a leading ' and read back without.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 class CsvRefused(ValueError):
@@ -46,37 +45,38 @@ def read_rows(stream: IO[bytes]) -> list[tuple[str, str]]:
             if len(rows) >= MAX_ROWS:
                 raise CsvRefused(f"The file has more than {MAX_ROWS:,} addresses: split it.")
             parsed = _row(cells, column, scope_column)
-            if parsed is None:
-                problems.append(number)
+            if isinstance(parsed, str):
+                problems.append(f"line {number}: {parsed}")
             else:
                 rows.append(parsed)
     except csv.Error as err:
         raise CsvRefused(f"The file is not valid CSV: {err}.") from None
     if problems:
-        shown = ", ".join(str(n) for n in problems[:5]) + (" …" if len(problems) > 5 else "")
-        raise CsvRefused(f"Not an email address (or a scope other than all or marketing) on "
-                         f"line {shown}: nothing was imported.")
+        more = f" (and {len(problems) - 3} more lines)" if len(problems) > 3 else ""
+        raise CsvRefused("; ".join(problems[:3]) + more + ". Nothing was imported.")
     if not rows:
         raise CsvRefused("The file holds no address.")
     return rows
 
 
-def _row(cells: list[str], column: int, scope_column: int | None) -> tuple[str, str] | None:
-    """One line's address and scope, or None when either is not one."""
+def _row(cells: list[str], column: int, scope_column: int | None) -> tuple[str, str] | str:
+    """One line's address and scope, or what is wrong with it, naming the value (the line
+    number alone sends a person hunting through the file)."""
     cell = cells[column] if column < len(cells) else ""
-    if cell.startswith("'") and cell[1:2] in FORMULA_START:
-        cell = cell[1:]
+    cell = uninert(cell)
     scope = (cells[scope_column] if scope_column is not None and scope_column < len(cells)
              else "").lower() or SCOPES[0]
     try:
         address = users.normalize_email(cell)
     except PeopleError:
-        return None
-    return (address, scope) if scope in SCOPES else None
+        return f"“{_short(cell)}” is not an email address" if cell else "no email address"
+    if scope not in SCOPES:
+        return f"scope “{_short(scope)}” is not all or marketing"
+    return address, scope
 
 
-def _inert(cell: str) -> str:
-    return "'" + cell if cell.startswith(FORMULA_START) else cell
+def _short(value: str) -> str:
+    return value if len(value) <= 60 else value[:57] + "..."
 
 
 def write_rows(header: Iterable[str], rows: Iterable[Iterable[str]]) -> Iterator[str]:
@@ -88,5 +88,5 @@ def write_rows(header: Iterable[str], rows: Iterable[Iterable[str]]) -> Iterator
     for row in rows:
         out.seek(0)
         out.truncate()
-        writer.writerow([_inert(str(c)) for c in row])
+        writer.writerow([inert(str(c)) for c in row])
         yield out.getvalue()

@@ -1,9 +1,10 @@
-"""The settings page itself: the list of a workspace's settings pages."""
+"""The settings page itself: a summary of the workspace, each line linking its page."""
 
 from __future__ import annotations
 
-from flask import render_template
+from flask import g, render_template
 
+from engine.reports.settings_summary import summarise
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 
@@ -11,4 +12,5 @@ from web.settings.blueprint import blueprint
 @blueprint.get("/")
 @workspace_view("member")
 def index():
-    return render_template("settings/index.html", page="Settings")
+    return render_template("settings/index.html", page="Settings",
+                           summary=summarise(g.workspace))

@@ -113,6 +113,17 @@ def _problems(urls: list[str]) -> list[str]:
     return [p[0].upper() + p[1:] for p in problems]
 
 
+@blueprint.get("/email-provider/remove")
+@workspace_view("admin")
+def confirm_remove_provider():
+    """The question before the workspace's own providers are forgotten (their credentials
+    are not shown anywhere, so they cannot be put back from the page)."""
+    if not g.workspace.email_provider:
+        return redirect(url_for("settings.email_provider", workspace_id=g.workspace.id))
+    return render_template("settings/provider_remove.html", page="Email provider",
+                           current=[shown(e.get("url")) for e in _own()])
+
+
 @blueprint.post("/email-provider/remove")
 @workspace_view("admin")
 def remove_provider():

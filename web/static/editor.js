@@ -8,7 +8,12 @@
  * - The autosave status: "Unsaved changes" while typing, "Saving…" during the request,
  *   a clear message when the save fails (the text stays in the editor). "Saved" comes
  *   from the server's answer.
- * - Copy buttons, and template errors of the preview marked on their line.
+ * - Tab indents inside a code editor; Escape then Tab (or Shift+Tab) leaves it, as the
+ *   field's hint says (WCAG 2.1.2: no keyboard trap).
+ * - No edit is lost: leaving the form saves at once; leaving the page hands the unsaved
+ *   text to a keepalive request that outlives the page, and beforeunload warns only when
+ *   that cannot carry it (a refused save waiting for a choice, a body over 60 KB).
+ * - Template errors of the preview marked on their line (Copy buttons: copy.js).
  * Without JavaScript the same forms work with their buttons.
  */
 (function () {
@@ -45,13 +50,27 @@
     if (!window.CodeMirror) return;
     var label = document.querySelector('label[for="' + textarea.id + '"]');
     var name = label ? label.textContent.trim() : textarea.name;
+    // After Escape the next Tab or Shift+Tab is the browser's (false: CodeMirror lets the
+    // key through): focus moves on. Any other key, or leaving, makes Tab indent again.
+    var leaveKeys = { "Tab": false, "Shift-Tab": false };
     var cm = window.CodeMirror.fromTextArea(textarea, {
       mode: modeFor(textarea.getAttribute("data-code-editor")),
       lineNumbers: true,
       lineWrapping: true,
       screenReaderLabel: name,
-      viewportMargin: 40
+      viewportMargin: 40,
+      extraKeys: {
+        "Esc": function (cm) {
+          cm.execCommand("singleSelection");
+          cm.removeKeyMap(leaveKeys);
+          cm.addKeyMap(leaveKeys);
+        }
+      }
     });
+    cm.on("keydown", function (cm, event) {
+      if (["Escape", "Tab", "Shift"].indexOf(event.key) < 0) cm.removeKeyMap(leaveKeys);
+    });
+    cm.on("blur", function () { cm.removeKeyMap(leaveKeys); });
     var input = cm.getInputField();
     input.id = textarea.id + "-code";
     if (label) label.htmlFor = input.id;
@@ -59,6 +78,12 @@
       var value = textarea.getAttribute(attribute);
       if (value) input.setAttribute(attribute, value);
     });
+    var keys = document.getElementById(textarea.id + "-keys");
+    if (keys) {
+      keys.hidden = false;
+      var described = input.getAttribute("aria-describedby");
+      input.setAttribute("aria-describedby", (described ? described + " " : "") + keys.id);
+    }
     cm.getWrapperElement().classList.add("code-editor");
     cm.on("change", function () {
       cm.save();
@@ -94,22 +119,75 @@
     });
   }
 
-  function copy(button) {
-    var source = document.getElementById(button.getAttribute("data-copy"));
-    if (!source || !navigator.clipboard) return;
-    var original = button.textContent;
-    navigator.clipboard.writeText(source.textContent.trim()).then(function () {
-      button.textContent = "Copied";
-      window.setTimeout(function () { button.textContent = original; }, 1500);
+  function formJson(form) {
+    var object = {};
+    new FormData(form).forEach(function (value, key) {
+      if (!Object.prototype.hasOwnProperty.call(object, key)) object[key] = value;
+    });
+    return JSON.stringify(object);
+  }
+
+  function csrfToken() {
+    try {
+      return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+    } catch (error) {
+      return "";
+    }
+  }
+
+  /* Autosave that loses nothing. `edits` counts changes, `saved` the changes the server has
+     (or a keepalive request carries); a change is pending while edits > saved. */
+  function guardEdits(form) {
+    var edits = 0, saved = 0, handedOver = false;
+    var KEEPALIVE_LIMIT = 60000;  // browsers carry at most 64 KiB in keepalive requests
+    function pending() { return edits > saved; }
+    function conflicted() { return !!document.querySelector("#autosave.conflicted"); }
+    function saveNow() { if (window.htmx) window.htmx.trigger(form, "flush-draft"); }
+
+    form.addEventListener("input", function () { edits += 1; });
+    document.body.addEventListener("htmx:beforeRequest", function (event) {
+      if (fromEditor(event)) event.detail.xhr.heraldEdits = edits;
+    });
+    document.body.addEventListener("htmx:afterRequest", function (event) {
+      if (!fromEditor(event) || !event.detail.successful || conflicted()) return;
+      saved = Math.max(saved, event.detail.xhr.heraldEdits || 0);
+    });
+    // Leaving the form (a link, the preview, another window): save now, not in 800 ms.
+    form.addEventListener("focusout", function (event) {
+      if (pending() && !form.contains(event.relatedTarget)) saveNow();
+    });
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "hidden" && pending() && !conflicted()) saveNow();
+    });
+
+    // The page is going: an XHR would be cancelled, a keepalive fetch is not.
+    function handOver() {
+      if (!pending() || conflicted() || !window.fetch) return false;
+      var body = formJson(form);
+      if (new Blob([body]).size > KEEPALIVE_LIMIT) return false;
+      window.fetch(form.getAttribute("hx-post"), {
+        method: "POST", body: body, keepalive: true, credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken(),
+                   "HX-Request": "true" }
+      }).catch(function () {});
+      saved = edits;
+      handedOver = true;
+      return true;
+    }
+    window.addEventListener("beforeunload", function (event) {
+      if (!pending() || handOver()) return;
+      event.preventDefault();
+      event.returnValue = "";  // the browser's own "Leave site?" question
+    });
+    window.addEventListener("pagehide", handOver);
+    // Back from the browser's cache after a hand-over: the page's basis is stale.
+    window.addEventListener("pageshow", function (event) {
+      if (event.persisted && handedOver) window.location.reload();
     });
   }
 
   function start() {
     document.querySelectorAll("textarea[data-code-editor]").forEach(enhance);
-    document.querySelectorAll("button[data-copy]").forEach(function (button) {
-      if (navigator.clipboard) button.hidden = false;
-      button.addEventListener("click", function () { copy(button); });
-    });
     // Typed since the last save began: a save that ends meanwhile is not the last word.
     var typed = false;
     var form = document.getElementById("editor");
@@ -118,6 +196,7 @@
         typed = true;
         status("Unsaved changes");
       });
+      guardEdits(form);
     }
     document.body.addEventListener("htmx:beforeRequest", function (event) {
       if (!fromEditor(event)) return;
