@@ -14,6 +14,7 @@ from engine.store.vocabulary import VersionStatus
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
 from web.authoring.editor import notice
+from web.authoring.forms import ConfirmForm
 from web.permissions import workspace_view
 
 STATES = {VersionStatus.DRAFT: "Draft", VersionStatus.LIVE: "Live",
@@ -41,7 +42,7 @@ def restore(template_id, number):
         abort(400)
     draft = drafts.editable(template).draft
     if draft is not None and draft.content != source.content and \
-            request.form.get("confirm") != "yes":
+            not ConfirmForm().confirmed:
         return render_template("authoring/restore.html", section="templates",
                                template=template, source=source, draft=draft)
     restored = drafts.restore(template, number, loading.who())
