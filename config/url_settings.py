@@ -84,7 +84,10 @@ def check_database_url(raw: str) -> str:
     if parts.scheme == "sqlite":
         split(raw, ("sqlite",))  # one host (none): its port checked as before
         return raw
-    postgres_hosts(parts.netloc)
+    try:
+        postgres_hosts(parts.netloc)
+    except UrlProblem as err:  # named with the URL, its password masked, as split() does
+        raise UrlProblem(f"{err}; got {mask_url(raw)!r}") from None
     if importlib.util.find_spec("psycopg2") is None:
         # The driver is an extra: a SQLite install does not carry it.
         raise UrlProblem("PostgreSQL needs its driver, which is not installed: pip install "
