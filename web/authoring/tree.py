@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from flask import g, redirect, render_template, request, url_for
 
-from engine.authoring import hierarchy
+from engine.authoring import finding, hierarchy
 from engine.authoring.hierarchy import HierarchyError
 from engine.people import audit
 from engine.plugins.manager import default_registry
-from engine.store.models import Container, Project, Template, TemplateVersion
-from engine.store.vocabulary import VersionStatus
+from engine.store.models import Container, Project
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
@@ -18,27 +17,15 @@ from web.permissions import workspace_view
 KIND_LABELS = {"project": "project", "folder": "folder", "template": "template"}
 
 
-def _live_numbers(templates: list[Template]) -> dict:
-    rows = (TemplateVersion.select(TemplateVersion.template, TemplateVersion.number)
-            .where(TemplateVersion.template.in_([t.id for t in templates]),
-                   TemplateVersion.status == VersionStatus.LIVE).tuples()) if templates else []
-    return dict(rows)
-
-
 def _tree_context(projects: list[Project]) -> dict:
-    ids = [p.id for p in projects]
-    folders = list(Container.select().where(Container.project.in_(ids))
-                   .order_by(Container.name)) if ids else []
-    templates = list(Template.select().where(Template.project.in_(ids))
-                     .order_by(Template.name)) if ids else []
-    return {"projects": projects, "folders": folders, "items": templates,
-            "live": _live_numbers(templates), "channel_labels": _channels()}
+    found = finding.tree(projects)
+    return {"projects": found.projects, "folders": found.folders, "items": found.templates,
+            "live": found.live, "channel_labels": _channels()}
 
 
 def templates_page():
     """The workspace's tree (served at workspace.templates, the main navigation's link)."""
-    projects = list(Project.select().where(Project.workspace == g.workspace)
-                    .order_by(Project.name))
+    projects = finding.projects_of(g.workspace)
     return render_template("authoring/templates.html", section="templates",
                            **_tree_context(projects))
 

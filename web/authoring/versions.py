@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import abort, g, redirect, render_template, request, url_for
 
 from engine.authoring import compare as comparing
-from engine.authoring import drafts
+from engine.authoring import drafts, finding
 from engine.catalog.versions import VersionError, get_version
 from engine.people import audit
 from engine.store.models import Template, TemplateVersion
@@ -76,8 +76,7 @@ def _pick(versions: list[TemplateVersion], value: str | None,
 @workspace_view("member")
 def compare(template_id):
     template = loading.template(template_id)
-    versions = list(TemplateVersion.select().where(TemplateVersion.template == template)
-                    .order_by(TemplateVersion.number.desc()))
+    versions = finding.versions(template)
     if not versions:
         return _back(template)
     newest = versions[0]

@@ -15,6 +15,7 @@ from engine.formats.spreadsheet_cells import inert
 from engine.people import audit
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
+from web.settings.pages import settings_page
 
 PAGE_SIZE = 100
 EXPORT_LIMIT = 10_000
@@ -70,7 +71,7 @@ def _filters() -> dict[str, str]:
 
 
 @blueprint.get("/audit-log")
-@workspace_view("admin")
+@settings_page("audit_log")
 def audit_log():
     before = request.args.get("before", type=int)
     chosen = _filters()
@@ -84,10 +85,6 @@ def audit_log():
                            older=events[PAGE_SIZE - 1].id if len(events) > PAGE_SIZE else None)
 
 
-def _inert(cell: str) -> str:
-    return inert(cell)  # the one CSV rule of every export (engine/formats/spreadsheet_cells)
-
-
 @blueprint.get("/audit-log.csv")
 @workspace_view("admin")
 def export_audit_log():
@@ -98,7 +95,7 @@ def export_audit_log():
     writer = csv.writer(out)
     writer.writerow(["at", "who", "what", "action", "subject", "details"])
     for e in events:
-        writer.writerow([_inert(c) for c in (
+        writer.writerow([inert(c) for c in (
             e.at.isoformat() + "Z", e.actor_label, action_words(e.action), e.action, e.subject,
             json.dumps(e.details or {}, sort_keys=True))])
     return Response(out.getvalue(), mimetype="text/csv", headers={
