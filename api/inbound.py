@@ -1,65 +1,92 @@
-"""Provider webhooks in: Postmark (the workspace's current secret, basic auth or ?token=)
-and Twilio status callbacks (X-Twilio-Signature). A forged call is refused and records
-nothing; a call about a message Herald does not know is acknowledged and records nothing
-(docs/reports.md)."""
+"""Provider events in, one route for every provider: /api/inbound/<name> and
+/api/inbound/<name>/<workspace id> serve the receiver a provider plugin registered
+(``register_event_webhooks``; Postmark's and Twilio's live beside their plugins). A forged
+call is refused and records nothing; a call about a message Herald does not know is
+acknowledged and records nothing (docs/reports.md)."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
+from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, abort, jsonify, request
 
 from api import problems
 from engine import runtime
-from engine.inbound import postmark, twilio
-from engine.inbound.recording import record_provider_report
-from engine.store.models import Workspace
+from engine.inbound import receiving
+from engine.plugins.event_contract import EventWebhook, InboundRefused
 
 blueprint = Blueprint("inbound", __name__)
 MAX_BODY_BYTES = 1024 * 1024
 
 
-def _too_large() -> bool:
-    return request.content_length is not None and request.content_length > MAX_BODY_BYTES
+class FlaskCall:
+    """The request, as a receiver reads it (engine/plugins/event_contract.py InboundCall)."""
+
+    def __init__(self, workspace_id: str | None) -> None:
+        self.workspace_id = workspace_id
+        self.headers: Mapping[str, str] = request.headers
+        self.args: Mapping[str, str] = request.args
+        query = request.query_string.decode("latin-1")
+        called = runtime.settings().public_url.rstrip("/") + request.path + \
+            (f"?{query}" if query else "")
+        self.urls = [called, request.url]
+
+    def basic_password(self) -> str | None:
+        auth = request.authorization
+        return auth.password if auth is not None and auth.type == "basic" else None
+
+    @staticmethod
+    def _bounded() -> None:
+        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+            raise _TooLarge()
+
+    def json(self) -> Any:
+        self._bounded()
+        return request.get_json(silent=True)
+
+    def form(self) -> list[tuple[str, str]]:
+        self._bounded()
+        return list(request.form.items(multi=True))
+
+    def workspace_secret_matches(self, password: str) -> bool:
+        return receiving.workspace_secret_matches(self.workspace_id, password)
+
+    def provider_urls(self, scheme: str) -> list[str]:
+        return receiving.configured_provider_urls(scheme)
 
 
-@blueprint.post("/api/inbound/postmark/<workspace_id>")
-def postmark_webhook(workspace_id: str):
-    auth = request.authorization
-    password = (auth.password if auth is not None and auth.type == "basic" else None) or \
-        request.args.get("token")
-    if not password:
-        return problems.problem(401, "Postmark webhooks carry the workspace's secret as basic "
-                                "auth.", headers={"WWW-Authenticate": 'Basic realm="herald"'})
+class _TooLarge(Exception):
+    """The body is over MAX_BODY_BYTES: 413, nothing read."""
+
+
+@blueprint.post("/api/inbound/<name>")
+def provider_events(name: str):
+    return _receive(receiving.receiver(name, per_workspace=False), None)
+
+
+@blueprint.post("/api/inbound/<name>/<workspace_id>")
+def workspace_provider_events(name: str, workspace_id: str):
+    return _receive(receiving.receiver(name, per_workspace=True), workspace_id)
+
+
+def _receive(receiver: EventWebhook | None, workspace_id: str | None):
+    if receiver is None:
+        abort(404)
     try:
-        ident = uuid.UUID(workspace_id)
-    except ValueError:
-        ident = None
-    found = Workspace.get_or_none(Workspace.id == ident) if ident is not None else None
-    if found is None or not postmark.authentic(found, password):
-        return problems.problem(403, "The secret does not match this workspace.")
-    if _too_large():
+        events = receiver.events(FlaskCall(workspace_id))
+    except InboundRefused as refused:
+        return problems.problem(refused.status, refused.detail, headers=refused.headers or None)
+    except _TooLarge:
         return problems.bare(413)
-    payload = request.get_json(silent=True)
-    if not isinstance(payload, dict):
-        return problems.problem(400, "The body is not a JSON object.")
-    found = postmark.read(payload)
-    recorded = found is not None and record_provider_report(*found, workspace_id=ident)
+    ident = None
+    if workspace_id is not None:
+        try:
+            ident = uuid.UUID(workspace_id)
+        except ValueError:
+            abort(404)
+    recorded = receiving.record(events, workspace_id=ident) if events else False
+    if receiver.acknowledgement == "empty":
+        return Response(status=204)
     return jsonify({"recorded": bool(recorded)})
-
-
-@blueprint.post("/api/inbound/twilio")
-def twilio_callback():
-    if _too_large():
-        return problems.bare(413)
-    params = list(request.form.items(multi=True))
-    query = request.query_string.decode("latin-1")
-    called = runtime.settings().public_url.rstrip("/") + request.path + \
-        (f"?{query}" if query else "")
-    if not twilio.authentic([called, request.url], params,
-                            request.headers.get("X-Twilio-Signature")):
-        return problems.problem(403, "X-Twilio-Signature does not sign this request.")
-    found = twilio.read(dict(params))
-    if found is not None:
-        record_provider_report(*found)
-    return Response(status=204)

@@ -12,10 +12,11 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api import examples
-from api.json_limits import structure_problem
+from api.previews import preview_json
 from api.schemas import ApiKeyValidationResponse, PreviewResponse, ProblemDetails, SendResponse
 from engine import sending
 from engine.errors import ApiError, FieldErrors
+from engine.formats.json_limits import structure_problem
 from engine.sending.body_gate import body_worth_parsing
 
 blp = Blueprint("notifications", __name__, url_prefix="/api/v1",
@@ -166,8 +167,8 @@ class Preview(MethodView):
     @_errors(400, 401, 403, 404, 413, 429, 500, 503, operation="preview")
     def post(self):
         body, parse_error = _body_or_error()
-        return _json(sending.preview(body, _header(), request.remote_addr or "",
-                                     parse_error=parse_error), 200)
+        return _json(preview_json(sending.preview(body, _header(), request.remote_addr or "",
+                                                  parse_error=parse_error)), 200)
 
 
 @blp.route("/api-keys/validate")

@@ -8,6 +8,7 @@ import uuid
 
 from flask import Blueprint, Response, abort, redirect, render_template_string, request
 
+from engine.callbacks import recording as callbacks
 from engine.catalog import suppressions
 from engine.delivery import tracking_guard
 from engine.delivery.tracking import link_target, read_token
@@ -44,6 +45,7 @@ def _record(kind: str, data: dict, url: str | None = None) -> None:
         with report_events.changing(notification):  # its day's rollup follows (reports)
             TrackingEvent.create(notification=notification, kind=kind,
                                  recipient=data.get("r"), url=url)
+        callbacks.tracked(notification, kind, data.get("r"), url)  # committed: called back
 
 
 def _guard(kind: str, token: str, seen: tuple[object, ...] | None = None) -> int:

@@ -12,12 +12,23 @@ import re
 
 from flask import Blueprint, abort, g, jsonify, request
 
+from api.framing import refuse_foreign_host
 from engine.catalog.keys import iso
 from engine.store.models import CaughtWebhook
 from engine.webhooks import caught
 
 blueprint = Blueprint("webhook_catcher", __name__)
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+@blueprint.before_request
+def _reads_only_on_loopback():
+    """Every tenant's caught webhooks, unauthenticated: read or emptied only with a loopback
+    Host, as the dev inbox (a page whose DNS name rebinds to 127.0.0.1 gets 403). A POST
+    discloses nothing and may come from a delivery to any name for this machine."""
+    if request.method != "POST":
+        return refuse_foreign_host()
+    return None
 
 
 def _name(name: str) -> str:

@@ -17,6 +17,7 @@ TARGETS = {
     "preview": ("ratio", 0.3),
     "email_delivery": ("ratio", 0.7),
     "webhook_delivery": ("ratio", 0.6),
+    "callback_delivery": ("ratio", 0.5),
     "marketing_fanout": ("min", 1000.0),
     "render_warm": ("max", 2.0),
     "render_cold": ("max", 50.0),
@@ -26,9 +27,11 @@ TARGETS = {
     "reports_page_p50": ("max", 300.0),
     "reports_page_filtered_p50": ("max", 300.0),
     "reports_export": ("min", 50000.0),
+    "list_rows_per_s": ("min", 500.0),
+    "transactional_p99_during_list_ms": ("max", 2000.0),
 }
-MODULES = ("bench.render", "bench.hostile", "bench.api", "bench.delivery", "bench.fairness",
-           "bench.web", "bench.reports")
+MODULES = ("bench.render", "bench.hostile", "bench.api", "bench.delivery", "bench.callbacks",
+           "bench.fairness", "bench.web", "bench.reports", "bench.lists")
 
 
 def verdict(row: dict) -> str:

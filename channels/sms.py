@@ -28,6 +28,18 @@ class SmsChannel(BaseChannel):
     options_field = "smsOptions"
     content_fields = ("body", "fromNumber")
     provider_setting = "HERALD_SMS_PROVIDER"
+    label = "SMS"
+    menu_position = 20
+    recipient_kind = "phone"
+    recipient_hint = "a phone number in E.164 form (+14155550100)"
+    recipient_example = "+14155550100"
+    default_recipient_lists = (("to", "To"),)
+
+    def valid_recipient(self, recipient: str) -> bool:
+        return valid_e164(recipient)
+
+    def example_options(self, has_default_recipients: bool) -> dict[str, Any]:
+        return {} if has_default_recipients else {"to": ["+14155550100"]}
 
     def template_parts(self, content: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         return (("body", "text"),)  # an SMS is plain text: nothing is escaped

@@ -42,6 +42,27 @@ class WebhookChannel(BaseChannel):
     content_defaults = {"contentType": DEFAULT_CONTENT_TYPE}
     delivery = "webhook"
     needs_provider = False
+    label = "Webhook"
+    menu_position = 30
+    recipient_kind = "url"
+    recipient_hint = "an https:// URL"
+    recipient_example = "https://example.com/hooks"
+    recipients_note = ("A webhook template has no default recipients: each send names its "
+                       "destination (webhookOptions.urlOverride).")
+    test_header = "X-Service-Test"  # reserved: no request can set it
+
+    def example_options(self, has_default_recipients: bool) -> dict[str, Any]:
+        return {"urlOverride": "https://example.com/hooks"}  # every send names it
+
+    def preview_options(self) -> dict[str, Any]:
+        # The body is checked against a destination, which the editor does not have yet.
+        return {"urlOverride": "https://example.com/"}
+
+    def test_options(self, recipient: str) -> dict[str, Any]:
+        return {"urlOverride": recipient}
+
+    def mark_test(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return {**payload, "headers": {**payload.get("headers", {}), self.test_header: "true"}}
 
     def template_parts(self, content: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         """The body in the language of its content type: a JSON value inside a JSON string

@@ -66,8 +66,11 @@ def _demo_owner() -> tuple[str, str]:
     return DEMO_OWNER_EMAIL, password
 
 
-def _prepare(settings: Settings) -> tuple[str, tuple[str, str], str]:
-    """The schema, the demo tenant, its key, its Owner and its webhook signing secret."""
+def _prepare(settings: Settings, callback_url: str | None = None
+             ) -> tuple[str, tuple[str, str], str]:
+    """The schema, the demo tenant, its key, its Owner and its webhook signing secret; with
+    ``callback_url``, the demo workspace's delivery callbacks go there unless it has a
+    callback URL already (docs/callbacks.md, "In development")."""
     from cli.common import connect
     from engine.provisioning import apply_document
     from engine.provisioning.demo import DEMO_WORKSPACE_ID, demo_document
@@ -79,7 +82,11 @@ def _prepare(settings: Settings) -> tuple[str, tuple[str, str], str]:
     apply_document(demo_document())
     key = _demo_key(settings)
     owner = _demo_owner()
-    secret = Workspace.get_by_id(DEMO_WORKSPACE_ID).signing_secret
+    demo = Workspace.get_by_id(DEMO_WORKSPACE_ID)
+    if callback_url and not demo.callback_url:
+        Workspace.update(callback_url=callback_url).where(
+            Workspace.id == DEMO_WORKSPACE_ID).execute()
+    secret = demo.signing_secret
     db.close()
     return key, owner, secret
 
@@ -117,6 +124,7 @@ Send the demo webhook to the dev inbox's webhook catcher:{note}
 {curl(webhook)}
 
 Both arrive at {base}/dev/inbox (the webhook with its headers, body and signature check).
+Their delivery callbacks arrive there too, as webhooks named "callbacks" (docs/callbacks.md).
 """
 
 
@@ -168,7 +176,10 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     try:
-        key, (owner_email, owner_password), secret = _prepare(settings)
+        # The dev inbox's webhook catcher takes the demo's delivery callbacks too.
+        catcher = f"http://127.0.0.1:{port}/dev/inbox/webhooks/callbacks"
+        key, (owner_email, owner_password), secret = _prepare(
+            settings, catcher if webhooks_allowed else None)
         python = sys.executable
         children.append(("the API server", subprocess.Popen(
             [python, "-m", "cli", "serve", "--host", "127.0.0.1", "--port", str(port),

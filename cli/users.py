@@ -1,4 +1,5 @@
-"""`herald users invite|reset-password`: the operator's way in for the web application."""
+"""`herald users invite|reset-password|reset-2fa`: the operator's way in for the web
+application."""
 
 from __future__ import annotations
 
@@ -41,6 +42,21 @@ def cmd_reset_password(args: argparse.Namespace, settings: Settings) -> None:
     emit({"email": issued.user.email, "url": issued.url, "expiresAt": iso(issued.expires_at)})
 
 
+def cmd_reset_2fa(args: argparse.Namespace, settings: Settings) -> None:
+    """Turn a person's two-factor sign-in off (a lost phone and lost recovery codes): their
+    authenticator and recovery codes go, and every session of theirs ends."""
+    from cli.common import CommandError, connect, emit
+    from engine.people import sessions, two_factor, users
+
+    connect(settings)
+    user = users.find(args.email)
+    if user is None:
+        raise CommandError(f"no user with the email address {args.email}")
+    was_on = two_factor.turn_off(user)
+    sessions.end_all(user)
+    emit({"email": user.email, "twoFactor": "off", "wasOn": was_on})
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     users = sub.add_parser("users", help="people of the web application").add_subparsers(
         dest="users", required=True)
@@ -52,3 +68,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = users.add_parser("reset-password", help="a one-time link to set a new password")
     p.add_argument("email")
     p.set_defaults(func=cmd_reset_password)
+    p = users.add_parser("reset-2fa", help="turn a person's two-factor sign-in off (prints "
+                                           "JSON)")
+    p.add_argument("email")
+    p.set_defaults(func=cmd_reset_2fa)

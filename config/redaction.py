@@ -13,8 +13,8 @@ MASK = "***"
 # scheme://user:password@host -- the password up to the last '@' before the host.
 _URL_PASSWORD = re.compile(r"(?P<head>\b[a-z][a-z0-9+.-]*://[^\s:/@'\"]*:)[^\s'\"]*@", re.I)
 # password=..., secret=..., token=... in a query string or a key=value message.
-_PARAMETER = re.compile(r"(?P<head>\b(?:password|passwd|pwd|secret|token|api_key|apikey)=)"
-                        r"[^\s&'\"]+", re.I)
+_PARAMETER = re.compile(r"(?P<head>\b(?:sentinel_password|password|passwd|pwd|secret|token"
+                        r"|api_key|apikey)=)[^\s&'\"]+", re.I)
 # Paths whose last segment is a live capability: tracking, unsubscribe, invitation, reset.
 _TOKEN_PATH = re.compile(r"(?P<head>/(?:t/[ocu]|invitations|reset)/)[^\s?#'\"/]+")
 

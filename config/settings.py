@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import ipaddress
 import math
 import os
@@ -21,9 +22,20 @@ from config.url_settings import (
 
 ENVIRONMENTS = ("development", "test", "production")
 DEV_SECRET_KEY = "herald-development-secret-key-not-for-production"
-# Keys this repository publishes (tests/config/test_settings.py scans the source for more):
-# anyone can read them, so with one anyone forges click redirects and unsubscribes anyone.
-PUBLISHED_SECRET_KEYS = frozenset({DEV_SECRET_KEY})
+# Keys this repository publishes, now or in its history (tests/config/test_settings.py
+# scans the whole tree, tests and bench included, and fails on a key missing here that the
+# entropy floor would take): anyone can read them, so with one anyone forges click
+# redirects, unsubscribes anyone and opens every stored credential. Checking "anywhere in
+# the repository" at start-up is not possible (a deployment has no repository), so the
+# rule is this list plus an entropy floor; the tests' own key is made afresh each run.
+PUBLISHED_SECRET_KEYS = frozenset({
+    DEV_SECRET_KEY,
+    "test-secret-key-0123456789-abcdefghijklmnop",  # the tests' key until issue 37
+    "bench-secret-key-0123456789-abcdefghijklmnop",  # bench/common.py
+})
+# Shannon's estimate over the key's own characters, times its length: 'x' * 40 has none,
+# a word repeated has little; secrets.token_urlsafe(48) has about 350 bits.
+MIN_SECRET_BITS = 100
 DEFAULT_DATABASE_URL = "sqlite:///var/herald.sqlite3"
 # Whole-number settings reach SQL parameters and Redis scripts: a 32-bit integer fits all.
 MAX_WHOLE = 2**31 - 1
@@ -78,6 +90,10 @@ class Settings:
     log_format: str = "text"
     metrics_token: str | None = None
     worker_metrics_port: int | None = None
+    # Web sessions (docs/web.md, "Security"): ended after this long unused, and this long
+    # after sign-in whatever the use (OWASP ASVS 7.3.1, 7.3.2).
+    session_idle_minutes: int = 12 * 60
+    session_lifetime_days: int = 30
 
     @property
     def production(self) -> bool:
@@ -179,6 +195,17 @@ def provider_scheme_of(url: str) -> str:
     return urlsplit(url).scheme
 
 
+def entropy_bits(text: str) -> float:
+    """Shannon's estimate of ``text``'s entropy in bits: its length times the entropy of
+    its own character frequencies. A floor, not a proof: it catches a repeated character,
+    a repeated word and other low-variety keys, not a key copied from somewhere else."""
+    if not text:
+        return 0.0
+    counts = collections.Counter(text)
+    total = len(text)
+    return -total * sum(n / total * math.log2(n / total) for n in counts.values())
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read and check every ``HERALD_*`` variable; raise ConfigError naming the first bad one."""
     env = dict(os.environ if environ is None else environ)
@@ -199,8 +226,14 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         if mode == "production" and len(secret) < 32:
             raise ConfigError("HERALD_SECRET_KEY", "must be at least 32 characters in production")
         if mode == "production" and secret.strip() in PUBLISHED_SECRET_KEYS:
-            raise ConfigError("HERALD_SECRET_KEY", "is a published example key: generate your own "
+            raise ConfigError("HERALD_SECRET_KEY", "is a published example key (rule: no key "
+                              "published in Herald's repository): generate your own "
                               "(python -c 'import secrets; print(secrets.token_urlsafe(48))')")
+        if mode == "production" and (bits := entropy_bits(secret)) < MIN_SECRET_BITS:
+            raise ConfigError("HERALD_SECRET_KEY", f"has too little entropy (rule: at least "
+                              f"{MIN_SECRET_BITS} bits by Shannon's estimate of its "
+                              f"characters; this key has {bits:.0f}): generate one with "
+                              "python -c 'import secrets; print(secrets.token_urlsafe(48))'")
         values["secret_key"] = secret
     elif mode == "production":
         raise ConfigError("HERALD_SECRET_KEY", "is required in production")
@@ -254,6 +287,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
                                                maximum=36500)
     values.update(_breaker_settings(get))
     values.update(_operations_settings(get))
+    if raw := get("HERALD_SESSION_IDLE_MINUTES"):
+        values["session_idle_minutes"] = _int("HERALD_SESSION_IDLE_MINUTES", raw, minimum=5,
+                                              maximum=7 * 24 * 60)
+    if raw := get("HERALD_SESSION_LIFETIME_DAYS"):
+        values["session_lifetime_days"] = _int("HERALD_SESSION_LIFETIME_DAYS", raw, minimum=1,
+                                               maximum=365)
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()

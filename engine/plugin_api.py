@@ -54,6 +54,13 @@ from engine.plugins.contracts import (
     TransientError,
     parse_retry_after,
 )
+from engine.plugins.event_contract import (
+    EventWebhook,
+    InboundCall,
+    InboundRefused,
+    ProviderEvent,
+    Reported,
+)
 from engine.plugins.hookspecs import hookimpl
 from engine.plugins.http_vendor import HttpVendorProvider, raise_for_status
 from engine.webhooks.headers import validate_webhook_headers
@@ -71,6 +78,8 @@ __all__ = [  # noqa: RUF022 -- grouped as docs/plugins.md lists them
     "TransientError", "parse_retry_after",
     # HTTP providers
     "HttpVendorProvider", "raise_for_status",
+    # provider events
+    "EventWebhook", "InboundCall", "InboundRefused", "ProviderEvent", "Reported",
     # request errors and field rules
     "ApiError", "FieldErrors", "MAX_RECIPIENTS", "addresses", "boolean", "decoded_size",
     "options_object", "validate_webhook_headers",

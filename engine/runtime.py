@@ -12,6 +12,7 @@ from redis import Redis
 from config.settings import Settings
 from engine.store import secrets
 from engine.store.db import bind_database, database
+from engine.store.redis_clients import connect
 
 _settings: Settings | None = None
 _redis: Redis | None = None
@@ -70,7 +71,8 @@ def settings() -> Settings:
 
 
 def redis() -> Redis:
-    """The shared Redis client (a connection pool underneath)."""
+    """The shared Redis client (a connection pool underneath; under Sentinel, the pool
+    follows the primary the sentinels name)."""
     global _redis
     if _redis is None:
         url = settings().redis_url
@@ -83,7 +85,7 @@ def redis() -> Redis:
             from engine.store.redis_outages import client_options
 
             options = client_options()
-        _redis = Redis.from_url(url, health_check_interval=30, **options)
+        _redis = connect(url, health_check_interval=30, **options)
     return _redis
 
 

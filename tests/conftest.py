@@ -6,6 +6,7 @@ HERALD_TEST_DATABASE_URL picks PostgreSQL; otherwise a SQLite file in a temp fol
 from __future__ import annotations
 
 import os
+import secrets as py_secrets
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from redis import Redis
 from config.settings import Settings
 from engine import runtime
 from engine.people.models import PEOPLE_MODELS
+from engine.store.callback_models import CALLBACK_MODELS
 from engine.store.embedded_redis import EmbeddedRedis, start_redis
 from engine.store.migrations import upgrade
 from engine.store.models import ALL_MODELS as ENGINE_MODELS
@@ -26,9 +28,11 @@ from tests.support.dns_server import LoopbackDns
 from tests.support.https_receiver import HttpsReceiver
 
 # Every table the migrations make, in dependency order (emptied in reverse).
-ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS)
+ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS, *CALLBACK_MODELS)
 
-TEST_SECRET_KEY = "test-secret-key-0123456789-abcdefghijklmnop"
+# Made afresh for each run: a key written in the repository is published, and production
+# refuses every published key (config/settings.py, issue 37).
+TEST_SECRET_KEY = "test-" + py_secrets.token_urlsafe(32)
 
 
 @pytest.fixture(scope="session")

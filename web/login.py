@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from flask import Flask, g, request, session
@@ -12,6 +13,12 @@ from engine.people.models import User
 
 manager = LoginManager()
 SESSION_TOKEN = "herald_sid"
+# Signed in with a second step (or two-factor turned on in this session): what a workspace
+# that requires two-factor sign-in asks of its members' sessions.
+SECOND_STEP = "herald_2fa"
+# Between the password and the code: who, when, and where to go after (no session yet).
+PENDING = "herald_pending"
+PENDING_SECONDS = 300
 
 
 class SignedIn(UserMixin):
@@ -63,13 +70,39 @@ def membership_read(workspace_id: object) -> tuple[bool, object]:
     return False, None
 
 
-def sign_in(user: User) -> None:
-    """A new session: whatever the cookie held before (a fixated id included) is dropped."""
+def sign_in(user: User, second_step: bool = False) -> None:
+    """A new session: whatever the cookie held before (a fixated id, a pending second
+    step) is dropped, so the session id changes at sign-in and again at the second step."""
     sessions.end(session.get(SESSION_TOKEN))
     session.clear()
-    session[SESSION_TOKEN] = sessions.start(user)
+    session[SESSION_TOKEN] = sessions.start(user, request.headers.get("User-Agent", ""))
+    if second_step:
+        session[SECOND_STEP] = True
     session.permanent = True
     login_user(SignedIn(user))
+
+
+def await_second_step(user: User, target: str) -> None:
+    """The password was right and the account has two-factor sign-in: nobody is signed in
+    yet; the cookie only says whose code the next page asks for, for five minutes."""
+    sessions.end(session.get(SESSION_TOKEN))
+    logout_user()
+    session.clear()
+    session[PENDING] = {"user": str(user.id), "at": time.time(), "next": target}
+
+
+def pending_second_step() -> tuple[User, str] | None:
+    """(the user, where to go after) of a sign-in waiting for its code, if still valid."""
+    pending = session.get(PENDING)
+    if not isinstance(pending, dict) or time.time() - float(pending.get("at", 0)) > \
+            PENDING_SECONDS:
+        return None
+    user = User.get_or_none(User.id == pending.get("user"))
+    return (user, str(pending.get("next") or "")) if user else None
+
+
+def current_token() -> str | None:
+    return session.get(SESSION_TOKEN)
 
 
 def sign_out() -> None:

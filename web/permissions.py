@@ -8,10 +8,10 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from flask import abort, g
+from flask import abort, flash, g, redirect, session, url_for
 from flask_login import current_user, login_required
 
-from engine.people import roles
+from engine.people import roles, two_factor
 from web import login
 
 
@@ -32,6 +32,12 @@ def workspace_view(role: str = "member") -> Callable[[Callable[..., Any]], Calla
             if not roles.at_least(membership.role, role):
                 abort(403)
             workspace = membership.workspace
+            if not session.get(login.SECOND_STEP) and two_factor.required_in(workspace_id):
+                # The Owner requires two-factor sign-in: the member is led to set it up.
+                flash(f"{workspace.name} requires two-factor authentication: set it up here. "
+                      "If it is on already, sign out and sign in again with your code.",
+                      "error")
+                return redirect(url_for("auth.account") + "#two-factor")
             g.workspace, g.membership, g.role = workspace, membership, membership.role
             return view(**kwargs)
 

@@ -63,10 +63,11 @@ def init_app(app: Flask, settings: Settings) -> None:
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
         SESSION_COOKIE_SECURE=settings.public_url.startswith("https://"),
-        # The server-side session (engine/people/sessions.py) sets the real lifetime.
-        PERMANENT_SESSION_LIFETIME=20 * 3600,
-        # Set at sign-in, the cookie lives as long as the server-side session can (both 20
-        # hours from then): signing it again at every request would extend nothing.
+        # The server-side session (engine/people/sessions.py) sets the real lifetime, idle
+        # and absolute (HERALD_SESSION_IDLE_MINUTES, HERALD_SESSION_LIFETIME_DAYS).
+        PERMANENT_SESSION_LIFETIME=settings.session_lifetime_days * 86400,
+        # Set at sign-in, the cookie lives as long as the server-side session can (the
+        # absolute lifetime): signing it again at every request would extend nothing.
         SESSION_REFRESH_EACH_REQUEST=False,
         # Only the web blueprints are checked (below): the API authenticates by key, and the
         # one-click unsubscribe POST comes from mail clients.

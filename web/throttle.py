@@ -1,5 +1,16 @@
-"""Attempt limits of the sign-in and reset forms: fixed windows counted in Redis, shared by
-every process, per email address and per client IP."""
+"""Attempt limits of the web application, counted in Redis and shared by every process.
+
+Sign-in (and its second step) counts failures only, in 15-minute windows, three ways apart:
+- per address and client IP together: 10 failures, then a wall for that pair only;
+- per client IP: 50 failures (an office behind one IP mistypes more than a person);
+- per account, from anywhere: after 5 failures each further try waits a delay that doubles
+  from 1 s up to 60 s after the last failure. Never a wall: a stranger's guesses can make
+  the owner, signing in from a fresh address, wait a minute at most, never lock them out,
+  and a guesser spread over many IPs gets one try a minute.
+A success counts nothing and clears its pair. The reset form counts every request (each
+may mail), per address and per IP. The editor's costly requests (preview, draft save, test
+send) are limited per person, per minute.
+"""
 
 from __future__ import annotations
 
@@ -9,27 +20,98 @@ import time
 from engine import runtime
 
 WINDOW = 15 * 60
-# Per window: a person mistyping gets ten tries; an office behind one IP gets many more.
-LIMITS = {"sign-in": {"address": 10, "ip": 50}, "reset": {"address": 3, "ip": 20}}
+PAIR_FAILURES = 10
+IP_FAILURES = 50
+FREE_FAILURES = 5  # per account, before the delay starts
+MAX_DELAY = 60
+RESET_LIMITS = {"address": 3, "ip": 20}
+PER_MINUTE = {"preview": 60, "draft": 120, "test-send": 10}
+
+
+def _digest(value: str) -> str:
+    # Hashed: Redis is no place to keep a list of the addresses people typed.
+    return hashlib.sha256(value.strip().lower().encode("utf-8", "replace")).hexdigest()[:32]
 
 
 def _key(kind: str, what: str, value: str, window: int) -> str:
-    # Hashed: Redis is no place to keep a list of the addresses people typed.
-    digest = hashlib.sha256(value.strip().lower().encode("utf-8", "replace")).hexdigest()[:32]
-    return f"herald:web:{kind}:{what}:{digest}:{window}"
+    return f"herald:web:{kind}:{what}:{_digest(value)}:{window}"
+
+
+def _window_left(now: float, length: int = WINDOW) -> int:
+    return int(length - now % length) + 1
+
+
+def _keys(kind: str, account: str, ip: str, window: int) -> tuple[str, str, str, str]:
+    return (_key(kind, "pair", f"{account}\n{ip}", window), _key(kind, "ip", ip, window),
+            _key(kind, "account", account, window), _key(kind, "last", account, window))
+
+
+def delay_after(failures: int) -> int:
+    """Seconds an account's next try waits after its last failure."""
+    if failures < FREE_FAILURES:
+        return 0
+    return min(MAX_DELAY, 2 ** (failures - FREE_FAILURES))
+
+
+def wait_before(kind: str, account: str, ip: str) -> int | None:
+    """Before checking a password or a code: None when this try may go ahead, else the
+    seconds to wait. ``account``: the address typed (sign-in) or the user's id (second
+    step). Counts nothing."""
+    now = time.time()
+    pair, by_ip, by_account, last = _keys(kind, account, ip, int(now // WINDOW))
+    counts = runtime.redis().mget([pair, by_ip, by_account, last])
+    pair_n, ip_n, account_n = (int(c or 0) for c in counts[:3])
+    if pair_n >= PAIR_FAILURES or ip_n >= IP_FAILURES:
+        return _window_left(now)
+    delay = delay_after(account_n)
+    if delay and counts[3] is not None:
+        left = float(counts[3]) + delay - now
+        if left > 0:
+            return int(left) + 1
+    return None
+
+
+def failed(kind: str, account: str, ip: str) -> None:
+    """Count one failed try."""
+    now = time.time()
+    pair, by_ip, by_account, last = _keys(kind, account, ip, int(now // WINDOW))
+    pipe = runtime.redis().pipeline()
+    for key in (pair, by_ip, by_account):
+        pipe.incr(key)
+        pipe.expire(key, WINDOW + 60)
+    pipe.set(last, repr(now), ex=WINDOW + 60)
+    pipe.execute()
+
+
+def succeeded(kind: str, account: str, ip: str) -> None:
+    """A right password or code: its pair starts afresh (the account's count stays)."""
+    pair = _keys(kind, account, ip, int(time.time() // WINDOW))[0]
+    runtime.redis().delete(pair)
 
 
 def attempt(kind: str, address: str, ip: str) -> int | None:
-    """Count one attempt; None when allowed, else the seconds until the window ends."""
+    """The reset form: count one request; None when allowed, else the seconds to wait."""
     now = time.time()
     window = int(now // WINDOW)
     pipe = runtime.redis().pipeline()
-    keys = [(_key(kind, "address", address, window), LIMITS[kind]["address"]),
-            (_key(kind, "ip", ip, window), LIMITS[kind]["ip"])]
+    keys = [(_key(kind, "address", address, window), RESET_LIMITS["address"]),
+            (_key(kind, "ip", ip, window), RESET_LIMITS["ip"])]
     for key, _ in keys:
         pipe.incr(key)
         pipe.expire(key, WINDOW + 60)
     counts = pipe.execute()[::2]
     if any(count > limit for count, (_, limit) in zip(counts, keys, strict=True)):
-        return int(WINDOW - now % WINDOW) + 1
+        return _window_left(now)
     return None
+
+
+def per_person(kind: str, user_id: str) -> int | None:
+    """Count one of a person's costly requests; None when allowed, else the seconds until
+    the minute ends."""
+    now = time.time()
+    key = _key(kind, "person", user_id, int(now // 60))
+    pipe = runtime.redis().pipeline()
+    pipe.incr(key)
+    pipe.expire(key, 120)
+    count = pipe.execute()[0]
+    return _window_left(now, 60) if count > PER_MINUTE[kind] else None

@@ -22,6 +22,7 @@ from engine.plugin_api import (
     SendRequest,
     hookimpl,
     html_to_text,
+    valid_email,
 )
 
 
@@ -54,6 +55,25 @@ class EmailChannel(BaseChannel):
     provider_setting = "HERALD_EMAIL_PROVIDER"
     own_provider = True
     previewable = True
+    label = "Email"
+    menu_position = 10
+    recipient_kind = "email"
+    recipient_hint = "an email address"
+    recipient_example = "you@example.com"
+    default_recipient_lists = (("to", "To"), ("cc", "Cc"), ("bcc", "Bcc"))
+    test_header = "X-SVC-Test"  # reserved: no request can set it
+
+    def valid_recipient(self, recipient: str) -> bool:
+        return valid_email(recipient)
+
+    def example_options(self, has_default_recipients: bool) -> dict[str, Any]:
+        return {} if has_default_recipients else {"to": ["recipient@example.com"]}
+
+    def test_options(self, recipient: str) -> dict[str, Any]:
+        return {"overrideRecipients": [recipient], "trackOpens": False, "trackClicks": False}
+
+    def mark_test(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return {**payload, "headers": {**payload.get("headers", {}), self.test_header: "true"}}
 
     def template_parts(self, content: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
         # The subject is plain text (a header), the body and head HTML.
@@ -110,6 +130,13 @@ class EmailChannel(BaseChannel):
             envelope_sender=payload.get("envelopeSender"),  # set by the worker, never stored
             dkim=payload["dkim"] if isinstance(payload.get("dkim"), DkimKey) else None,
         )
+        sender_for = payload.get("envelopeSenderFor")  # the worker's: one per recipient
+        if callable(sender_for):
+            senders = {address: sender_for(address) for address in email.recipients}
+            if len(senders) == 1:
+                email.envelope_sender = next(iter(senders.values()))
+            elif senders:
+                email.envelope_senders = senders
         email.mime = build_mime(email, payload, parts)
         return email
 

@@ -12,6 +12,7 @@ Review it when either vendor's page changes (docs/api.md says so too).
 from __future__ import annotations
 
 import re
+import unicodedata
 from email.header import decode_header, make_header
 from email.message import Message
 from email.utils import collapse_rfc2231_value
@@ -34,7 +35,10 @@ SMUGGLING_AND_MACROS = """
 html htm shtml xhtml mht mhtml svg svgz xht one onepkg library-ms search-ms searchconnector-ms
 docm dotm xlsm xltm xlam pptm potm ppam ppsm sldm
 mjs psm1 sh bash zsh command run bin elf deb rpm pkg ipa action workflow php rb jsp cgi inf
+iqy slk dqy rqy oqy
 """
+# Excel web queries (.iqy, .dqy, .rqy, .oqy) fetch and run a remote sheet; SYLK (.slk) runs
+# formulas and DDE on opening: both have carried malware campaigns (issue 37).
 EXECUTABLE_EXTENSIONS = frozenset(
     " ".join((OUTLOOK_LEVEL1, GMAIL_BLOCKED, SMUGGLING_AND_MACROS)).split())
 EXECUTABLE_TYPES = re.compile(
@@ -44,17 +48,39 @@ EXECUTABLE_TYPES = re.compile(
     r"x-java-jnlp-file|vnd\.microsoft\.portable-executable|x-elf|x-mach-binary|hta|"
     r"x-ms-installer|x-ms-application|vnd\.ms-excel\.addin\.macroenabled\.12|"
     r"vnd\.android\.package-archive|x-apple-diskimage|x-powershell|vbscript|x-vbscript|"
-    r"xhtml\+xml|onenote|msonenote|internet-shortcut|x-url)$|"
+    r"xhtml\+xml|onenote|msonenote|internet-shortcut|x-url|vnd\.ms-htmlhelp|x-chm|"
+    r"x-ms-htmlhelp)$|^multipart/.*$|"
     r"^text/(javascript|ecmascript|x-python|x-shellscript|x-sh|vbscript|x-perl|x-php|jscript|"
     r"html|x-url)$|^image/svg\+xml$|^message/rfc822$", re.IGNORECASE)
 # Windows drops trailing dots and spaces from a name, so "evil.exe." opens as evil.exe.
 _TRAILING = " .\t"
 
 
+# Characters a reader cannot see but that change which name a client or a file system
+# takes: format characters (zero-width space and joiners, bidirectional overrides, the
+# byte order mark, tags), variation selectors and the fillers that render as nothing.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb"
+    "\U000e0000-\U000e0fff]")
+
+
+def hidden_characters(name: str) -> bool:
+    """Whether ``name`` holds a character nobody sees (``x.exe`` + a zero-width space
+    would show as ``x.exe`` and pass the extension check as ``exe\u200b``)."""
+    return _INVISIBLE.search(name) is not None or any(
+        unicodedata.category(c) in ("Cf", "Co", "Cn") for c in name if not c.isascii())
+
+
 def executable_name(name: str) -> bool:
     """Whether ``name``'s last extension is on the list, in any case and with trailing dots
-    or spaces (``a.pdf.exe`` is; ``invoice.exe.pdf`` is not)."""
-    parts = name.strip().rstrip(_TRAILING).lower().rsplit(".", 1)
+    or spaces (``a.pdf.exe`` is; ``invoice.exe.pdf`` is not); a name with an invisible
+    character is refused as well, and an NTFS stream suffix (``x.exe::$DATA``,
+    ``x.exe:s``, which Windows opens as ``x.exe``) is read past."""
+    if hidden_characters(name):
+        return True
+    stem = name.split(":", 1)[0]
+    parts = stem.strip().rstrip(_TRAILING).lower().rsplit(".", 1)
     return len(parts) == 2 and parts[1].strip() in EXECUTABLE_EXTENSIONS
 
 

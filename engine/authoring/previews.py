@@ -15,6 +15,8 @@ from typing import Any
 
 from engine.catalog import snapshots
 from engine.errors import ApiError
+from engine.plugins.channel_contract import Recipients
+from engine.plugins.manager import default_registry
 from engine.rendering import variable_metadata
 from engine.sending.payload import payload, render_parts
 from engine.sending.preview import build_preview
@@ -25,9 +27,6 @@ from engine.store.vocabulary import VersionStatus
 from .publishing import Problem, label, sender_verified, syntax_problems
 
 _DRAFTS = uuid.UUID("6d1f3c2a-8b4e-4f7a-9c1d-2e3f4a5b6c7d")  # namespace of draft cache keys
-# The request options a preview of a built-in channel renders with: the webhook channel
-# checks its body against a destination, which the editor does not have yet.
-PREVIEW_OPTIONS = {"webhook": {"webhookOptions": {"urlOverride": "https://example.com/"}}}
 
 
 @dataclass
@@ -41,7 +40,7 @@ class EditorPreview:
     missing: list[str] = field(default_factory=list)
     unused: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    recipients: dict[str, Any] | None = None
+    recipients: Recipients | None = None
 
     def frame(self) -> tuple[str, str]:
         """(media type, document) for the preview frame."""
@@ -95,17 +94,15 @@ def _errors(channel: str, content: dict[str, Any],
 
 
 def _email(preview: EditorPreview, request: Resolved) -> None:
-    response = build_preview(request)
-    result = response["email"]
+    result = build_preview(request)
     content = request.version.content
-    preview.subject = result["renderedContent"]["subject"]
-    final = result["finalBodies"]
-    if final is not None:
-        preview.html, preview.text = final["htmlBody"], final["textBody"]
-    preview.errors = _errors("email", content, result["renderingErrors"])
-    preview.recipients = result["recipients"]
-    preview.warnings += [w["message"] for w in response["validationErrors"]]
-    _tag_lists(preview, result["variableMetadata"])
+    preview.subject = result.rendered["subject"]
+    if result.final is not None:
+        preview.html, preview.text = result.final.html, result.final.text
+    preview.errors = _errors("email", content, result.rendering_errors)
+    preview.recipients = result.recipients
+    preview.warnings += [w["message"] for w in result.warnings]
+    _tag_lists(preview, result.variables)
     address = content.get("fromAddress")
     if address and not sender_verified(request.workspace, request.template, address):
         preview.warnings.append(f"{address} is not a verified sender: publishing is refused "
@@ -140,8 +137,10 @@ def _other(preview: EditorPreview, request: Resolved) -> None:
 def preview(workspace: Workspace, template: Template, content: dict[str, Any],
             tags: dict[str, str]) -> EditorPreview:
     """Render ``content`` (the editor's text) with ``tags`` as a send would."""
-    request = resolved(workspace, template, content, tags,
-                       dict(PREVIEW_OPTIONS.get(template.channel, {})))
+    channel = default_registry().channel(template.channel)
+    options = channel.preview_options()  # as the channel declares them
+    body = {channel.options_field: options} if options and channel.options_field else {}
+    request = resolved(workspace, template, content, tags, body)
     result = EditorPreview(template.channel)
     if request.channel.previewable:
         _email(result, request)

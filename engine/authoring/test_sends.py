@@ -3,35 +3,34 @@ pipeline (the send's renderer and payload builder, the queue, the worker, the pr
 to one recipient, with tracking off.
 
 A test send is a notification flagged ``is_test``: it takes no unit of the monthly
-allowance and reports leave it out. The message says it is a test in a header Herald
-reserves (``X-SVC-Test`` on email, ``X-Service-Test`` on a webhook), which no request can
-set. A workspace may make TEST_SENDS_PER_MINUTE of them a minute.
+allowance and reports leave it out. The message says it is a test where its channel can
+(``mark_test``: a header Herald reserves, ``X-SVC-Test`` on email, ``X-Service-Test`` on a
+webhook, which no request can set). What a test asks for and sends with is the channel's
+declaration (engine/plugins/channel_contract.py). A workspace may make
+TEST_SENDS_PER_MINUTE of them a minute.
 """
 
 from __future__ import annotations
 
-import contextlib
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import ApiError
-from engine.formats.addresses import suppression_key, valid_e164, valid_email
+from engine.formats.addresses import suppression_key
+from engine.plugins.channel_contract import Channel
+from engine.plugins.manager import default_registry
 from engine.sending import limits
+from engine.sending.accepting import accept
 from engine.sending.payload import payload, render_parts
 from engine.sending.resolution import Resolved
-from engine.store import notification_store
 from engine.store.models import Notification, Template, Workspace
-from engine.store.queueing import enqueue_notification
 from engine.store.vocabulary import NotificationStatus
 
 from .previews import resolved
 from .publishing import syntax_problems
 
 TEST_SENDS_PER_MINUTE = 10
-EMAIL_FLAG, WEBHOOK_FLAG = "X-SVC-Test", "X-Service-Test"
-RECIPIENT_HINTS = {"email": "an email address", "sms": "a phone number in E.164 form "
-                   "(+14155550100)", "webhook": "an https:// URL"}
 
 
 class SendTestRefused(ValueError):
@@ -51,28 +50,18 @@ class Outcome:
         return self.status not in (NotificationStatus.QUEUED, NotificationStatus.SENDING)
 
 
-def _options(channel: str, recipient: str) -> dict[str, Any]:
-    """The request options of a test: the recipient alone, tracking off. A plugin channel's
-    options are its own: the recipient goes as ``overrideRecipients``, as email and SMS
-    take it."""
-    if channel == "email":
-        return {"emailOptions": {"overrideRecipients": [recipient], "trackOpens": False,
-                                 "trackClicks": False}}
-    if channel == "webhook":
-        return {"webhookOptions": {"urlOverride": recipient}}
-    from engine.plugins.manager import default_registry
-
-    field = default_registry().channel(channel).options_field
-    return {field: {"overrideRecipients": [recipient]}} if field else {}
+def _options(channel: Channel, recipient: str) -> dict[str, Any]:
+    """The request options of a test, as its channel declares them: the recipient alone,
+    tracking off."""
+    field = channel.options_field
+    return {field: channel.test_options(recipient)} if field else {}
 
 
-def _check_recipient(channel: str, recipient: str) -> None:
+def _check_recipient(channel: Channel, recipient: str) -> None:
     """The recipient's form; everything else (a verified sender, the plan's webhooks, the
     destination's rules) is the channel's to refuse, as at send."""
-    if channel == "email" and not valid_email(recipient):
-        raise SendTestRefused(f"Test recipient: enter {RECIPIENT_HINTS['email']}.")
-    if channel == "sms" and not valid_e164(recipient):
-        raise SendTestRefused(f"Test recipient: enter {RECIPIENT_HINTS['sms']}.")
+    if not channel.valid_recipient(recipient):
+        raise SendTestRefused(f"Test recipient: enter {channel.recipient_hint}.")
 
 
 def _refusal(err: ApiError) -> SendTestRefused:
@@ -103,35 +92,27 @@ def _payload(request: Resolved) -> dict[str, Any]:
         built = payload(request, rendered)  # the send's own builder
     except ApiError as err:
         raise _refusal(err) from None
-    flag = {"email": EMAIL_FLAG, "webhook": WEBHOOK_FLAG}.get(request.template.channel)
-    if flag:
-        built["headers"] = {**built.get("headers", {}), flag: "true"}
-    return built
+    return request.channel.mark_test(built)
 
 
 def send_test(workspace: Workspace, template: Template, content: dict[str, Any],
               tags: dict[str, str], recipient: str, number: int | None = None) -> Notification:
     """Queue one test of ``content``; raises SendTestRefused when it cannot be sent."""
+    channel = default_registry().channel(template.channel)
     recipient = (recipient or "").strip()
     if not recipient:
-        hint = RECIPIENT_HINTS.get(template.channel, "a recipient")
-        raise SendTestRefused(f"Test recipient: enter {hint}.")
-    _check_recipient(template.channel, recipient)
+        raise SendTestRefused(f"Test recipient: enter {channel.recipient_hint}.")
+    _check_recipient(channel, recipient)
     try:
         request = resolved(workspace, template, content, tags,
-                           _options(template.channel, recipient), number=number, admit=True)
+                           _options(channel, recipient), number=number, admit=True)
     except ApiError as err:  # the channel's rules at send (D1): the same words
         raise _refusal(err) from None
     built = _payload(request)
     _take_a_slot(workspace)
     notification_id = uuid.uuid4()
-    notification_store.insert(
-        id=notification_id, account=workspace.account_id, workspace=workspace.id,
-        template=template.id, version_number=request.version.number,
-        channel=template.channel, is_test=True, correlation_id=f"test-{notification_id.hex}",
-        delivery_id=str(uuid.uuid4()), payload=built)
-    with contextlib.suppress(Exception):  # committed: the reconciler enqueues it otherwise
-        enqueue_notification(str(notification_id))
+    accept(request, built, f"test-{notification_id.hex}", is_test=True,
+           notification_id=notification_id)  # the send's own accept path
     return Notification.get_by_id(notification_id)
 
 

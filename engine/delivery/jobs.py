@@ -10,6 +10,7 @@ import contextlib
 import logging
 
 from engine import runtime
+from engine.callbacks import delivered as callbacks
 from engine.delivery import fair_share, handing, outcome_events
 from engine.delivery.message_lanes import send_all
 from engine.delivery.outcomes import (
@@ -98,6 +99,7 @@ def _failed(notification: Notification, err: Exception) -> str:
     notification_store.record_outcome(notification, [attempt], status,
                                       None if reached else attempt["error"], None)
     deliveries.observed(notification, [attempt], status, attempt["error"], None, None)
+    callbacks.settled(notification)
     outcome_events.emit_outcome(notification, attempt)
     return status
 
@@ -144,6 +146,8 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
                                       verdict.error, verdict.wait)
     deliveries.observed(notification, attempts, verdict.status, verdict.error, verdict.wait,
                         outcomes.provider, suppressed=len(planned.suppressed))
+    callbacks.settled(notification, suppressed=planned.suppressed, bounced=outcomes.bounced,
+                      rejected=outcomes.rejected)
     if planned.suppressed:
         outcome_events.emit("notification_suppressed", notification,
                             recipients=planned.suppressed)

@@ -77,6 +77,7 @@ class Outcomes:
         self.attempts: list[dict[str, Any]] = []
         self.saved = 0  # attempts[:saved] are committed
         self.bounced: list[str] = []
+        self.rejected: dict[str, str] = {}  # addresses a delivered message did not reach
         self.bounces_saved = 0
         self.delivered = self.failed = 0
         self.transient: TransientError | None = None
@@ -109,6 +110,7 @@ class Outcomes:
             row = message_row(notification, recipient, Outcome.DELIVERED, started, None)
             row["provider_message_id"] = result.provider_message_id
             if result.rejected:
+                self.rejected.update(result.rejected)
                 row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
             self.attempts.append(row)
         self.attempts[-1]["provider"] = self.provider

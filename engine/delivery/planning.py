@@ -69,7 +69,9 @@ def _payload(notification: Notification) -> dict[str, Any]:
     added = sender_additions(notification.account_id, payload)
     host = added.pop("returnPathHost", None) or runtime.settings().return_path_domain
     if host:
-        added["envelopeSender"] = envelope_sender(notification.id, host)
+        # One envelope sender per recipient (the channel asks for each): a report to it
+        # speaks for that recipient only (docs/reports.md, `herald bounces`).
+        added["envelopeSenderFor"] = functools.partial(envelope_sender, notification.id, host)
     return {**payload, **added} if added else payload
 
 

@@ -4,6 +4,7 @@ one scheduled by the webhook retry policy (spec 6.5, D7 in docs/api.md)."""
 from __future__ import annotations
 
 from engine import runtime
+from engine.callbacks import delivered as callbacks
 from engine.delivery import outcome_events
 from engine.delivery.attempts import attempt_row
 from engine.delivery.retry import retry_delay
@@ -39,5 +40,6 @@ def deliver_webhook_notification(notification: Notification) -> str:
                           response_excerpt=result.response_excerpt, error=result.error)
     notification_store.record_outcome(notification, [attempt], status, result.error, wait)
     deliveries.observed(notification, [attempt], status, result.error, wait, "webhook")
+    callbacks.settled(notification)
     outcome_events.emit_outcome(notification, attempt)
     return status

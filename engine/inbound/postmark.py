@@ -1,5 +1,6 @@
-"""Postmark's webhooks: Bounce, SpamComplaint and Delivery, authenticated by a secret of
-the workspace in the webhook URL (basic auth, as Postmark's settings page takes it).
+"""A workspace's webhook secret, which authenticates its Postmark webhook URL (basic auth,
+as Postmark's settings page takes it). Reading and authenticating the webhook's calls is
+the Postmark plugin's (plugins/postmark/events.py); keeping the secret is the engine's.
 
 Each workspace's secret is stored, encrypted, in ``workspace.postmark_secret`` (made with
 the workspace) and rotated by `herald secret rotate-postmark` or Settings > Webhooks. A
@@ -11,7 +12,6 @@ at once, with no overlap: the reason to rotate is a URL that leaked (docs/report
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import hmac
 import uuid
@@ -20,13 +20,9 @@ from typing import Any
 from engine import runtime
 from engine.people import audit
 from engine.people.models import User
-from engine.reports.events import Reported
 from engine.store import secrets
 from engine.store.models import Workspace
 
-# Postmark bounce types: the address will never work; or it may work later.
-HARD = {"HardBounce", "BadEmailAddress", "ManuallyDeactivated"}
-SOFT = {"SoftBounce", "Transient", "DnsError", "Undeliverable", "Blocked", "DMARCPolicy"}
 USER = "herald"
 ROTATED = "postmark_secret.rotated"
 
@@ -80,49 +76,3 @@ def rotate(workspace: Workspace, actor: User | None = None) -> str:
     workspace.save(only=[Workspace.postmark_secret])
     audit.record(workspace, actor, ROTATED)
     return webhook_url(workspace)
-
-
-def _when(value: Any) -> dt.datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        when = dt.datetime.fromisoformat(value.replace("Z", "+00:00")[:32])
-    except ValueError:
-        return None
-    if when.tzinfo is not None:
-        when = when.astimezone(dt.UTC).replace(tzinfo=None)
-    return when
-
-
-def _text(value: Any, limit: int = 1000) -> str | None:
-    return str(value)[:limit] if value not in (None, "") else None
-
-
-def read(payload: Any) -> tuple[str, Reported] | None:
-    """(Postmark MessageID, the report) of one webhook body; None for a record type or
-    bounce type that says nothing about deliverability (an auto-responder, a subscribe)."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("MessageID"), str):
-        return None
-    record = payload.get("RecordType")
-    message_id = payload["MessageID"]
-    if record == "Delivery":
-        recipient = _text(payload.get("Recipient"), 320)
-        return message_id, Reported("delivered", recipient, "postmark",
-                                    _text(payload.get("Details")),
-                                    f"postmark:delivery:{message_id}:{recipient}",
-                                    _when(payload.get("DeliveredAt")))
-    kind = None
-    if record == "SpamComplaint" or payload.get("Type") == "SpamComplaint":
-        kind = "complained"
-    elif record == "Bounce" and payload.get("Type") in HARD:
-        kind = "bounced"
-    elif record == "Bounce" and payload.get("Type") in SOFT:
-        kind = "soft_bounced"
-    if kind is None:
-        return None
-    detail = " ".join(filter(None, (_text(payload.get("Type"), 40),
-                                    _text(payload.get("Description")),
-                                    _text(payload.get("Details")))))
-    return message_id, Reported(kind, _text(payload.get("Email"), 320), "postmark", detail,
-                                f"postmark:{record}:{payload.get('ID')}",
-                                _when(payload.get("BouncedAt")))

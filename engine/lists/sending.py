@@ -6,8 +6,9 @@ batches: each row goes through the send's one accept path (engine/sending/accept
 the same rendering, payload, row and enqueue as an API send) with an Idempotency-Key of
 the list's id and the row's number, so a job that runs twice (a retry, a worker killed
 mid-batch) accepts no row twice. Between batches it records its progress and looks for a
-cancel; after BATCH_SECONDS it enqueues its own continuation, so transactional jobs, on
-the queue served first, never wait behind a whole list.
+cancel; after BATCH_SECONDS it enqueues its own continuation at the front of the bulk
+queue: a worker busy with a list takes the priority queue's transactional jobs within a
+second, and the list goes on before the deliveries of its own rows.
 """
 
 from __future__ import annotations
@@ -18,21 +19,24 @@ import uuid
 from typing import Any
 
 from peewee import Case
+from rq import Retry
+from rq.job import Job, JobStatus
 
 from engine import runtime
 from engine.catalog import snapshots
 from engine.errors import ApiError
 from engine.lists import rows
 from engine.sending import idempotency, limits
-from engine.sending.accepting import Replayed, accept
+from engine.sending.accepting import Replayed, accept, rendered_payload
 from engine.sending.idempotency import IdempotencyKey
 from engine.store.models import RecipientList, utcnow
 from engine.store.queueing import BULK_QUEUE_NAME, queue
 
 log = logging.getLogger("herald.lists")
-BATCH_ROWS = 200
-BATCH_SECONDS = 10.0
+BATCH_ROWS = 50
+BATCH_SECONDS = 0.5
 JOB_TIMEOUT = 600
+RETRY_SECONDS = [5, 15, 30, 60, 120]
 SENDING, SENT, CANCELLED, CHECKED = "sending", "sent", "cancelled", "checked"
 # One script: the units are taken only when all of them are left.
 _TAKE = """
@@ -86,15 +90,53 @@ def start(kept: RecipientList, user_id: Any) -> bool:
     if not started:
         _give_back(account_id, kept.row_count)
         return False
-    enqueue(kept.id, 0)
+    try:
+        enqueue(kept.id, 0)
+    except Exception:
+        # No job, so nothing would ever send it: back to checked, the allowance given back.
+        RecipientList.update(status=CHECKED, sent_by=None, sent_at=None).where(
+            RecipientList.id == kept.id).execute()
+        _give_back(account_id, kept.row_count)
+        log.warning("list %s was not started: its job could not be enqueued", kept.id,
+                    exc_info=True)
+        raise SendRefused("The list could not be started (the queue is unavailable): "
+                          "nothing was sent; try again.") from None
     return True
 
 
+def _pointer(list_id: uuid.UUID) -> str:
+    """The Redis key naming the list's current job: gone with the job when Redis loses it."""
+    return f"herald:list:{list_id.hex}:job"
+
+
 def enqueue(list_id: uuid.UUID, cursor: int) -> None:
-    """The list's job from row index ``cursor`` on, on the bulk queue."""
+    """The list's job from row index ``cursor`` on, at the front of the bulk queue; a job
+    that raises (the database away) is retried by RQ's scheduler, and runs its rows again
+    harmlessly (each row's Idempotency-Key)."""
+    job_id = f"list-{list_id.hex}-{cursor}"
     queue(BULK_QUEUE_NAME).enqueue(
-        expand, str(list_id), job_id=f"list-{list_id.hex}-{cursor}",
-        job_timeout=JOB_TIMEOUT, result_ttl=0, failure_ttl=24 * 3600)
+        expand, str(list_id), job_id=job_id, job_timeout=JOB_TIMEOUT, result_ttl=0,
+        failure_ttl=24 * 3600, at_front=True, retry=Retry(max=5, interval=RETRY_SECONDS))
+    runtime.redis().set(_pointer(list_id), job_id, ex=7 * 24 * 3600)
+
+
+def resume_if_lost(kept: RecipientList) -> bool:
+    """A sending list whose job Redis lost (a restart without persistence, a flush) or that
+    failed for good: enqueued again from where its rows stand. True when it was."""
+    if kept.status != SENDING or kept.finished_at is not None:
+        return False
+    redis = runtime.redis()
+    job_id = redis.get(_pointer(kept.id))
+    if job_id is not None:
+        job = Job.fetch(job_id.decode(), connection=redis) if redis.exists(
+            f"rq:job:{job_id.decode()}") else None
+        if job is not None and job.get_status() != JobStatus.FAILED:
+            return False
+    fresh = RecipientList.select(RecipientList.accepted, RecipientList.refused).where(
+        RecipientList.id == kept.id).first()
+    log.warning("list %s had lost its job: enqueued again", kept.id)
+    enqueue(kept.id, fresh.accepted + len(fresh.refused or []))
+    return True
 
 
 def cancel(kept: RecipientList) -> bool:
@@ -120,8 +162,8 @@ def _accept_row(kept: RecipientList, snap: snapshots.TemplateSnapshot, version: 
     keyed = IdempotencyKey(f"list:{kept.id.hex}:{number}", idempotency.digest(request))
     try:
         resolved = rows.resolved(request, snap, version)
-        accept(resolved, correlation_id(kept.id, number), keyed, str(kept.workspace_id),
-               bulk=True)
+        accept(resolved, rendered_payload(resolved), correlation_id(kept.id, number),
+               keyed=keyed, bulk=True)
     except Replayed:
         return None  # accepted by an earlier run of this job
     except ApiError as err:

@@ -1,4 +1,12 @@
-"""Invitations: a one-time link (7 days) that makes someone a member with a role."""
+"""Invitations: a one-time link (7 days) that makes someone a member with a role.
+
+A membership is made only through its own link, opened by the person signed in as the
+invited address (docs/web.md, "Invitations"): a new address sets a name and a password on
+the link's page (the link came by mail to that address); an existing account signs in
+first, through the sign-in and its limits, and then accepts. Inviting changes nothing for
+an existing account until then, so the inviter learns nothing of who has one. An
+invitation ends with its inviter's removal or demotion below the role it gives
+(engine/people/roles.py)."""
 
 from __future__ import annotations
 
@@ -26,22 +34,21 @@ def invitation_url(public_url: str, token: str) -> str:
 
 def invite(workspace: Workspace, email: str, role: str, by: User | None, by_role: str | None,
            public_url: str) -> Issued:
-    """Invite ``email`` with ``role``: an Admin may not invite an Owner. A user who already
-    has an account is a member at once; the link then only asks for their password."""
+    """Invite ``email`` with ``role``: an Admin may not invite an Owner. Nothing else
+    happens until the invited person opens the link."""
     role = roles.check_role(role)
     email = users.normalize_email(email)
     if not roles.may_grant(by_role, role):
         raise PeopleError("Only an Owner can invite an Owner.", "role", status=403)
     existing = users.find(email)
     if existing is not None and roles.membership(workspace, existing) is not None:
+        # The members are listed on the same page: this tells the inviter nothing new.
         raise PeopleError(f"{email} is already a member of this workspace.", "email")
     token, digest = tokens.new_token()
     with database.atomic():
         invitation = Invitation.create(workspace=workspace, email=email, role=role,
                                        token_hash=digest, invited_by=by,
                                        expires_at=utcnow() + VALID_FOR)
-        if existing is not None:
-            roles.add(workspace, existing, role)
         audit.record(workspace, by, "member.invited", email, {"role": role})
     return Issued(invitation, invitation_url(public_url, token))
 
@@ -64,28 +71,58 @@ def open_invitation(token: str) -> Invitation:
     if invitation.expires_at <= utcnow():
         raise PeopleError("This invitation link has expired. Ask for a new invitation.",
                           status=410)
+    inviter = invitation.invited_by_id
+    if inviter is not None and not _inviter_may_still_grant(invitation):
+        raise PeopleError("This invitation has ended: the person who sent it can no longer "
+                          "invite to this workspace. Ask for a new invitation.", status=410)
     return invitation
 
 
-def accept(token: str, name: str, password: str) -> User:
-    """Use the link once: create the user (or check an existing user's password) and the
-    membership. A second use, even racing the first, is refused."""
+def _inviter_may_still_grant(invitation: Invitation) -> bool:
+    """The inviter is still a member with a role that may give the invitation's."""
+    found = roles.membership(invitation.workspace, invitation.invited_by)
+    return found is not None and found.role != "member" and roles.may_grant(
+        found.role, invitation.role)
+
+
+def _claim(invitation: Invitation) -> None:
+    claimed = (Invitation.update(accepted_at=utcnow())
+               .where(Invitation.id == invitation.id, Invitation.accepted_at.is_null())
+               .execute())
+    if not claimed:
+        raise PeopleError("This invitation link has already been used.", status=410)
+
+
+def accept_new(token: str, name: str, password: str) -> User:
+    """Use the link once as a new person: the account (its address is the invited one, to
+    which the link was mailed) and the membership. An address that has an account is
+    refused: its owner signs in and accepts (``accept_signed_in``). A second use, even
+    racing the first, is refused; a refused name or password keeps the link."""
     invitation = open_invitation(token)
     with database.atomic():
-        claimed = (Invitation.update(accepted_at=utcnow())
-                   .where(Invitation.id == invitation.id, Invitation.accepted_at.is_null())
-                   .execute())
-        if not claimed:
-            raise PeopleError("This invitation link has already been used.", status=410)
-        user = users.find(invitation.email)
-        if user is None:
-            user = users.create(invitation.email, name, password)
-        elif users.authenticate(invitation.email, password) is None:
-            raise PeopleError("That is not the password of this account.", "password")
+        if users.find(invitation.email) is not None:
+            raise PeopleError("This address already has an account: sign in to accept the "
+                              "invitation.", status=409)
+        _claim(invitation)
+        user = users.create(invitation.email, name, password)
         roles.add(invitation.workspace, user, invitation.role)
         audit.record(invitation.workspace, user, "member.joined", user.email,
                      {"role": invitation.role})
     return user
+
+
+def accept_signed_in(token: str, user: User) -> Invitation:
+    """Use the link once as the signed-in ``user``, who must be the invited address."""
+    invitation = open_invitation(token)
+    if user.email != invitation.email:
+        raise PeopleError(f"This invitation is for {invitation.email}: sign out, then sign in "
+                          "with that address to accept it.", status=403)
+    with database.atomic():
+        _claim(invitation)
+        roles.add(invitation.workspace, user, invitation.role)
+        audit.record(invitation.workspace, user, "member.joined", user.email,
+                     {"role": invitation.role})
+    return invitation
 
 
 def cancel(invitation: Invitation, by: User) -> None:

@@ -6,6 +6,7 @@ import uuid
 
 from peewee import (
     AutoField,
+    BigIntegerField,
     CharField,
     DateTimeField,
     ForeignKeyField,
@@ -13,7 +14,7 @@ from peewee import (
     UUIDField,
 )
 
-from engine.store.fields import JSONField
+from engine.store.fields import EncryptedField, JSONField
 from engine.store.models import BaseModel, Workspace, utcnow
 
 ROLES = ("owner", "admin", "member")
@@ -67,12 +68,48 @@ class PasswordReset(BaseModel):
 
 
 class WebSession(BaseModel):
-    """A signed-in browser: the cookie carries the token, the table its hash."""
+    """A signed-in browser: the cookie carries the token, the table its hash.
+    ``expires_at`` is the idle deadline, moved on by use but never past the absolute one
+    (``created_at`` plus the absolute lifetime)."""
 
     token_hash = CharField(max_length=64, primary_key=True)
     user = ForeignKeyField(User, backref="sessions", on_delete="CASCADE")
     created_at = DateTimeField(default=utcnow)
     expires_at = DateTimeField()
+    last_seen_at = DateTimeField(null=True)
+    user_agent = CharField(max_length=300, null=True)
+
+
+class TwoFactor(BaseModel):
+    """A user's authenticator (engine/people/two_factor.py): the TOTP secret, encrypted at
+    rest, on once ``enabled_at`` is set (a code confirmed it); the last time step used, so
+    no code works twice. A table of its own: the session query of every page reads the
+    user's row, and need not decrypt a secret for it."""
+
+    user = ForeignKeyField(User, primary_key=True, on_delete="CASCADE")
+    secret = EncryptedField()
+    enabled_at = DateTimeField(null=True)
+    last_step = BigIntegerField(null=True)
+
+
+class RecoveryCode(BaseModel):
+    """A one-time code that stands in for the authenticator app; only its hash is kept."""
+
+    id = AutoField()
+    user = ForeignKeyField(User, backref="recovery_codes", on_delete="CASCADE")
+    code_hash = CharField(max_length=64)
+    used_at = DateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("user", "code_hash"), True),)
+
+
+class TwoFactorPolicy(BaseModel):
+    """A workspace whose Owner requires two-factor sign-in of every member."""
+
+    workspace = ForeignKeyField(Workspace, primary_key=True, on_delete="CASCADE")
+    required_by = ForeignKeyField(User, null=True, on_delete="SET NULL")
+    required_at = DateTimeField(default=utcnow)
 
 
 class AuditEvent(BaseModel):
@@ -92,4 +129,5 @@ class AuditEvent(BaseModel):
 
 
 PEOPLE_MODELS: tuple[type[BaseModel], ...] = (
-    User, Membership, Invitation, PasswordReset, WebSession, AuditEvent)
+    User, Membership, Invitation, PasswordReset, WebSession, AuditEvent, TwoFactor,
+    RecoveryCode, TwoFactorPolicy)

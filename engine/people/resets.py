@@ -56,7 +56,7 @@ def open_reset(token: str) -> PasswordReset:
 def complete(token: str, password: str) -> User:
     """Set the password once; every other session and unused link of the user ends."""
     reset = open_reset(token)
-    passwords.check_rules(password)
+    passwords.check_rules(password, (reset.user.email, reset.user.name))
     with database.atomic():
         claimed = (PasswordReset.update(used_at=utcnow())
                    .where(PasswordReset.id == reset.id, PasswordReset.used_at.is_null())

@@ -9,7 +9,7 @@ from peewee import fn
 
 from engine.people import audit
 from engine.people.errors import PeopleError
-from engine.people.models import ROLES, Membership, User
+from engine.people.models import ROLES, Invitation, Membership, User
 from engine.store.db import database
 from engine.store.models import Workspace
 
@@ -89,6 +89,7 @@ def change_role(target: Membership, role: str, by: User) -> Membership:
         before = target.role
         target.role = role
         target.save()
+        _end_invitations_of(target, role)
         if before != role:
             audit.record(target.workspace, by, "member.role_changed", target.user.email,
                          {"from": before, "to": role})
@@ -103,4 +104,17 @@ def remove(target: Membership, by: User) -> None:
                               "first.", None, status=409)
         action = "member.left" if target.user_id == by.id else "member.removed"
         audit.record(target.workspace, by, action, target.user.email, {"role": target.role})
+        _end_invitations_of(target, None)
         target.delete_instance()
+
+
+def _end_invitations_of(target: Membership, role: str | None) -> None:
+    """The pending invitations ``target``'s person sent in its workspace that their role
+    (None: removed) may no longer give end with it."""
+    pending = Invitation.select().where(Invitation.workspace == target.workspace,
+                                        Invitation.invited_by == target.user,
+                                        Invitation.accepted_at.is_null())
+    ended = [inv.id for inv in pending
+             if role is None or role == "member" or not may_grant(role, inv.role)]
+    if ended:
+        Invitation.delete().where(Invitation.id.in_(ended)).execute()

@@ -1,4 +1,6 @@
-"""Web sessions kept on the server: a new token at each sign-in, ended at sign-out or reset."""
+"""Web sessions kept on the server: a new token at each sign-in, ended at sign-out or reset,
+by their person from the Account page, after an idle time and after an absolute lifetime
+(HERALD_SESSION_IDLE_MINUTES, HERALD_SESSION_LIFETIME_DAYS)."""
 
 from __future__ import annotations
 
@@ -8,22 +10,48 @@ from typing import Any
 
 from peewee import JOIN, ModelSelect
 
+from engine import runtime
 from engine.people import tokens
 from engine.people.models import Membership, User, WebSession
 from engine.people.prepared import PreparedSelect
 from engine.store.models import Workspace, utcnow
 
-# GOV.UK Notify's choice: long enough for a working day, short enough to end by itself.
-LIFETIME = dt.timedelta(hours=20)
+# The idle deadline moves on at most this often: a page view writes nothing when its
+# session was moved on less than this long ago (the idle time is then this much shorter).
+TOUCH_EVERY = dt.timedelta(minutes=5)
+MAX_USER_AGENT = 300
 
 
-def start(user: User) -> str:
+def idle_time() -> dt.timedelta:
+    return dt.timedelta(minutes=runtime.settings().session_idle_minutes)
+
+
+def lifetime() -> dt.timedelta:
+    return dt.timedelta(days=runtime.settings().session_lifetime_days)
+
+
+def _deadline(created_at: dt.datetime, now: dt.datetime) -> dt.datetime:
+    return min(now + idle_time(), created_at + lifetime())
+
+
+def start(user: User, user_agent: str = "") -> str:
     """A fresh session token (the cookie's value); only its hash is stored."""
     token, digest = tokens.new_token()
-    WebSession.create(token_hash=digest, user=user, expires_at=utcnow() + LIFETIME)
+    now = utcnow()
+    WebSession.create(token_hash=digest, user=user, created_at=now, last_seen_at=now,
+                      expires_at=_deadline(now, now),
+                      user_agent=(user_agent or "")[:MAX_USER_AGENT] or None)
     # Expired rows of this user go now: nothing else needs to sweep the table.
-    WebSession.delete().where(WebSession.user == user, WebSession.expires_at <= utcnow()).execute()
+    WebSession.delete().where(WebSession.user == user, WebSession.expires_at <= now).execute()
     return token
+
+
+def _touch(row: WebSession, now: dt.datetime) -> None:
+    """Move the idle deadline on (never past the absolute one), at most every TOUCH_EVERY."""
+    if row.last_seen_at is not None and now - row.last_seen_at < TOUCH_EVERY:
+        return
+    WebSession.update(last_seen_at=now, expires_at=_deadline(row.created_at, now)).where(
+        WebSession.token_hash == row.token_hash).execute()
 
 
 def user_for(token: str | None, user_id: str | None) -> User | None:
@@ -35,6 +63,7 @@ def user_for(token: str | None, user_id: str | None) -> User | None:
                   WebSession.expires_at > utcnow()).first())
     if row is None or str(row.user.id) != user_id:
         return None
+    _touch(row, utcnow())
     return row.user
 
 
@@ -63,9 +92,11 @@ def user_and_membership(token: str | None, user_id: str | None,
     each request, like the session itself: a sign-out or a removal counts at once."""
     if not token or not user_id:
         return None, None
-    row = _SESSION_AND_MEMBERSHIP.first(workspace_id, tokens.hash_token(token), utcnow())
+    now = utcnow()
+    row = _SESSION_AND_MEMBERSHIP.first(workspace_id, tokens.hash_token(token), now)
     if row is None or str(row.user.id) != user_id:
         return None, None
+    _touch(row, now)
     membership = getattr(row.user, "membership", None)
     if membership is None or membership.id is None:
         return row.user, None
@@ -79,3 +110,24 @@ def end(token: str | None) -> None:
 
 def end_all(user: User) -> None:
     WebSession.delete().where(WebSession.user == user).execute()
+
+
+def live_of(user: User) -> list[WebSession]:
+    """The user's live sessions, the most recently used first (the Account page)."""
+    return list(WebSession.select().where(WebSession.user == user,
+                                          WebSession.expires_at > utcnow())
+                .order_by(WebSession.last_seen_at.desc(nulls="LAST"),
+                          WebSession.created_at.desc()))
+
+
+def is_current(row: WebSession, token: str | None) -> bool:
+    return bool(token) and row.token_hash == tokens.hash_token(token or "")
+
+
+def end_other(user: User, token_hash: str, current_token: str | None) -> bool:
+    """End one of ``user``'s own sessions, named by its hash (the Account page's form),
+    never the current one (Sign out ends that); False when there is no such session."""
+    if current_token and token_hash == tokens.hash_token(current_token):
+        return False
+    return bool(WebSession.delete().where(WebSession.user == user,
+                                          WebSession.token_hash == token_hash).execute())

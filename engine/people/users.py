@@ -47,7 +47,8 @@ def create(email: str, name: str, password: str) -> User:
     name = check_name(name)
     if User.select().where(User.email == email).exists():
         raise PeopleError("A user with this email address already exists.", "email")
-    return User.create(email=email, name=name, password_hash=passwords.hash_password(password))
+    return User.create(email=email, name=name,
+                       password_hash=passwords.hash_password(password, (email, name)))
 
 
 def authenticate(email: str, password: str) -> User | None:
@@ -63,6 +64,6 @@ def authenticate(email: str, password: str) -> User | None:
 
 
 def set_password(user: User, password: str) -> None:
-    user.password_hash = passwords.hash_password(password)
+    user.password_hash = passwords.hash_password(password, (user.email, user.name))
     user.password_changed_at = utcnow()
     user.save()

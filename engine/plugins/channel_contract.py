@@ -7,6 +7,11 @@ which content fields a version has, what its request options may hold, the rules
 must pass, the payload stored with the notification, how a delivery is planned into
 messages, and how one message is built. The engine's side of each step is an object passed
 in (``SendRequest``, ``PlannedDelivery``), so a channel needs nothing else of Herald's.
+
+A channel also declares what the rest of the house shows and asks of it (its label, its
+recipients' form, the options a snippet, a preview and a test send use): the web
+application and the editor's services read these and keep no table of channels, so a
+channel a plugin brings looks like a built-in one.
 """
 
 from __future__ import annotations
@@ -92,6 +97,24 @@ class Channel(Protocol):
     provider_setting: str | None       # the HERALD_* variable naming its provider
     own_provider: bool                 # a workspace's emailProvider serves it
     previewable: bool                  # POST /notifications/preview renders it
+    # What people see and pick (the editor, the template list, the snippets, test sends):
+    label: str                         # its name for people ("Email")
+    menu_position: int                 # its place where channels are listed (lowest first)
+    recipient_kind: str                # "email", "phone", "url" or "text": the input to ask
+    recipient_hint: str                # a test send's recipient, described ("an email address")
+    recipient_example: str             # one such recipient ("you@example.com")
+    default_recipient_lists: tuple[tuple[str, str], ...]  # (key, label) a template keeps
+    recipients_note: str               # said where a template of it keeps no default lists
+
+    def valid_recipient(self, recipient: str) -> bool: ...
+
+    def example_options(self, has_default_recipients: bool) -> dict[str, Any]: ...
+
+    def preview_options(self) -> dict[str, Any]: ...
+
+    def test_options(self, recipient: str) -> dict[str, Any]: ...
+
+    def mark_test(self, payload: dict[str, Any]) -> dict[str, Any]: ...
 
     def template_parts(self, content: Mapping[str, Any]) -> Sequence[tuple[str, str]]: ...
 
@@ -123,6 +146,39 @@ class BaseChannel:
     provider_setting: str | None = None
     own_provider = False
     previewable = False
+    menu_position = 100
+    recipient_kind = "text"
+    recipient_hint = "a recipient"
+    recipient_example = ""
+    default_recipient_lists: tuple[tuple[str, str], ...] = ()
+    recipients_note = "This channel's recipients come with each send (its request options)."
+
+    @property
+    def label(self) -> str:
+        """Its name for people; the channel's name unless it says otherwise."""
+        return self.name
+
+    def valid_recipient(self, recipient: str) -> bool:
+        """Whether ``recipient`` has the form a test send needs (its rules at send are
+        ``admit``'s)."""
+        return True
+
+    def example_options(self, has_default_recipients: bool) -> dict[str, Any]:
+        """The request options a ready-made snippet sends with ({}: none): what only the
+        integrator knows, such as a recipient when the template names none."""
+        return {}
+
+    def preview_options(self) -> dict[str, Any]:
+        """The request options the editor's preview renders with ({}: none)."""
+        return {}
+
+    def test_options(self, recipient: str) -> dict[str, Any]:
+        """The request options of a test send to ``recipient`` alone."""
+        return {"overrideRecipients": [recipient]}
+
+    def mark_test(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """The payload of a test send, marked as a test where its message can say so."""
+        return payload
 
     def template_parts(self, content: Mapping[str, Any]) -> Sequence[tuple[str, str]]:
         """Each part that is template text, with the language its ``{{x}}`` escapes for."""

@@ -58,9 +58,17 @@ class OutboundEmail:
     # MAIL FROM (else ``sender``) and the key an SMTP-like provider signs ``mime`` with.
     envelope_sender: str | None = None
     dkim: DkimKey | None = None
+    # Each recipient's own envelope sender (VERP per recipient, docs/delivery.md), when the
+    # message has several: an SMTP-like provider sends one transaction per recipient, each
+    # with its MAIL FROM; a provider that has no envelope ignores it.
+    envelope_senders: dict[str, str] | None = None
+    # The recipients of this transaction only (RCPT TO), when a provider split the message.
+    envelope_recipients: list[str] | None = None
 
     @property
     def recipients(self) -> list[str]:
+        if self.envelope_recipients is not None:
+            return list(self.envelope_recipients)
         return [*self.to, *self.cc, *self.bcc]
 
 

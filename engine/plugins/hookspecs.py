@@ -13,6 +13,7 @@ import pluggy
 
 from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import ProviderFactory
+from engine.plugins.event_contract import EventWebhook
 
 hookspec = pluggy.HookspecMarker("herald")
 hookimpl = pluggy.HookimplMarker("herald")
@@ -35,6 +36,18 @@ def register_providers(register: Callable[[str, ProviderFactory], None]) -> None
     ``factory(url, context) -> Provider``; the URL is a channel's provider setting
     (HERALD_EMAIL_PROVIDER, HERALD_SMS_PROVIDER) or a workspace's ``emailProvider.url``,
     and the factory only parses it (it is called at start-up to check it).
+    """
+
+
+@hookspec
+def register_event_webhooks(register: Callable[[str, EventWebhook], None]) -> None:
+    """Call ``register(name, receiver)`` for each webhook by which a provider reports what
+    became of its messages (deliveries, bounces, complaints).
+
+    Herald serves ``receiver`` at ``/api/inbound/<name>`` (``/api/inbound/<name>/<workspace
+    id>`` when ``receiver.per_workspace``); ``receiver.events(call)`` authenticates the call
+    and returns its events (engine/plugins/event_contract.py), which Herald matches to
+    their notifications by the provider's message id and records.
     """
 
 

@@ -13,17 +13,20 @@ import pluggy
 from engine.plugins import hookspecs
 from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import Egress, Provider, ProviderContext, ProviderFactory
+from engine.plugins.event_contract import EventWebhook
 
 ENTRY_POINT_GROUP = "herald"
 
 
 @dataclass
 class Registry:
-    """What the loaded plugins registered: channels by name, provider factories by URL scheme."""
+    """What the loaded plugins registered: channels by name, provider factories by URL
+    scheme, providers' event webhooks by the name in their URL."""
 
     manager: pluggy.PluginManager
     channels: dict[str, Channel] = field(default_factory=dict)
     providers: dict[str, ProviderFactory] = field(default_factory=dict)
+    event_webhooks: dict[str, EventWebhook] = field(default_factory=dict)
 
     def channel(self, name: str) -> Channel:
         try:
@@ -65,8 +68,12 @@ def build_registry(manager: pluggy.PluginManager) -> Registry:
     def register_provider(scheme: str, factory: ProviderFactory) -> None:
         registry.providers[scheme] = factory
 
+    def register_event_webhook(name: str, receiver: EventWebhook) -> None:
+        registry.event_webhooks[name] = receiver
+
     manager.hook.register_channels(register=register_channel)
     manager.hook.register_providers(register=register_provider)
+    manager.hook.register_event_webhooks(register=register_event_webhook)
     return registry
 
 

@@ -147,6 +147,23 @@ class _Checker:
                                              _settings_or_none()):
             self.fail(path, problem)
 
+    def callbacks(self, node: dict[str, Any], path: str) -> None:
+        """``callbackUrl`` (a string or null) checked as the Callbacks page checks it: the
+        webhook destination rules (spec 6.1), the rule broken named (docs/callbacks.md)."""
+        from engine.callbacks.targets import CallbackUrlError, check_url
+
+        url = node.get("callbackUrl")
+        if url is not None:
+            if not isinstance(url, str):
+                self.fail(f"{path}.callbackUrl", "expected a string or null")
+            else:
+                try:
+                    check_url(url)
+                except CallbackUrlError as err:
+                    self.fail(f"{path}.callbackUrl", str(err))
+        if not isinstance(node.get("callbackTracking", True), bool):
+            self.fail(f"{path}.callbackTracking", "expected true or false")
+
     def workspace(self, node: dict[str, Any], path: str) -> None:
         self.ident(node, path)
         self.name(node, path)
@@ -159,6 +176,7 @@ class _Checker:
                 self.email_provider(item, f"{path}.emailProvider[{i}]")
         elif provider is not None:
             self.email_provider(provider, f"{path}.emailProvider")
+        self.callbacks(node, path)
         for i, entry in enumerate(self.items(node, "suppressions", path)):
             self.suppression(entry, f"{path}.suppressions[{i}]")
         names: set[str] = set()

@@ -99,6 +99,9 @@ def _workspace(row: Workspace, path: str, namer: ReferenceNamer) -> dict[str, An
                          for s in suppressions],
         "apiKeys": api_keys,
         "projects": [_folder(p, None, p) for p in projects],
+        # Delivery callbacks (docs/callbacks.md): written only when set, as apply reads them.
+        **({"callbackUrl": row.callback_url} if row.callback_url else {}),
+        **({"callbackTracking": False} if row.callback_tracking is False else {}),
     }
 
 

@@ -143,6 +143,10 @@ class Writer:
         values: dict[str, Any] = {"account": account, "name": node["name"]}
         if "emailProvider" in node:
             values["email_provider"] = json.dumps(provider, sort_keys=True) if provider else None
+        if "callbackUrl" in node:  # docs/callbacks.md; checked with the document
+            values["callback_url"] = (node["callbackUrl"] or "").strip() or None
+        if "callbackTracking" in node:
+            values["callback_tracking"] = node["callbackTracking"]
         match = (Workspace.account == account) & (Workspace.name == node["name"])
         row = self.find(Workspace, node, match, path, "workspace")
         if row is None:

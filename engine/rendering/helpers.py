@@ -7,6 +7,7 @@ Block helpers (if, unless, each, with, ifEquals) are control flow and live in ru
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 
 from .values import get, js_string, truthy
 
@@ -28,11 +29,24 @@ def _lookup(obj: object, field: object) -> object:
     return get(obj, js_string(field).lower())
 
 
+MAX_LOG_LINES = 20  # per render: a log inside nested loops once wrote 10,001 lines
+# The lines a render may still log (a one-item list, mutable): set by each render.
+log_lines_left: ContextVar[list[int] | None] = ContextVar("herald_template_log_left",
+                                                            default=None)
+
+
 def _log(*values: object) -> None:
     import logging
 
-    text = " ".join(js_string(v) for v in values)
-    logging.getLogger("engine.rendering").info("template log: %s", text[:_LOG_CHARS])
+    left = log_lines_left.get()
+    if left is not None:
+        if left[0] <= 0:
+            return
+        left[0] -= 1
+    text = " ".join(js_string(v) for v in values)[:_LOG_CHARS]
+    if left is not None and left[0] == 0:
+        text += f" (at most {MAX_LOG_LINES} log lines a render: the rest are dropped)"
+    logging.getLogger("engine.rendering").info("template log: %s", text)
 
 
 def _uppercase(value: object) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from .budget import deadline_within
 from .errors import RenderError
 from .expressions import MAX_LOAD_DEPTH, Ev, InvalidProgram, expression
-from .helpers import BLOCK_HELPERS
+from .helpers import BLOCK_HELPERS, MAX_LOG_LINES, log_lines_left
 from .values import Tags, is_empty, js_string, truthy
 
 MAX_PART_CHARS = 1_048_576
@@ -230,7 +230,11 @@ def load(program: object, deadline_seconds: float = RENDER_DEADLINE_SECONDS,
     def render(tags: Tags) -> str:
         out: list[str] = []
         st = _State(deadline_seconds)
-        run(out, (tags,), {"root": tags}, st)
+        token = log_lines_left.set([MAX_LOG_LINES])
+        try:
+            run(out, (tags,), {"root": tags}, st)
+        finally:
+            log_lines_left.reset(token)
         text = "".join(out)
         if len(text) > MAX_PART_CHARS:
             raise RenderError(f"rendered part is longer than {MAX_PART_CHARS:,} characters")

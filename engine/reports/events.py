@@ -12,12 +12,13 @@ import contextlib
 import datetime as dt
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from peewee import IntegrityError, SqliteDatabase
 
+from engine.callbacks import recording as callbacks
 from engine.catalog import suppressions
 from engine.formats.addresses import suppression_key
+from engine.plugins.event_contract import Reported
 from engine.store.db import database
 from engine.store.models import Notification, utcnow
 from engine.store.report_models import NotificationEvent
@@ -29,18 +30,6 @@ SOFT_BOUNCE_LIMIT = 3
 SOFT_BOUNCE_WINDOW = dt.timedelta(days=7)
 DETAIL_CHARS = 1000
 SUPPRESSION_REASON = {"bounced": "bounce", "complained": "complaint"}
-
-
-@dataclass(frozen=True)
-class Reported:
-    """One provider report, before it is matched to its notification."""
-
-    kind: str
-    recipient: str | None
-    source: str
-    detail: str | None = None
-    dedupe_key: str | None = None
-    occurred_at: dt.datetime | None = None
 
 
 def recipients_of(notification: Notification) -> set[str]:
@@ -79,6 +68,9 @@ def record(notification: Notification, report: Reported) -> bool:
             return False  # the same report again
         if recipient is not None:
             _suppress(notification, report.kind, recipient)
+    # Committed: its callback now (docs/callbacks.md).
+    callbacks.reported(notification, report.kind, recipient, report.source, report.detail,
+                       report.occurred_at)
     return True
 
 

@@ -13,6 +13,7 @@ import io
 import uuid
 from collections.abc import Iterator
 
+from engine.formats.spreadsheet_cells import inert, pg_inert
 from engine.reports import lookup, projection
 from engine.reports.counts import template_names
 from engine.reports.feed import as_datetime, as_uuid, recipients
@@ -26,25 +27,8 @@ HEADER = ("correlationId", "notificationId", "createdAt", "templateId", "templat
 CHUNK = 5000
 EXPORT_WORK_MEM_MB = 128  # per export, for its few hash tables and its sort (PostgreSQL)
 RECIPIENT = HEADER.index("recipient")
-# A cell a spreadsheet would read as a formula starts with one of these, or with + or -
-# not followed by a digit (a phone number keeps its "+").
-_FORMULA = ("=", "@", "\t", "\r")
-_DIGITS = "0123456789"
-_PG_FORMULA = "'^([=@\\t\\r]|[+-]([^0-9]|$))'"
-
-
-def _cell(value: str) -> str:
-    """Text a spreadsheet shows as text, never runs (names and ids are typed by users)."""
-    if value.startswith(_FORMULA) or (value[:1] in ("+", "-") and
-                                      (value[1:2] == "" or value[1:2] not in _DIGITS)):
-        return "'" + value
-    return value
-
-
-def _pg_cell(expression: str) -> str:
-    """_cell in SQL."""
-    return (f"CASE WHEN {expression} ~ {_PG_FORMULA} THEN '''' || {expression} "
-            f"ELSE {expression} END")
+_cell = inert  # engine/formats/spreadsheet_cells.py: one rule for every CSV
+_pg_cell = pg_inert
 
 
 def _pg_sql(f: ReportFilters) -> tuple[str, list]:

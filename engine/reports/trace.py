@@ -36,7 +36,11 @@ def _attempt(row: DeliveryAttempt) -> dict[str, Any]:
             "statusCode": row.status_code,
             "error": mask_secrets(row.error) if row.error else None,
             "at": iso(row.started_at), "durationMs": row.duration_ms,
-            "recipient": row.recipient, "deliveredVia": row.delivered_via}
+            "recipient": row.recipient, "deliveredVia": row.delivered_via,
+            # A list of providers: each one tried, in order, with its outcome (failover).
+            "providersTried": [{"provider": t.get("provider"), "outcome": t.get("outcome"),
+                                "error": mask_secrets(t["error"]) if t.get("error") else None}
+                               for t in row.providers_tried or []]}
 
 
 def _events(notification: Notification) -> list[dict[str, Any]]:

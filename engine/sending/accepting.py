@@ -1,4 +1,10 @@
-"""The send itself: render, commit the notification row, enqueue its job, answer 202."""
+"""The send itself: render, commit the notification row, enqueue its job, answer 202.
+
+``accept`` is the one way a notification enters the pipeline: the API's send, the editor's
+test send (engine/authoring/test_sends.py) and any other sender of the house insert the row
+and enqueue its job through it, so what an accepted notification is (its row, its queue,
+its event) is decided here once.
+"""
 
 from __future__ import annotations
 
@@ -41,7 +47,7 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     workspace_id = key.workspace_id
     keyed = idem if idem is not None and idem.usable else None
     try:
-        accept(resolved, correlation_id, keyed, workspace_id)
+        accept(resolved, rendered_payload(resolved), correlation_id, keyed=keyed)
     except BaseException:
         # Not accepted: give the allowance unit back (and the key's pending record).
         if keyed is not None:
@@ -53,49 +59,40 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     return {"accepted": True, "correlationId": correlation_id, "message": ACCEPTED_MESSAGE}
 
 
-def accept(resolved: Resolved, correlation_id: str, keyed: IdempotencyKey | None,
-           workspace_id: str, *, bulk: bool = False) -> uuid.UUID:
-    """Render, commit the notification row and enqueue its job: the one accept path of an
-    admitted send (the API's, and each row of a list, engine/lists/). Raises what the
-    commit raises (the caller gives back what it took); Replayed when ``keyed`` already has
-    its notification. ``bulk``: on the bulk queue whatever the template's type."""
-    notification_id = uuid.uuid4()
-    bulk = _commit(resolved, notification_id, correlation_id, keyed, workspace_id) or bulk
-    # Committed: from here the send is accepted; if Redis is down the reconciler enqueues it.
-    try:
-        enqueue_notification(str(notification_id), record=(
-            keyed.record(workspace_id), keyed.done(correlation_id),
-            idempotency.KEEP_SECONDS) if keyed is not None else None, bulk=bulk)
-    except Exception as err:
-        if (part := dependency_of(err)) is not None:
-            incidents.failed(part, err)  # one line per incident; the reconciler enqueues it
-        else:
-            log.warning("notification %s accepted; its job was not enqueued (%s): the "
-                        "reconciler enqueues it", notification_id, type(err).__name__)
-    metrics.accepted(resolved.channel.name)
-    log.info("notification accepted", extra={
-        "notificationId": str(notification_id), "channel": resolved.channel.name,
-        "workspaceId": str(resolved.workspace.id)})
-    _accepted(str(notification_id), resolved.channel.name, str(resolved.workspace.id))
-    return notification_id
-
-
-def _commit(resolved: Resolved, notification_id: uuid.UUID, correlation_id: str,
-            keyed: IdempotencyKey | None, workspace_id: str) -> bool:
-    """Render and insert the notification row (one key, one row: ``insert_once``); True
-    when its job goes to the bulk queue (docs/delivery.md, "Queues and fairness")."""
+def rendered_payload(resolved: Resolved) -> dict[str, Any]:
+    """The request's payload: each part rendered, then the channel's payload (raises the
+    render's 400 when a part does not render)."""
     started = time.perf_counter()
     rendered, errors = render_parts(resolved)
     metrics.rendered(resolved.channel.name, time.perf_counter() - started)
     if errors:
         raise rendering_failed(errors)
-    built = payload(resolved, rendered)
+    return payload(resolved, rendered)
+
+
+def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
+           keyed: IdempotencyKey | None = None, is_test: bool = False,
+           notification_id: uuid.UUID | None = None, bulk: bool = False) -> uuid.UUID:
+    """Insert one notification of ``resolved`` with its payload ``built`` and enqueue its job;
+    returns its id.
+
+    Raises only while inserting (nothing is accepted then: the caller gives back what it
+    took). Once the row is committed the notification is accepted: a job that cannot be
+    enqueued is left to the reconciler. ``keyed``: the Idempotency-Key the row is unique
+    by, its record written with the job. ``is_test``: an editor's test send (no allowance,
+    left out of reports and metrics, no ``notification_accepted`` event, the default
+    queue). ``notification_id``: the id to give it (a new one by default). ``bulk``: on
+    the bulk queue whatever the template's type (each row of a list, engine/lists/).
+    """
+    workspace_id = str(resolved.workspace.id)
+    channel = resolved.template.channel
+    notification_id = notification_id or uuid.uuid4()
 
     def insert() -> None:
         notification_store.insert(
             id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
             template=resolved.template.id, version_number=resolved.version.number,
-            channel=resolved.template.channel, correlation_id=correlation_id,
+            channel=channel, is_test=is_test, correlation_id=correlation_id,
             delivery_id=str(uuid.uuid4()), payload=built,
             idempotency_key=keyed.key if keyed else None,
             idempotency_digest=keyed.digest if keyed else None)
@@ -104,7 +101,25 @@ def _commit(resolved: Resolved, notification_id: uuid.UUID, correlation_id: str,
         idempotency.insert_once(insert, keyed, workspace_id)
     else:
         insert()
-    return is_bulk(resolved.template.channel, built)
+    # Committed: from here the send is accepted; if Redis is down the reconciler enqueues it.
+    try:
+        enqueue_notification(str(notification_id), record=(
+            keyed.record(workspace_id), keyed.done(correlation_id),
+            idempotency.KEEP_SECONDS) if keyed is not None else None,
+            bulk=not is_test and (bulk or is_bulk(channel, built)))
+    except Exception as err:
+        if (part := dependency_of(err)) is not None:
+            incidents.failed(part, err)  # one line per incident; the reconciler enqueues it
+        else:
+            log.warning("notification %s accepted; its job was not enqueued (%s): the "
+                        "reconciler enqueues it", notification_id, type(err).__name__)
+    if not is_test:
+        metrics.accepted(resolved.channel.name)
+        log.info("notification accepted", extra={
+            "notificationId": str(notification_id), "channel": resolved.channel.name,
+            "workspaceId": workspace_id})
+        _accepted(str(notification_id), resolved.channel.name, workspace_id)
+    return notification_id
 
 
 def _accepted(notification_id: str, channel: str, workspace_id: str) -> None:

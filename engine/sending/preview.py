@@ -1,12 +1,14 @@
 """Preview (spec 4.2, docs/api.md): the email as it would be sent, with what a send would
 refuse reported as warnings; nothing is queued or counted against the allowance.
 
-The response is email-shaped (spec 4.2): only a channel that declares ``previewable`` (the
-email channel) reaches it.
+The result is email-shaped (spec 4.2): only a channel that declares ``previewable`` (the
+email channel) reaches it. It is a dataclass (``EmailPreview``): api/previews.py answers it
+as the spec's JSON, the editor (engine/authoring/previews.py) reads it as is.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from engine.catalog import keycache
@@ -23,8 +25,9 @@ from engine.sending.resolution import Resolved
 
 
 def preview(body: object, header: str | None, ip: str,
-            parse_error: ApiError | None = None) -> dict[str, Any]:
-    """200 PreviewResponse: the email as it would be sent; nothing queued or counted."""
+            parse_error: ApiError | None = None) -> EmailPreview:
+    """The email as it would be sent (api/ answers it as a 200 PreviewResponse); nothing
+    queued or counted."""
     resolved, key = admit(body, header, ip, parse_error, preview=True)
     keycache.touch(key)
     return build_preview(resolved)
@@ -45,7 +48,7 @@ def _unsuppressed(resolved: Resolved, warnings: list[dict[str, str]]) -> Recipie
     return Recipients(keep["to"], keep["cc"], keep["bcc"], recipients.was_overridden)
 
 
-def _final_bodies(payload: dict[str, Any]) -> dict[str, str]:
+def _final_bodies(payload: dict[str, Any]) -> FinalBodies:
     """The HTML a recipient gets (tracking applied) and the text derived from it (D6 in
     docs/api.md)."""
     from engine.delivery.tracking import apply_tracking
@@ -53,10 +56,59 @@ def _final_bodies(payload: dict[str, Any]) -> dict[str, str]:
     html = apply_tracking(payload["html"], notification_id=None,
                           track_opens=payload["trackOpens"],
                           track_clicks=payload["trackClicks"])
-    return {"htmlBody": html, "textBody": html_to_text(payload["html"])}
+    return FinalBodies(html, html_to_text(payload["html"]))
 
 
-def build_preview(resolved: Resolved) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PreviewSender:
+    address: str
+    name: str | None
+    reply_to: Any
+
+
+@dataclass(frozen=True)
+class PreviewAttachment:
+    name: str
+    content_type: str
+    size_bytes: int
+    content_id: str | None
+
+
+@dataclass(frozen=True)
+class FinalBodies:
+    html: str          # the HTML a recipient gets (tracking applied)
+    text: str          # the plain text derived from it
+
+
+@dataclass(frozen=True)
+class EmailPreview:
+    """The email as it would be sent: what api/ answers (spec 4.2) and the editor shows."""
+
+    success: bool
+    template_id: str
+    version_number: int
+    email_type: str
+    sender: PreviewSender
+    recipients: Recipients              # less the suppressed (each one a warning)
+    rendered: dict[str, str | None]     # subject, body, htmlHead as rendered
+    final: FinalBodies | None           # None when a part failed to render
+    variables: dict[str, list[str]]     # the rendering's variable metadata
+    message_count: int
+    batching_strategy: str
+    attachments: list[PreviewAttachment]
+    track_opens: bool
+    track_clicks: bool
+    custom_headers: dict[str, str]
+    rendering_errors: list[dict[str, str]]
+    warnings: list[dict[str, str]]      # what a send would refuse: {field, message}
+
+    @property
+    def error_message(self) -> str | None:
+        return "; ".join(f"{e['templatePart']}: {e['message']}"
+                         for e in self.rendering_errors) or None
+
+
+def build_preview(resolved: Resolved) -> EmailPreview:
     content = resolved.version.content
     options = resolved.request.options
     warnings = list(resolved.warnings)
@@ -67,31 +119,20 @@ def build_preview(resolved: Resolved) -> dict[str, Any]:
     addressed = len(recipients.all())
     single = email_type == "Transactional"
     texts = [content.get(p) for p, _ in resolved.channel.template_parts(content) if content.get(p)]
-    return {"email": {
-        "success": not errors,
-        "templateMetadata": {"templateId": str(resolved.template.id),
-                             "versionNumber": resolved.version.number,
-                             "emailType": email_type, "notificationType": "email"},
-        "sender": {"fromAddress": payload["from"]["address"] or "",
-                   "fromName": payload["from"]["name"], "replyTo": payload["replyTo"]},
-        "recipients": {"to": recipients.to, "cc": recipients.cc, "bcc": recipients.bcc,
-                       "wasOverridden": recipients.was_overridden},
-        "renderedContent": {part: rendered.get(part)
-                            for part in ("subject", "body", "htmlHead")},
-        "finalBodies": None if errors else _final_bodies(payload),
-        "variableMetadata": variable_metadata(texts, resolved.tags),
-        "batchingInfo": {"emailType": email_type,
-                         "messageCount": min(1, addressed) if single else addressed,
-                         "batchingStrategy": "single-message" if single
-                         else "one-message-per-recipient"},
-        "attachments": [{"name": a["name"], "contentType": a["contentType"],
-                         "sizeBytes": decoded_size(a["content"]) or 0,
-                         "contentId": a.get("cid")}
-                        for a in options.get("attachments") or []],
-        "trackingSettings": {"trackOpens": payload["trackOpens"],
-                             "trackClicks": payload["trackClicks"]},
-        "customHeaders": dict(options.get("customHeaders") or {}),
-        "renderingErrors": errors,
-        "errorMessage": "; ".join(f"{e['templatePart']}: {e['message']}" for e in errors)
-        or None,
-    }, "validationErrors": warnings}
+    return EmailPreview(
+        success=not errors, template_id=str(resolved.template.id),
+        version_number=resolved.version.number, email_type=email_type,
+        sender=PreviewSender(payload["from"]["address"] or "", payload["from"]["name"],
+                             payload["replyTo"]),
+        recipients=recipients,
+        rendered={part: rendered.get(part) for part in ("subject", "body", "htmlHead")},
+        final=None if errors else _final_bodies(payload),
+        variables=variable_metadata(texts, resolved.tags),
+        message_count=min(1, addressed) if single else addressed,
+        batching_strategy="single-message" if single else "one-message-per-recipient",
+        attachments=[PreviewAttachment(a["name"], a["contentType"],
+                                       decoded_size(a["content"]) or 0, a.get("cid"))
+                     for a in options.get("attachments") or []],
+        track_opens=payload["trackOpens"], track_clicks=payload["trackClicks"],
+        custom_headers=dict(options.get("customHeaders") or {}),
+        rendering_errors=errors, warnings=warnings)

@@ -9,6 +9,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from peewee import Database, DatabaseProxy, SqliteDatabase
 from playhouse.pool import PooledPostgresqlDatabase
 
+from config.url_settings import postgres_hosts
+
 database = DatabaseProxy()
 
 
@@ -39,12 +41,15 @@ def make_database(url: str) -> Database:
         options = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         # prepare=false: no named server-side statements (a pooler in transaction mode).
         prepare = options.pop("prepare", "true").lower() not in ("false", "0", "no", "off")
+        # One host or libpq's list (pg-a:5432,pg-b:5432 with target_session_attrs): a
+        # failover setup's primary is whichever host takes writes (docs/operations.md).
+        hosts, ports = postgres_hosts(parts.netloc)
         db = PooledPostgresqlDatabase(
             unquote(parts.path.lstrip("/")) or "postgres",
             user=unquote(parts.username) if parts.username else None,
             password=unquote(parts.password) if parts.password else None,
-            host=parts.hostname or "127.0.0.1",
-            port=parts.port or 5432,
+            host=hosts or "127.0.0.1",
+            port=ports or 5432,
             max_connections=int(options.pop("max_connections", 20)),
             stale_timeout=300,
             **options,

@@ -207,9 +207,29 @@ def _postmark_secrets(db: Database) -> None:
     add_missing_columns(db, Workspace, "postmark_secret")
 
 
+def _trustworthy_accounts(db: Database) -> None:
+    """Two-factor sign-in (a user's TOTP secret, recovery codes, a workspace's requirement)
+    and sessions a person can see (browser, last use): docs/web.md, "Security"."""
+    from engine.people.models import PEOPLE_MODELS, WebSession
+
+    # Every people table, the new ones included, where missing (a database whose step 5
+    # is recorded but whose tables were made another way), then the new columns.
+    db.create_tables(PEOPLE_MODELS, safe=True)
+    add_missing_columns(db, WebSession, "last_seen_at", "user_agent")
+
+
 def _recipient_lists(db: Database) -> None:
     """Uploaded lists of recipients, checked and then sent as one job (docs/web.md)."""
     db.create_tables([RecipientList], safe=True)
+
+
+def _delivery_callbacks(db: Database) -> None:
+    """Delivery callbacks (docs/callbacks.md): a workspace's callback URL and its switch
+    for opens and clicks, and the callbacks to send with their latest attempt."""
+    from engine.store.callback_models import CALLBACK_MODELS
+
+    add_missing_columns(db, Workspace, "callback_url", "callback_tracking")
+    db.create_tables(list(CALLBACK_MODELS), safe=True)
 
 
 # Append new steps; never edit a released one. Each runs inside one transaction.
@@ -220,7 +240,8 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _delivery_reports, _idempotency_keys,
                                                 _failover_attempt_columns, _webhook_catcher,
                                                 _suppression_scope, _correlation_id_index,
-                                                _postmark_secrets, _recipient_lists]
+                                                _postmark_secrets, _recipient_lists,
+                                                _trustworthy_accounts, _delivery_callbacks]
 
 
 def current_version(db: Database) -> int:

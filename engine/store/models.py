@@ -84,6 +84,11 @@ class Workspace(ChangesSeen):
     # authenticated by the value derived from HERALD_SECRET_KEY meanwhile.
     postmark_secret = EncryptedField(null=True, default=secrets.new_postmark_secret)
     created_at = DateTimeField(default=utcnow)
+    # Delivery callbacks (docs/callbacks.md): where outcomes are POSTed (null: nowhere), and
+    # whether opens and clicks are among them (they are the bulk; null, as in a row written
+    # by an older version: on).
+    callback_url = TextField(null=True)
+    callback_tracking = BooleanField(null=True, default=True)
 
     class Meta:
         indexes = ((("account", "name"), True),)

@@ -30,6 +30,10 @@ from engine.store.redis_scripts import DirectScript
 QUEUE_NAME = "herald"  # the priority queue (its name from before there were two)
 BULK_QUEUE_NAME = "herald-bulk"
 QUEUE_NAMES = (QUEUE_NAME, BULK_QUEUE_NAME)  # the order workers serve them in
+# Delivery callbacks (docs/callbacks.md): served last, and their jobs hand their work to a
+# thread of their own, so a callback never holds a delivery.
+CALLBACK_QUEUE_NAME = "herald-callbacks"
+WORKER_QUEUE_NAMES = (*QUEUE_NAMES, CALLBACK_QUEUE_NAME)
 JOB_FUNCTION = "engine.delivery.jobs.deliver_notification"
 JOB_TIMEOUT = 300
 # The database keeps the outcome; Redis keeps nothing once the job is done.

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.store.callback_models import Callback
 from engine.store.models import CaughtWebhook, Notification, Workspace
 from engine.webhooks.signatures import TOLERANCE_SECONDS, verify_webhook
 
@@ -24,13 +25,20 @@ def _verdict(raw_body: bytes, headers: Mapping[str, str]) -> tuple[bool, str, An
     # a development database is small, and nothing else looks a row up by it.
     row = (Notification.select(Notification.id, Notification.workspace)
            .where(Notification.delivery_id == delivery_id).first())
-    if row is None:
-        return False, "no notification has this delivery id", None, None
-    secret = Workspace.get_by_id(row.workspace_id).signing_secret
+    if row is not None:
+        workspace_id, notification_id = row.workspace_id, row.id
+    else:  # a delivery callback (docs/callbacks.md): its own delivery id, indexed
+        callback = (Callback.select(Callback.workspace, Callback.notification_id)
+                    .where(Callback.delivery_id == delivery_id).first())
+        if callback is None:
+            return (False, "no notification or callback has this delivery id", None, None)
+        workspace_id, notification_id = callback.workspace_id, callback.notification_id
+    secret = Workspace.get_by_id(workspace_id).signing_secret
     if verify_webhook(secret, raw_body, headers):
-        return True, "signature verifies", row.workspace_id, row.id
+        return True, "signature verifies", workspace_id, notification_id
     return (False, "signature does not verify with the workspace's current secret (or the "
-            f"timestamp is more than {TOLERANCE_SECONDS} s away)", row.workspace_id, row.id)
+            f"timestamp is more than {TOLERANCE_SECONDS} s away)", workspace_id,
+            notification_id)
 
 
 def catch(name: str, headers: Mapping[str, str], raw_body: bytes) -> CaughtWebhook:

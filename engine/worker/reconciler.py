@@ -12,6 +12,7 @@ redis_outages): then every queued row whose job is gone is enqueued at once.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import threading
@@ -27,6 +28,7 @@ from engine import runtime
 from engine.delivery import outcome_events
 from engine.delivery.attempts import attempt_row
 from engine.delivery.retry import max_attempts
+from engine.observability.outages import DATABASE_DOWN
 from engine.store import notification_facts, redis_outages
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, utcnow
@@ -204,12 +206,22 @@ def run_periodically(stop: threading.Event, interval: float | None = None,
                 urgent = _one_pass(interval, urgent)
                 if urgent:  # another worker's urgent pass is under way: ours follows it
                     next_pass = now + TICK_SECONDS
-        except Exception:
+        except Exception as error:
             if redis_outages.waiting_stopped():
                 return
+            if isinstance(error, DATABASE_DOWN):
+                _drop_connection()
             log.exception("reconciler pass failed")
         if stop.wait(TICK_SECONDS):
             return
+
+
+def _drop_connection() -> None:
+    """Close this thread's database connection after the database went away: peewee would
+    hand the dead one to every later pass, and the rows a restart left ``sending`` would
+    wait for ever (the error is logged once per incident, so nothing would say so)."""
+    with contextlib.suppress(Exception):  # a broken connection may refuse to close
+        database.close()
 
 
 def _one_pass(interval: float, urgent: bool) -> bool:

@@ -34,7 +34,7 @@ from redis.exceptions import RedisError
 from rq.scheduler import RQScheduler, run
 from rq.scripts import ACQUIRE_OR_REFRESH_LOCK_SCRIPT, acquire_or_refresh_lock
 
-from engine.store import redis_outages
+from engine.store import redis_clients, redis_outages
 from engine.worker import lifeline
 from engine.worker.process_log import configure_logging
 
@@ -46,6 +46,16 @@ class HeraldScheduler(RQScheduler):
     """RQ's scheduler, dying with its worker and holding its lock on a short lease."""
 
     _worker_pid = 0
+
+    def __init__(self, queues: Any, connection: Redis, **options: Any) -> None:
+        super().__init__(queues, connection=connection, **options)
+        self._given = connection
+
+    @property
+    def connection(self) -> Redis:
+        """The client it was given, never one RQ rebuilds from the client's pool options:
+        a rebuilt pool would lose Sentinel's (it would keep asking the old primary)."""
+        return self._given
 
     def start(self) -> SchedulerProcess:
         """Start the scheduler's process; called in the worker that took the lock."""
@@ -132,8 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # Its worker checked HERALD_LOG_FORMAT; this process was started, not forked.
     configure_logging(os.environ.get("HERALD_LOG_FORMAT", "text").strip().lower())
-    connection = Redis.from_url(os.environ["HERALD_REDIS_URL"], health_check_interval=30,
-                                **redis_outages.client_options())
+    connection = redis_clients.connect(os.environ["HERALD_REDIS_URL"], health_check_interval=30,
+                                       **redis_outages.client_options())
     scheduler = HeraldScheduler(args.queues, connection=connection, name=args.name)
     scheduler._worker_pid = args.worker
     run(scheduler)

@@ -21,11 +21,13 @@ from redis.exceptions import AuthenticationError, AuthorizationError, RedisError
 
 from config.settings import ConfigError, Settings, load_settings
 from engine import runtime
+from engine.callbacks import jobs as callback_jobs
+from engine.callbacks.sweep import run_periodically as sweep_callbacks
 from engine.plugins.manager import check_providers
 from engine.reports.job import run_periodically as report_job
 from engine.senders.recheck import run_periodically as recheck_senders
 from engine.store import redis_outages
-from engine.store.queueing import QUEUE_NAMES
+from engine.store.queueing import WORKER_QUEUE_NAMES
 from engine.worker import handoff, lifeline
 from engine.worker.process_log import configure_logging
 from engine.worker.reconciler import run_periodically
@@ -70,11 +72,13 @@ def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> 
     # and runs on the delivery thread beside RQ's bookkeeping (a forked child would exit first).
     if not fork:
         handoff.start()
+        callback_jobs.start()  # a callback job hands its pass over: never holds a delivery
     try:
         _run_rq(burst, fork)
     finally:
         redis_outages.stop_waiting()
         handoff.close()
+        callback_jobs.close()
         stop.set()
         close_all()
     return 0
@@ -85,6 +89,7 @@ def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> 
 PERIODIC_TASKS: tuple[tuple[str, Callable[[threading.Event], None]], ...] = (
     ("herald-senders-recheck", recheck_senders),
     ("herald-reports", report_job),  # rollups, search index, retention (docs/reports.md)
+    ("herald-callbacks-sweep", sweep_callbacks),  # callbacks whose job was lost
 )
 
 
@@ -124,7 +129,7 @@ def _run_rq(burst: bool, fork: bool) -> None:
     while _wait_for_redis():
         started = time.monotonic()
         try:
-            worker = worker_class(list(QUEUE_NAMES), connection=runtime.redis())
+            worker = worker_class(list(WORKER_QUEUE_NAMES), connection=runtime.redis())
             worker.work(burst=burst, with_scheduler=True, logging_level="INFO")
         except RedisError:
             if redis_outages.waiting_stopped():

@@ -3,6 +3,9 @@
 A version of a ``chat`` template has a ``body`` (template text, plain) and the room's
 incoming ``url``; a send may name the ``username`` the message is posted as in
 ``chatOptions``. The channel needs no provider: it sends each message itself.
+
+It declares what the web application shows of it (its label, what a test send asks for and
+sends with), so its templates look like a built-in channel's in the editor.
 """
 
 from __future__ import annotations
@@ -35,6 +38,14 @@ class ChatChannel(BaseChannel):
     options_field = "chatOptions"
     content_fields = ("body", "url")
     needs_provider = False
+    label = "Chat"
+    recipient_hint = "the name to post the test as"
+    recipient_example = "Herald test"
+    recipients_note = "A chat template posts to its room's URL: it has no recipients."
+
+    def test_options(self, recipient: str) -> dict[str, Any]:
+        """A test posts to the room, as the name given for the test."""
+        return {"username": recipient}
 
     def check_content(self, content: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems = super().check_content(content)

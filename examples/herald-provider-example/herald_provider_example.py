@@ -1,6 +1,11 @@
 """A Herald provider plugin in one module: each email or SMS becomes one JSON line in a file.
 
 URL: ``example-log:///absolute/path/to/file.jsonl``.
+
+It also reports what became of its messages, as a real provider's webhook does: Herald
+serves its receiver at ``/api/inbound/example-log/<workspace id>``, and a JSON body
+``{"messageId": ..., "event": "delivered" | "bounced", "recipient": ...}`` with the
+workspace's webhook secret as basic auth records the event on its notification.
 """
 
 from __future__ import annotations
@@ -9,7 +14,19 @@ import json
 import threading
 from urllib.parse import unquote, urlsplit
 
-from engine.plugin_api import OutboundEmail, OutboundSms, PermanentError, SendResult, hookimpl
+from engine.plugin_api import (
+    InboundCall,
+    InboundRefused,
+    OutboundEmail,
+    OutboundSms,
+    PermanentError,
+    ProviderEvent,
+    Reported,
+    SendResult,
+    hookimpl,
+)
+
+EVENTS = {"delivered": "delivered", "bounced": "bounced"}
 
 
 class LogProvider:
@@ -38,3 +55,29 @@ class LogProvider:
 @hookimpl
 def register_providers(register) -> None:
     register("example-log", LogProvider)
+
+
+class LogEvents:
+    """The receiver of this provider's events: authenticated by the workspace's webhook
+    secret (basic auth), one event a call."""
+
+    per_workspace = True
+    acknowledgement = "recorded"
+
+    def events(self, call: InboundCall) -> list[ProviderEvent]:
+        password = call.basic_password()
+        if not password or not call.workspace_secret_matches(password):
+            raise InboundRefused(403, "The workspace's webhook secret is required.")
+        body = call.json()
+        if not isinstance(body, dict) or body.get("event") not in EVENTS \
+                or not isinstance(body.get("messageId"), str):
+            raise InboundRefused(400, "Expected {messageId, event, recipient}.")
+        recipient = body.get("recipient") if isinstance(body.get("recipient"), str) else None
+        return [(body["messageId"], Reported(EVENTS[body["event"]], recipient, "example-log",
+                                             dedupe_key=f"example-log:{body['messageId']}:"
+                                                        f"{body['event']}:{recipient}"))]
+
+
+@hookimpl
+def register_event_webhooks(register) -> None:
+    register("example-log", LogEvents())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import smtplib
 import socket
@@ -17,6 +18,7 @@ from engine.plugin_api import (
     PermanentError,
     ProviderContext,
     SendResult,
+    SuppressedError,
     TransientError,
     hookimpl,
 )
@@ -154,6 +156,14 @@ class SmtpProvider:
             _quit(conn)
 
     def send(self, message: OutboundEmail) -> SendResult:
+        """Send ``message``; with one envelope sender per recipient (VERP), one transaction
+        per recipient on the same connection, the outcomes merged as one message's."""
+        if message.envelope_senders and len(message.recipients) > 1:
+            return _merged([(to, _outcome(self._send_one, _for_one(message, to)))
+                            for to in message.recipients])
+        return self._send_one(message)
+
+    def _send_one(self, message: OutboundEmail) -> SendResult:
         conn, reused = self._take()
         try:
             return self._sent(conn, message)
@@ -180,6 +190,12 @@ class SmtpProvider:
         held: Envelope | None = None  # DATA answered 354: its content leads the next write
         try:
             for message in messages:
+                if message.envelope_senders and len(message.recipients) > 1:
+                    if held is not None and conn is not None:  # outcomes keep their order
+                        yield self._flushed(conn, held)
+                        held = None
+                    yield _outcome(self.send, message)
+                    continue
                 if conn is None:
                     try:
                         conn, _ = self._take()
@@ -273,6 +289,34 @@ class SmtpProvider:
             raise classified(err) from None
         self._give_back(conn)
         return accepted(message, refused)
+
+
+def _for_one(message: OutboundEmail, to: str) -> OutboundEmail:
+    """``message`` as the transaction to ``to`` alone, with that recipient's MAIL FROM."""
+    senders = message.envelope_senders or {}
+    return dataclasses.replace(message, envelope_sender=senders.get(to, message.envelope_sender),
+                               envelope_senders=None, envelope_recipients=[to])
+
+
+def _merged(outcomes: list[tuple[str, SendResult | DeliveryError]]) -> SendResult:
+    """One message's result from its per-recipient transactions: accepted when any
+    recipient was; the others rejected (a hard bounce listed to be suppressed). When none
+    was, the error: a transient one if any (the message is tried again), else the first."""
+    results = [o for _, o in outcomes if isinstance(o, SendResult)]
+    errors = [(to, o) for to, o in outcomes if isinstance(o, DeliveryError)]
+    if not results:
+        transient = [e for _, e in errors if isinstance(e, TransientError)]
+        raise (transient or [errors[0][1]])[0]
+    merged = SendResult(provider_message_id=results[0].provider_message_id)
+    for result in results:
+        merged.rejected.update(result.rejected)
+        merged.bounced.extend(result.bounced)
+    for to, err in errors:
+        transient = " (transient)" if isinstance(err, TransientError) else ""
+        merged.rejected[to] = f"{err}{transient}"
+        if isinstance(err, SuppressedError):
+            merged.bounced.append(to)
+    return merged
 
 
 def _plain_connect(host: str, port: int, timeout: float | None) -> socket.socket:

@@ -144,7 +144,7 @@ def test_structure_beyond_what_the_spec_uses_is_refused_before_parsing(client, t
     deep = b'{"tenantId": ' + b"[" * 40 + b"]" * 40 + b"}"
     wide = json.dumps({**tenant["body"], "emailOptions": {"to": ["a@example.com"] * 25_000}})
     boxes = json.dumps({**tenant["body"], "tags": [{}] * 12_000})
-    for body, words in ((NESTED, "arrays and objects"), (deep, "deeper than 32"),
+    for body, words in ((NESTED, "deeper than 32"), (deep, "deeper than 32"),
                         (wide, "more than 20,000 values"), (boxes, "arrays and objects")):
         response = _post(client, body, tenant["key"])
         assert response.status_code == 400, response.json
@@ -153,3 +153,23 @@ def test_structure_beyond_what_the_spec_uses_is_refused_before_parsing(client, t
     strings = json.dumps({**tenant["body"], "tags": [
         {"key": "name", "value": "[[[[{{{{,,,," * 600}]})
     assert _post(client, strings, tenant["key"]).status_code == 202, "brackets in strings count not"
+
+
+def test_the_shape_check_copies_nothing_and_stops_at_the_first_limit():
+    """Issue 37, finding 4: the check of a 2.5M-recipient body built a blanked copy of it
+    (445 MiB for the worst case); now it reads the bytes as they are and stops at 20,000."""
+    import tracemalloc
+
+    from api.json_limits import structure_problem
+
+    body = b'{"emailOptions": {"to": [' + b'"a@example.com",' * 2_500_000 + b'"z@x.io"]}}'
+    tracemalloc.start()
+    try:
+        problem = structure_problem(body)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert problem == "the body holds more than 20,000 values"
+    assert peak < 1024 * 1024, f"{peak} bytes allocated to check a {len(body)}-byte body"
+    # Strings alone (no comma between them) are counted too: invalid JSON, refused early.
+    assert "more than 20,000 values" in structure_problem(b'["' + b'x""' * 50_000 + b'"]')

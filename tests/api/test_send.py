@@ -521,6 +521,9 @@ PDF = {"name": "report.pdf", "content": "aGk=", "contentType": "application/pdf"
     'application/pdf; name*0="evil"; name*1=".exe"', "application/pdf; name*0*=utf-8''ev; "
     "name*1*=il.exe", 'application/pdf; name="=?utf-8?b?ZXZpbC5leGU=?="',
     "application/x-msdos-program", "text/html", "image/svg+xml",
+    # Issue 37: a part that is itself a multipart, and compiled HTML help.
+    "multipart/mixed; boundary=x", "application/vnd.ms-htmlhelp",
+    'application/pdf; name="x.exe::$DATA"',
 ])
 def test_every_filename_a_client_may_show_is_checked(client, tenant, content_type):
     assert _codes(client, tenant, {"attachments": [{**PDF, "contentType": content_type}]}) == [
@@ -530,6 +533,9 @@ def test_every_filename_a_client_may_show_is_checked(client, tenant, content_typ
 @pytest.mark.parametrize("name", [
     "a.url", "a.one", "a.svg", "page.html", "book.xlam", "app.appref-ms", "start.jnlp",
     "RUN.EXE", "run.exe.", "run.exe. . ", "=?utf-8?b?ZXZpbC5leGU=?=", "a.pdf.scr",
+    # Issue 37: an NTFS stream suffix, invisible characters, Excel web queries and SYLK.
+    "x.exe::$DATA", "x.exe:zone", "x.exe\u200b", "x.ex\u200de", "invoice\u202efdp.exe",
+    "report\ufeff.pdf", "q.iqy", "sheet.SLK",
 ])
 def test_names_on_the_maintained_list_are_refused(client, tenant, name):
     assert _codes(client, tenant, {"attachments": [{**PDF, "name": name}]}) == [
@@ -537,7 +543,8 @@ def test_names_on_the_maintained_list_are_refused(client, tenant, name):
 
 
 def test_documents_with_harmless_names_and_parameters_are_accepted(client, tenant):
-    attachments = [PDF, {**PDF, "name": "invoice.exe.pdf"},
+    attachments = [PDF, {**PDF, "name": "invoice.exe.pdf"}, {**PDF, "name": "Résumé.pdf"},
+                   {**PDF, "name": "日本語の報告.pdf"}, {**PDF, "name": "a:b.pdf"},
                    {**PDF, "contentType": 'application/pdf; name="report.pdf"'},
                    {**PDF, "contentType": "application/pdf; name*=utf-8''r%C3%A9sum%C3%A9.pdf"}]
     response = post(client, {**tenant["body"], "emailOptions": {"attachments": attachments}},

@@ -52,7 +52,7 @@ def test_what_does_not_verify_says_why(client):
     verdicts = {c["name"]: c["verdict"] for c in client.get("/dev/inbox/webhooks").json}
     assert verdicts["tampered"].startswith("signature does not verify")
     assert verdicts["other-secret"].startswith("signature does not verify")
-    assert verdicts["unknown"] == "no notification has this delivery id"
+    assert verdicts["unknown"] == "no notification or callback has this delivery id"
     assert verdicts["unsigned"].startswith("not signed")
     assert "signature verifies" not in client.get("/dev/inbox").get_data(as_text=True)
 
@@ -79,3 +79,18 @@ def test_there_is_no_catcher_in_production(settings):
     client = create_app(production).test_client()
     assert client.post("/dev/inbox/webhooks/demo", data=b"{}").status_code == 404
     assert client.get("/dev/inbox/webhooks").status_code == 404
+
+
+def test_what_was_caught_is_read_only_with_a_loopback_host(client):
+    """Issue 37, finding 4: any Host got every tenant's caught webhooks (DNS rebinding)."""
+    ws = factories.workspace()
+    n = _webhook_notification(ws)
+    assert client.post("/dev/inbox/webhooks/orders", data=BODY, headers={
+        **_signed(ws.signing_secret, n.delivery_id), "Host": "hook.test"}).status_code == 200
+    for host in ("evil.example", "rebind.attacker.test:8000", "127.0.0.1.nip.io"):
+        for method, path in (("get", "/dev/inbox/webhooks"), ("get", "/dev/inbox/webhooks/orders"),
+                             ("delete", "/dev/inbox/webhooks")):
+            answer = getattr(client, method)(path, headers={"Host": host})
+            assert answer.status_code == 403, (host, method, path)
+    for host in ("localhost", "127.0.0.1:8000", "[::1]:8000"):
+        assert len(client.get("/dev/inbox/webhooks", headers={"Host": host}).json) == 1

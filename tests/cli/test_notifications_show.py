@@ -120,3 +120,27 @@ def test_queue_without_redis_is_one_line(herald, tmp_path):  # noqa: F811
     assert (proc.returncode, proc.stdout) == (1, ""), proc.stderr
     assert proc.stderr.startswith("herald: cannot reach Redis: "), proc.stderr
     assert proc.stderr.count("\n") == 1
+
+
+def test_show_lists_the_providers_each_attempt_tried(herald):  # noqa: F811
+    """Issue 37, finding 4: the trace left out ``providersTried``, so a failover did not
+    show (docs/delivery.md says the trace reads them)."""
+    from tests.support.smtp_server import start_smtp
+
+    controller, _smtp = start_smtp(free_port())
+    try:
+        dead = f"smtp://u:hunter2@127.0.0.1:{free_port()}?timeout=2"
+        live = f"smtp://127.0.0.1:{controller.port}"
+        ws = factories.workspace(email_provider=json.dumps(
+            [{"plugin": "smtp", "url": dead}, {"plugin": "smtp", "url": live}]))
+        n = factories.notification(ws, factories.email_payload())
+        assert deliver_notification(str(n.id)) == "delivered"
+        (attempt,) = herald("notifications", "show", str(n.id))["attempts"]
+        tried = attempt["providersTried"]
+        assert [(t["provider"], t["outcome"]) for t in tried] == [
+            (dead.replace("u:hunter2@", "").split("?")[0], "transient"),
+            (live, "delivered")]
+        assert "hunter2" not in json.dumps(attempt)
+        assert attempt["deliveredVia"] == live
+    finally:
+        controller.stop()

@@ -45,3 +45,18 @@ def test_reset_password_prints_a_link_and_refuses_an_unknown_address(herald):  #
     assert users.authenticate("ada@example.com", "a new password here") is not None
     proc = herald("users", "reset-password", "nobody@example.com", ok=False)
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+
+
+def test_reset_2fa_turns_it_off_and_ends_every_session(herald):  # noqa: F811
+    import pyotp
+
+    from engine.people import sessions, two_factor
+
+    ada = users.create("ada@example.com", "Ada", "correct horse battery")
+    two_factor.confirm(ada, pyotp.TOTP(two_factor.begin(ada)).now())
+    token = sessions.start(ada)
+    out = herald("users", "reset-2fa", "ADA@example.com")
+    assert out == {"email": "ada@example.com", "twoFactor": "off", "wasOn": True}
+    assert not two_factor.enabled(ada) and sessions.user_for(token, str(ada.id)) is None
+    proc = herald("users", "reset-2fa", "nobody@example.com", ok=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1

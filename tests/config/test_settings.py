@@ -2,6 +2,7 @@ import pytest
 
 from config.settings import ConfigError, load_settings
 from engine.plugins.manager import check_providers
+from tests.conftest import TEST_SECRET_KEY
 
 
 def checked(environ: dict[str, str]):
@@ -29,7 +30,7 @@ def test_production_refuses_private_webhook_destinations():
         load_settings(
             {
                 "HERALD_ENV": "production",
-                "HERALD_SECRET_KEY": "x" * 40,
+                "HERALD_SECRET_KEY": TEST_SECRET_KEY,
                 "HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS": "true",
             }
         )
@@ -39,7 +40,7 @@ def test_production_refuses_private_webhook_destinations():
 def test_production_refuses_the_dev_inbox():
     with pytest.raises(ConfigError) as err:
         load_settings(
-            {"HERALD_ENV": "production", "HERALD_SECRET_KEY": "x" * 40,
+            {"HERALD_ENV": "production", "HERALD_SECRET_KEY": TEST_SECRET_KEY,
              "HERALD_EMAIL_PROVIDER": "inbox://"}
         )
     assert err.value.setting == "HERALD_EMAIL_PROVIDER"
@@ -140,17 +141,18 @@ def test_postgresql_without_its_driver_is_one_configuration_error(monkeypatch):
 
 
 def _published_keys() -> set[str]:
-    """Every literal this repository assigns to a secret key outside tests: anyone can read
-    them, so production must refuse each."""
+    """Every literal this repository assigns to a secret or a secret key, tests and bench
+    included: anyone can read them, so production must refuse each (by the published list
+    or by the entropy floor)."""
     import pathlib
     import re
 
     root = pathlib.Path(__file__).resolve().parents[2]
-    pattern = re.compile(r"""SECRET_KEY["']?\s*[:=]\s*["']([^"'\s]{8,})["']""", re.I)
+    pattern = re.compile(r"""SECRET(?:_KEY)?["']?\s*[:=]\s*["']([^"'\s]{8,})["']""", re.I)
     found: set[str] = set()
     for path in root.rglob("*"):
         if (path.suffix not in {".py", ".md", ".yml", ".yaml", ".toml", ".cfg", ".env", ""}
-                or not path.is_file() or {".venv", "tests", ".git", "node_modules"} & set(
+                or not path.is_file() or {".venv", ".git", "node_modules"} & set(
                     path.relative_to(root).parts)):
             continue
         found.update(pattern.findall(path.read_text(errors="replace")))
@@ -169,13 +171,28 @@ def test_production_refuses_a_secret_key_published_in_the_source(key):
         load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": key,
                        "HERALD_EMAIL_PROVIDER": "smtp://mx.example:25"})
     assert err.value.setting == "HERALD_SECRET_KEY"
-    assert "published" in str(err.value)
+    assert "32 characters" in str(err.value) or "rule:" in str(err.value)
+
+
+def test_the_tests_own_key_and_the_benchs_are_refused_in_production():
+    """Issue 37: production took the key the tests published, and ``'x' * 40``."""
+    from bench.common import BENCH_SECRET
+
+    for key in ("test-secret-key-0123456789-abcdefghijklmnop", BENCH_SECRET):
+        with pytest.raises(ConfigError, match="rule: no key published"):
+            load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": key})
+    for key in ("x" * 40, "passwordpasswordpasswordpassword", "ab" * 30):
+        with pytest.raises(ConfigError, match="rule: at least 100 bits"):
+            load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": key})
+    assert load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": TEST_SECRET_KEY,
+                          "HERALD_EMAIL_PROVIDER": "smtp://mx.example:25",
+                          "HERALD_SMS_PROVIDER": "twilio://sid:tok@"}).env == "production"
 
 
 @pytest.mark.parametrize("url", ["INBOX://", " inbox://", "Inbox://", "\tinbox://"])
 @pytest.mark.parametrize("setting", ["HERALD_EMAIL_PROVIDER", "HERALD_SMS_PROVIDER"])
 def test_production_refuses_the_dev_inbox_in_any_spelling_the_resolver_takes(setting, url):
     with pytest.raises(ConfigError) as err:
-        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": "x" * 40,
+        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": TEST_SECRET_KEY,
                        setting: url})
     assert err.value.setting == setting

@@ -92,7 +92,7 @@ def test_a_dsn_delivered_to_herald_bounces_is_on_the_timeline_and_suppresses(
     n, message_id = sent(ws)
     assert message_id.startswith("<") and "@" in message_id
     return_path = over_smtp.received[0].mail_from  # the VERP address the mail went out with
-    assert return_path == envelope_sender(n.id, HOST)
+    assert return_path == envelope_sender(n.id, HOST, "ada@example.net")
     deliver(port, return_path, dsn("ada@example.net", message_id))
     wait_for(lambda: NotificationEvent.select().where(
         NotificationEvent.notification == n.id).exists())
@@ -109,7 +109,8 @@ def test_an_arf_complaint_suppresses(listener, over_smtp):
     port, _ = listener
     ws = factories.workspace()
     n, message_id = sent(ws)
-    deliver(port, envelope_sender(n.id, HOST), arf("ada@example.net", message_id))
+    deliver(port, envelope_sender(n.id, HOST, "ada@example.net"),
+            arf("ada@example.net", message_id))
     wait_for(lambda: Suppression.select().where(Suppression.workspace == ws.id).exists())
     assert Suppression.get(Suppression.workspace == ws.id).reason == "complaint"
 
@@ -144,3 +145,36 @@ def test_a_malformed_report_is_dropped_and_the_listener_goes_on(listener, over_s
     assert proc.poll() is None
     deliver(port, rcpt, dsn("ada@example.net", message_id))
     wait_for(lambda: NotificationEvent.select().count() == 1)
+
+
+def test_a_co_recipient_cannot_bounce_another_and_a_replay_records_nothing(
+        listener, over_smtp):
+    """Issue 37, finding 3: B sends to the attacker, cc the CEO; the attacker mails a DSN
+    for the CEO to the envelope sender of their own copy. It used to suppress the CEO for
+    all mail in B, and replaying it recorded a second event."""
+    port, _ = listener
+    ws = factories.workspace()
+    n = factories.notification(ws, factories.email_payload(
+        to=["mallory@example.net"], cc=["ceo@example.net"]))
+    assert deliver_notification(str(n.id)) == "delivered"
+    (attempt,) = DeliveryAttempt.select().where(DeliveryAttempt.notification == n.id)
+    message_id = attempt.provider_message_id
+    # One transaction per recipient, each with its own envelope sender.
+    by_rcpt = {tuple(m.rcpt_tos): m.mail_from for m in over_smtp.received}
+    assert set(by_rcpt) == {("mallory@example.net",), ("ceo@example.net",)}
+    mine = by_rcpt[("mallory@example.net",)]
+    assert mine != by_rcpt[("ceo@example.net",)]
+    assert mine == envelope_sender(n.id, HOST, "mallory@example.net")
+    deliver(port, mine, dsn("ceo@example.net", message_id))  # the forgery
+    assert NotificationEvent.select().count() == 0
+    assert not Suppression.select().where(Suppression.address == "ceo@example.net").exists()
+    # The address of before (one per notification) speaks for no one of several.
+    deliver(port, envelope_sender(n.id, HOST), dsn("ceo@example.net", message_id))
+    assert NotificationEvent.select().count() == 0
+    # A report about themselves counts, once: the same mail again records nothing new.
+    report = dsn("mallory@example.net", message_id)
+    deliver(port, mine, report)
+    deliver(port, mine, report)
+    events = list(NotificationEvent.select().where(NotificationEvent.notification == n.id))
+    assert [(e.kind, e.recipient) for e in events] == [("bounced", "mallory@example.net")]
+    assert [s.address for s in Suppression.select()] == ["mallory@example.net"]

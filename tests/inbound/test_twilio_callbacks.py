@@ -5,10 +5,10 @@ from __future__ import annotations
 import requests
 
 from engine.delivery.jobs import deliver_notification
-from engine.inbound.twilio import signature
 from engine.reports.timeline import timeline
 from engine.store.models import Suppression
 from engine.store.report_models import NotificationEvent
+from plugins.twilio.events import signature
 from tests import factories
 from tests.inbound.conftest import SID, TOKEN
 

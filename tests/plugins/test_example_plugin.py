@@ -48,3 +48,35 @@ def test_a_scheme_an_installed_plugin_declares_is_a_valid_provider_setting(insta
     # The plugin's own URL check runs at start-up too.
     with pytest.raises(ConfigError, match="HERALD_SMS_PROVIDER: example-log provider: use"):
         manager.check_providers(load_settings({"HERALD_SMS_PROVIDER": "example-log://"}))
+
+
+def test_the_installed_provider_brings_its_events(installed_example, settings, tmp_path):
+    """Its receiver, registered through `register_event_webhooks`, is served by the one
+    generic inbound route: authenticated, matched by message id, recorded."""
+    from cli.app import create_app
+    from engine.inbound import postmark
+    from engine.store.models import Suppression
+    from engine.store.report_models import NotificationEvent
+
+    log = tmp_path / "mail.jsonl"
+    own = json.dumps({"plugin": "example-log", "url": f"example-log://{log}"})
+    ws = factories.workspace(email_provider=own)
+    n = factories.notification(ws, factories.email_payload(subject="Bounce me"))
+    assert deliver_notification(str(n.id)) == "delivered"
+    (line,) = [json.loads(x) for x in log.read_text().splitlines()]
+    client = create_app(settings).test_client()
+    url = f"/api/inbound/example-log/{ws.id}"
+    body = {"messageId": line["messageId"], "event": "bounced",
+            "recipient": "ada@example.net"}
+    forged = client.post(url, json=body, auth=("herald", "not-the-secret"))
+    assert forged.status_code == 403 and not NotificationEvent.select().count()
+    answer = client.post(url, json=body, auth=("herald", postmark.secret(ws.id)))
+    assert answer.status_code == 200 and answer.json == {"recorded": True}
+    event = NotificationEvent.get(NotificationEvent.notification == n.id)
+    assert (event.kind, event.source, event.recipient) == ("bounced", "example-log",
+                                                            "ada@example.net")
+    assert Suppression.get(Suppression.workspace == ws.id).address == "ada@example.net"
+    unknown = client.post(url, json={**body, "messageId": "<nobody@example>"},
+                          auth=("herald", postmark.secret(ws.id)))
+    assert unknown.status_code == 200 and unknown.json == {"recorded": False}
+    assert client.post("/api/inbound/no-such-provider/x", json=body).status_code == 404

@@ -139,3 +139,20 @@ def test_the_export_quotes_what_a_spreadsheet_would_run(run):
     assert {r["templateName"] for r in rows} == {"'=HYPERLINK(\"http://evil\")"}
     assert sorted(r["recipient"] for r in rows) == ["'-x@example.net", "+14155550100"]
     assert all(r["createdAt"].endswith("Z") and "T" in r["createdAt"] for r in rows)
+
+
+def test_a_sign_and_a_digit_do_not_exempt_a_formula(run):
+    """Issue 37, finding 4: ``-1+HYPERLINK(...)`` and ``+1+1@...`` start with a sign and a
+    digit yet are no number: quoted. A cell wholly a number stays as it is."""
+    from engine.store.models import Template
+
+    Template.update(name='-1+HYPERLINK("http://evil","x")').where(
+        Template.id == run.templates[0].id).execute()
+    run.sent(to=("+1+1@example.net",))
+    run.sent(to=("@SUM(1)@example.net",))
+    run.sent(to=("+14155550100",), channel="sms")
+    rows = list(csv.DictReader(io.StringIO("".join(export_csv(parse(run.ws.id, {}))))))
+    assert {r["templateName"] for r in rows} == {"'-1+HYPERLINK(\"http://evil\",\"x\")"}
+    assert sorted(r["recipient"] for r in rows) == [
+        "'+1+1@example.net", "'@sum(1)@example.net", "+14155550100"]
+    assert all(r["versionNumber"].isdigit() for r in rows)

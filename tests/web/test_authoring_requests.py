@@ -4,12 +4,13 @@ preview frame's sandbox, escaping, bad input, and every form without JavaScript.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from cli.app import create_app
 from engine.catalog import versions
-from engine.store.models import Container, Project, Template, TemplateVersion
+from engine.store.models import Container, Notification, Project, Template, TemplateVersion
 from tests import factories
 from tests.web.conftest import PASSWORD, make_user
 
@@ -283,3 +284,52 @@ def test_a_channel_a_plugin_brings_gets_an_editor_of_its_own_fields(
                                            "editor": "c" * 16, "sample": '{"name": "Ada"}'},
                        HTMX)
     assert preview.status_code == 200 and "Tags this template uses" in preview.text
+
+
+# A channel a plugin brings looks like a built-in one: its own label in the template list
+# and the editor, its own test-send hint and options, its own note where default recipients
+# would be; and nothing of it is written outside its package.
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _chat_template(ada, ws) -> Template:
+    project = Project.create(workspace=ws, name="P", defaults={})
+    made = ada.post(f"/w/{ws.id}/templates/new", {"kind": "template", "name": "Standup",
+                                                  "channel": "chat",
+                                                  "location": f"project:{project.id}"})
+    assert made.status_code == 303
+    return Template.get(Template.name == "Standup")
+
+
+def test_the_example_chat_channel_looks_like_a_built_in(ada, ws, example_package,
+                                                         plugins_from):
+    plugins_from(example_package("herald-chat-channel"))
+    new_form = ada.get(f"/w/{ws.id}/templates/new?kind=template").text
+    assert '<option value="chat"' in new_form and ">Chat</option>" in new_form
+    # The built-in channels first, in the order they declare, then the plugin's.
+    assert new_form.index(">Email<") < new_form.index(">SMS<") < new_form.index(">Webhook<") \
+        < new_form.index(">Chat<")
+    template = _chat_template(ada, ws)
+    base = f"/w/{ws.id}/templates/{template.id}"
+    editor = ada.get(base).text
+    assert "Chat template</span>" in editor
+    assert 'placeholder="Herald test"' in editor
+    manage = ada.get(f"{base}/manage").text
+    assert "A chat template posts to its room&#39;s URL: it has no recipients." in manage
+    draft = {"body": "Standup at {{time}}", "url": "https://chat.example/hooks/ops",
+             "sample": '{"time": "10:00"}'}
+    refused = ada.post(f"{base}/test-sends", {**draft, "recipient": ""}, HTMX)
+    assert "Test recipient: enter the name to post the test as." in refused.text
+    sent = ada.post(f"{base}/test-sends", {**draft, "recipient": "Standup bot"}, HTMX)
+    assert sent.status_code == 200, sent.text
+    test = Notification.get(Notification.template == template)
+    assert test.is_test and test.payload["username"] == "Standup bot"  # its test options
+    assert test.payload["text"] == "Standup at 10:00"
+
+
+def test_no_line_of_the_chat_channel_outside_its_package():
+    """The web application and the engine learn of it only through the channel contract."""
+    for folder in ("web", "engine", "api", "cli", "channels", "plugins", "config"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".html", ".js", ".css") and path.is_file():
+                assert "chat" not in path.read_text(encoding="utf-8").lower(), path

@@ -12,6 +12,7 @@ from engine.people import invitations, users
 from engine.people.models import Invitation, Membership
 from engine.store.models import InboxMessage, utcnow
 from tests import factories
+from tests.support.queued_mail import run_queued_mail
 from tests.web.conftest import PASSWORD, make_user, sign_in
 
 
@@ -43,7 +44,7 @@ def test_a_new_person_accepts_with_name_and_password_and_is_signed_in(page: Page
 def test_a_used_link_and_an_expired_link_say_so(page: Page, live):
     ws = factories.workspace()
     used = _invite(live, ws, "used@example.com")
-    invitations.accept(used.rsplit("/", 1)[1], "Used", PASSWORD)
+    invitations.accept_new(used.rsplit("/", 1)[1], "Used", PASSWORD)
     page.goto(used)
     expect(page.get_by_role("alert")).to_contain_text("already been used")
     expect(page.get_by_role("button", name="Accept invitation")).to_have_count(0)
@@ -55,20 +56,35 @@ def test_a_used_link_and_an_expired_link_say_so(page: Page, live):
     assert users.find("late@example.com") is None
 
 
-def test_an_existing_user_accepts_with_their_password(page: Page, live):
+def test_an_existing_account_joins_only_after_its_own_sign_in(page: Page, live):
     home, other = factories.workspace(), factories.workspace()
     make_user("ada@example.com", home, "owner", "Ada")
     path = _invite(live, other, "ada@example.com", "admin")
     page.goto(path)
+    # The page takes no password of an existing account: it sends the person to sign in.
     expect(page.get_by_role("textbox", name="Name")).to_have_count(0)
-    page.get_by_role("textbox", name="Password").fill("not the password")
-    page.get_by_role("button", name="Accept invitation").click()
-    expect(page.get_by_role("textbox", name="Password")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_role("textbox", name="Password")).to_have_count(0)
+    assert not Membership.select().where(Membership.workspace == other).exists()
+    page.get_by_role("link", name="Sign in to accept").click()
+    page.get_by_role("textbox", name="Email").fill("ada@example.com")
     page.get_by_role("textbox", name="Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(re.compile(re.escape(path) + "$"))
+    assert not Membership.select().where(Membership.workspace == other).exists()
     page.get_by_role("button", name="Accept invitation").click()
-    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
-    page.get_by_text(other.name, exact=True).first.wait_for()
+    expect(page.get_by_role("link", name="Settings")).to_be_visible()
     assert Membership.get(Membership.workspace == other).role == "admin"
+
+
+def test_another_signed_in_account_cannot_accept(page: Page, live):
+    home, other = factories.workspace(), factories.workspace()
+    make_user("eve@example.com", home, "owner", "Eve")
+    path = _invite(live, other, "ada@example.com", "admin")
+    sign_in(page, "eve@example.com")
+    page.goto(path)
+    expect(page.get_by_role("alert")).to_contain_text("This invitation is for ada@example.com")
+    expect(page.get_by_role("button", name="Accept invitation")).to_have_count(0)
+    assert not Membership.select().where(Membership.workspace == other).exists()
 
 
 def test_a_reset_by_email_sets_a_new_password_once(page: Page, live):
@@ -79,6 +95,7 @@ def test_a_reset_by_email_sets_a_new_password_once(page: Page, live):
     page.get_by_role("textbox", name="Email").fill("ada@example.com")
     page.get_by_role("button", name="Send reset link").click()
     expect(page.get_by_role("status")).to_contain_text("on its way")
+    assert run_queued_mail() == 1  # the worker's part
     (mail,) = [m for m in InboxMessage.select() if m.to == ["ada@example.com"]]
     link = re.search(r"http://\S+/reset/\S+", mail.text).group(0)
     page.goto(link)
@@ -99,4 +116,5 @@ def test_an_unknown_address_gets_the_same_answer_and_no_mail(page: Page, live):
     page.get_by_role("textbox", name="Email").fill("nobody@example.com")
     page.get_by_role("button", name="Send reset link").click()
     expect(page.get_by_role("status")).to_contain_text("on its way")
+    assert run_queued_mail() == 1  # the same job as for an account: it finds none
     assert InboxMessage.select().count() == 0

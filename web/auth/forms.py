@@ -21,6 +21,14 @@ class AcceptForm(FlaskForm):
     password = PasswordField("Password", render_kw={"autocomplete": "new-password"})
 
 
+class CodeForm(FlaskForm):
+    """The second sign-in step, and the code that turns two-factor sign-in on."""
+
+    code = StringField("Code", validators=[InputRequired("Enter the code.")],
+                       render_kw={"autocomplete": "one-time-code", "inputmode": "text",
+                                  "spellcheck": "false", "autocapitalize": "off"})
+
+
 class SetPasswordForm(FlaskForm):
     password = PasswordField("Password", render_kw={"autocomplete": "new-password"})
 

@@ -1,4 +1,4 @@
-"""Sign in at `/`, sign out, invitations, password resets and the account page."""
+"""Sign in at `/` (and its second step), sign out, invitations and password resets."""
 
 from __future__ import annotations
 
@@ -6,14 +6,19 @@ import logging
 import re
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
-from flask_login import current_user, login_required
+from flask_login import current_user
 
-from engine import runtime
-from engine.people import invitations, mail, resets, users
+from engine.people import invitations, outbox, resets, two_factor, users
 from engine.people.errors import PeopleError
-from engine.plugins.contracts import DeliveryError
 from web import login, throttle
-from web.auth.forms import AcceptForm, ResetRequestForm, SetPasswordForm, SignInForm, mark
+from web.auth.forms import (
+    AcceptForm,
+    CodeForm,
+    ResetRequestForm,
+    SetPasswordForm,
+    SignInForm,
+    mark,
+)
 from web.core import errors
 from web.core.views import home_for_user
 
@@ -24,9 +29,26 @@ SAFE_NEXT = re.compile(r"/[A-Za-z0-9\-._~/?=&%]*")
 
 
 def _too_many(form, template: str, seconds: int, **context):
-    minutes = max(1, round(seconds / 60))
-    problem = f"Too many attempts. Try again in {minutes} minute{'s' if minutes > 1 else ''}."
-    return render_template(template, form=form, problem=problem, **context), 429
+    if seconds < 90:
+        wait = f"{seconds} second{'s' if seconds > 1 else ''}"
+    else:
+        minutes = round(seconds / 60)
+        wait = f"{minutes} minute{'s' if minutes > 1 else ''}"
+    problem = f"Too many attempts. Try again in {wait}."
+    return (render_template(template, form=form, problem=problem, **context), 429,
+            {"Retry-After": str(seconds)})
+
+
+def _safe_next(target: str) -> str:
+    """Only a plain path of this site: "//host", "/\\host" or "/\t/host" (browsers drop the
+    tab) would leave it, an open redirect."""
+    if SAFE_NEXT.fullmatch(target) and not target.startswith("//"):
+        return target
+    return ""
+
+
+def _client_ip() -> str:
+    return request.remote_addr or ""
 
 
 @blueprint.route("/", methods=["GET", "POST"])
@@ -36,20 +58,51 @@ def sign_in():
     form = SignInForm()
     if not form.validate_on_submit():
         return render_template("auth/sign_in.html", form=form), 400 if form.errors else 200
-    if (wait := throttle.attempt("sign-in", form.email.data, request.remote_addr or "")):
+    address, ip = form.email.data, _client_ip()
+    if (wait := throttle.wait_before("sign-in", address, ip)):
         return _too_many(form, "auth/sign_in.html", wait)
-    user = users.authenticate(form.email.data, form.password.data)
+    user = users.authenticate(address, form.password.data)
     if user is None:
+        throttle.failed("sign-in", address, ip)
         # One message for both: which addresses have an account is nobody's business.
         form.password.errors = ["The email address or the password is not right."]
         return render_template("auth/sign_in.html", form=form), 400
+    throttle.succeeded("sign-in", address, ip)
+    target = _safe_next(request.args.get("next", ""))
+    if two_factor.enabled(user):
+        login.await_second_step(user, target)
+        return redirect(url_for("auth.second_step"), 303)
     login.sign_in(user)
-    target = request.args.get("next", "")
-    # Only a plain path of this site: "//host", "/\\host" or "/\t/host" (browsers drop the
-    # tab) would leave it, an open redirect.
-    if SAFE_NEXT.fullmatch(target) and not target.startswith("//"):
-        return redirect(target)
-    return home_for_user()
+    return redirect(target) if target else home_for_user()
+
+
+@blueprint.route("/sign-in/code", methods=["GET", "POST"])
+def second_step():
+    """The code from the authenticator app, or a recovery code, limited as the password is
+    (per account, per IP, per both) and counted apart from it."""
+    pending = login.pending_second_step()
+    if pending is None:
+        flash("Sign in again: the page for your code is valid for five minutes.", "info")
+        return redirect(url_for("auth.sign_in"))
+    user, target = pending
+    form = CodeForm()
+    if not form.validate_on_submit():
+        return render_template("auth/second_step.html", form=form), 400 if form.errors else 200
+    account, ip = str(user.id), _client_ip()
+    if (wait := throttle.wait_before("second-step", account, ip)):
+        return _too_many(form, "auth/second_step.html", wait)
+    kind = two_factor.verify(user, form.code.data or "")
+    if kind is None:
+        throttle.failed("second-step", account, ip)
+        form.code.errors = ["That code is not right, or it was used already. Enter the code "
+                            "your app shows now, or an unused recovery code."]
+        return render_template("auth/second_step.html", form=form), 400
+    throttle.succeeded("second-step", account, ip)
+    login.sign_in(user, second_step=True)
+    if kind == "recovery":
+        left = two_factor.recovery_codes_left(user)
+        flash(f"You used a recovery code: {left} left. Each works once.", "info")
+    return redirect(target) if target else home_for_user()
 
 
 @blueprint.post("/sign-out")
@@ -61,24 +114,35 @@ def sign_out():
 
 @blueprint.route("/invitations/<token>", methods=["GET", "POST"])
 def accept_invitation(token: str):
+    """A new address sets a name and a password here; an existing account signs in first
+    (the sign-in, its limits and its second step) and then accepts: this page never takes
+    an existing account's password."""
     try:
         invitation = invitations.open_invitation(token)
     except PeopleError as err:
         return render_template("auth/link_refused.html", message=err.message), err.status
-    existing = users.find(invitation.email)
     form = AcceptForm()
-    context = {"invitation": invitation, "existing": existing}
-    if request.method == "POST" and form.validate():
-        try:
-            user = invitations.accept(token, form.name.data or "", form.password.data or "")
-        except PeopleError as err:
-            problem = mark(form, err)
-            return render_template("auth/accept.html", form=form, problem=problem,
-                                   **context), err.status
-        login.sign_in(user)
-        flash(f"Welcome to {invitation.workspace.name}.", "info")
-        return redirect(url_for("workspace.templates", workspace_id=invitation.workspace_id))
-    return render_template("auth/accept.html", form=form, **context)
+    signed_in = current_user.is_authenticated
+    context = {"invitation": invitation, "signed_in": signed_in,
+               "existing": not signed_in and users.find(invitation.email) is not None,
+               "other": signed_in and current_user.email != invitation.email,
+               "sign_in_url": url_for("auth.sign_in", next=request.path)}
+    if request.method != "POST":
+        return render_template("auth/accept.html", form=form, **context)
+    if not form.validate() or context["existing"] or context["other"]:
+        return render_template("auth/accept.html", form=form, **context), 409
+    try:
+        if signed_in:
+            invitations.accept_signed_in(token, current_user.user)
+        else:
+            user = invitations.accept_new(token, form.name.data or "", form.password.data or "")
+            login.sign_in(user)
+    except PeopleError as err:
+        problem = mark(form, err)
+        return render_template("auth/accept.html", form=form, problem=problem,
+                               **context), err.status
+    flash(f"Welcome to {invitation.workspace.name}.", "info")
+    return redirect(url_for("workspace.templates", workspace_id=invitation.workspace_id))
 
 
 @blueprint.route("/reset", methods=["GET", "POST"])
@@ -86,28 +150,12 @@ def request_reset():
     form = ResetRequestForm()
     if not form.validate_on_submit():
         return render_template("auth/reset_request.html", form=form), 400 if form.errors else 200
-    if (wait := throttle.attempt("reset", form.email.data, request.remote_addr or "")):
+    if (wait := throttle.attempt("reset", form.email.data, _client_ip())):
         return _too_many(form, "auth/reset_request.html", wait)
-    send_reset_link(form.email.data)
-    # The same answer whether or not the address has an account.
+    # Queued, whether or not the address has an account: the worker looks it up, so the
+    # answer takes the same time either way.
+    outbox.queue_reset_link(form.email.data)
     return render_template("auth/reset_sent.html", email=form.email.data)
-
-
-def send_reset_link(email: str) -> bool:
-    """Email a reset link if ``email`` has an account; False when it could not be sent."""
-    user = users.find(email)
-    if user is None:
-        return True
-    issued = resets.issue(user, runtime.settings().public_url)
-    text = (f"Hello {user.name},\n\nSomeone (we hope you) asked to set a new password for "
-            f"your Herald account. Open this link within an hour to do so:\n\n{issued.url}\n\n"
-            "If it was not you, ignore this message: your password stays as it is.\n")
-    try:
-        mail.send(user.email, "Set a new Herald password", text)
-    except (DeliveryError, LookupError, ValueError) as err:
-        log.warning("reset email to a user could not be sent: %s", err)
-        return False
-    return True
 
 
 @blueprint.route("/reset/<token>", methods=["GET", "POST"])
@@ -123,20 +171,11 @@ def reset_password(token: str):
         except PeopleError as err:
             problem = mark(form, err)
             return render_template("auth/reset.html", form=form, problem=problem), err.status
+        flash("Your new password is set; every other session of yours has ended.", "info")
+        if two_factor.enabled(user):
+            # A reset link proves the mailbox only: the second step is still asked.
+            login.await_second_step(user, "")
+            return redirect(url_for("auth.second_step"), 303)
         login.sign_in(user)
-        flash("Your new password is set.", "info")
         return home_for_user()
     return render_template("auth/reset.html", form=form)
-
-
-@blueprint.route("/account", methods=["GET", "POST"])
-@login_required
-def account():
-    if request.method == "POST":
-        sent = send_reset_link(current_user.email)
-        if sent:
-            flash(f"We sent a link to set a new password to {current_user.email}.", "info")
-        else:
-            flash("The email could not be sent. Ask an operator for a reset link.", "error")
-        return redirect(url_for("auth.account"))
-    return render_template("auth/account.html")

@@ -26,16 +26,10 @@ from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
 
 NOTICE = "herald_editor_notice"
-CHANNEL_LABELS = {"email": "Email", "sms": "SMS", "webhook": "Webhook"}
-
-
-def channel_label(name: str) -> str:
-    return CHANNEL_LABELS.get(name, name)
-
-
 def plugin_fields(template: Template, content: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(field, label, widget) for a channel a plugin brings: its template parts in the code
-    editor, a field whose default is true or false a checkbox, others a text field."""
+    """(field, label, widget) for a channel the editor has no form of its own for (one a
+    plugin brings): its template parts in the code editor, a field whose default is true or
+    false a checkbox, others a text field."""
     channel = default_registry().channel(template.channel)
     parts = {part for part, _ in channel.template_parts(content)}
     return [(name, publishing.label(name),
@@ -98,9 +92,9 @@ def page(template: Template, *, content: dict[str, Any] | None = None,
         problem_list=problems or [], conflict=conflict, token=token, preview=preview,
         frame_version=frame_version, sample_text=samples.dumps(sample_tags),
         sample_error=None, versions=_versions(template), senders=_senders(),
-        path=hierarchy.path_of(template), channel_label=channel_label(template.channel),
-        plugin_fields=plugin_fields(template, content)
-        if template.channel not in CHANNEL_LABELS else [],
+        path=hierarchy.path_of(template),
+        channel=default_registry().channel(template.channel),
+        plugin_fields=plugin_fields(template, content),
         retention=RETENTION.get(plan, RETENTION["basic"]), plan=plan,
         status_text=status_text or session.pop(NOTICE, None),
         integration=integration(template, sample_tags)), status
@@ -132,6 +126,7 @@ def _posted(template: Template) -> tuple[dict[str, Any], Basis]:
 @blueprint.post("/templates/<template_id>/draft")
 @workspace_view("member")
 def save(template_id):
+    loading.limit("draft")
     template = loading.authorable(loading.template(template_id))
     try:
         content, basis = _posted(template)

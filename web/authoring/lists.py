@@ -88,6 +88,7 @@ def list_page(template_id, list_id):
         return render_template("authoring/list_check.html", template=template, kept=kept,
                                token=token, frame_version=frame_version, first=first,
                                problem=request.args.get("problem"))
+    sending.resume_if_lost(kept)  # a list whose job Redis lost goes on when looked at
     return render_template("authoring/list.html", template=template, kept=kept,
                            shown=progress.progress(kept))
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -10,8 +11,10 @@ from flask import abort, g, make_response, render_template, request
 from flask_login import current_user
 
 from engine.catalog import snapshots
+from engine.formats.json_limits import structure_problem
 from engine.plugins.manager import default_registry
 from engine.store.models import Container, Project, Template
+from web import throttle
 from web.core import errors
 
 KINDS = {"projects": Project, "folders": Container, "templates": Template}
@@ -95,11 +98,34 @@ def posted() -> dict[str, str]:
     percent-encoded costs ~20 ms to decode, multipart ~5 ms, JSON well under 1), a form
     without JavaScript as a form. Only text values count, whoever sent the request."""
     if request.is_json:
-        data = request.get_json(silent=True)
+        data = bounded_json()
         items = data.items() if isinstance(data, dict) else ()
     else:
         items = request.form.items()
     return {key: value for key, value in items if isinstance(value, str)}
+
+
+def bounded_json() -> Any:
+    """The JSON body, held to the API's shape limits before it is parsed (the size limit,
+    MAX_CONTENT_LENGTH, is the app's): a body too deep or with too many values is a 400
+    that says why, never a RecursionError's 500 or a parse that takes a second."""
+    raw = request.get_data(cache=True)
+    if problem := structure_problem(raw):
+        abort(make_response(errors.page(400, f"The request was refused: {problem}.")))
+    try:
+        return json.loads(raw) if raw.strip() else None
+    except (ValueError, RecursionError):
+        abort(make_response(errors.page(400, "The request was refused: its body is not "
+                                             "valid JSON.")))
+
+
+def limit(kind: str) -> None:
+    """A person's share of a costly request (web/throttle.py): over it, a 429."""
+    wait = throttle.per_person(kind, str(current_user.user.id))
+    if wait:
+        body, status = errors.page(429, f"Too many requests of this kind: wait {wait} "
+                                        "seconds and try again.")
+        abort(make_response(body, status, {"Retry-After": str(wait)}))
 
 
 def fragment(name: str, **context: Any) -> str:

@@ -11,6 +11,8 @@ from flask import g, redirect, render_template, request, url_for
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
 from engine.people import audit
+from engine.plugins.channel_contract import BaseChannel, Channel
+from engine.plugins.manager import default_registry
 from engine.store.models import Container, Project, Template
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
@@ -21,13 +23,26 @@ SINGULAR = {"projects": "project", "folders": "folder", "templates": "template"}
 LIST_LABELS = (("to", "To"), ("cc", "Cc"), ("bcc", "Bcc"))
 
 
+def _channel(item) -> Channel | None:
+    """A template's channel (None for a project or folder, or a channel not installed)."""
+    return default_registry().channels.get(item.channel) if isinstance(item, Template) \
+        else None
+
+
 def _lists(item) -> tuple[tuple[str, str], ...]:
-    """The default lists this item takes: an SMS template has numbers in To only, a webhook
-    template none (its destination comes with each send), nor has a plugin's channel here
-    (what its recipients look like is its own)."""
-    if isinstance(item, Template):
-        return {"email": LIST_LABELS, "sms": (("to", "To"),)}.get(item.channel, ())
-    return LIST_LABELS
+    """The default lists this item takes: a template's channel declares its own (an SMS
+    template has numbers in To only, a webhook template none: its destination comes with
+    each send); a project or folder keeps every list, for the templates under it."""
+    if not isinstance(item, Template):
+        return LIST_LABELS
+    channel = _channel(item)
+    return channel.default_recipient_lists if channel is not None else ()
+
+
+def _recipients_note(item) -> str:
+    """Said where a template keeps no default lists, as its channel declares it."""
+    channel = _channel(item)
+    return channel.recipients_note if channel is not None else BaseChannel.recipients_note
 
 
 def _page(kind: str, item, problem: HierarchyError | None = None, values: dict | None = None,
@@ -37,6 +52,7 @@ def _page(kind: str, item, problem: HierarchyError | None = None, values: dict |
     return render_template(
         "authoring/manage.html", section="templates", kind=kind, singular=SINGULAR[kind],
         item=item, problem=problem, values=values or {}, lists=_lists(item),
+        channel=_channel(item), recipients_note=_recipients_note(item),
         locations=hierarchy.locations(
             g.workspace, item if isinstance(item, Container) else None), current=current,
         inherited=[] if isinstance(item, Project) else hierarchy.inherited(item)), status
@@ -106,7 +122,8 @@ def move(kind, item_id):
 @workspace_view("member")
 def defaults(kind, item_id):
     item = loading.item(kind, item_id)
-    numbers = isinstance(item, Template) and item.channel == "sms"
+    channel = _channel(item)
+    numbers = channel is not None and channel.recipient_kind == "phone"
     lists = {}
     try:
         for key, _label in _lists(item):

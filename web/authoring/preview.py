@@ -18,6 +18,7 @@ from web.permissions import workspace_view
 @blueprint.post("/templates/<template_id>/preview")
 @workspace_view("member")
 def preview(template_id):
+    loading.limit("preview")
     template = loading.authorable(loading.template_as_sent(template_id))
     form = loading.posted()
     sample_error = None

@@ -7,22 +7,20 @@ import json
 import shlex
 from typing import Any
 
+from engine.plugins.manager import default_registry
 from engine.store.models import Template, Workspace
-
-PLACEHOLDERS = {"email": ("emailOptions", {"to": ["recipient@example.com"]}),
-                "sms": ("smsOptions", {"to": ["+14155550100"]}),
-                "webhook": ("webhookOptions", {"urlOverride": "https://example.com/hooks"})}
 
 
 def request_body(workspace: Workspace, template: Template, tags: dict[str, str],
                  has_default_to: bool) -> dict[str, Any]:
     body: dict[str, Any] = {"tenantId": str(workspace.id), "templateId": str(template.id),
                             "tags": [{"key": k, "value": v} for k, v in tags.items()]}
-    # A channel a plugin brings names its own options; its snippet carries only the tags.
-    placeholder = PLACEHOLDERS.get(template.channel)
-    if placeholder and (template.channel == "webhook" or not has_default_to):
-        key, value = placeholder
-        body[key] = value
+    # The options only the integrator knows (a recipient where the template names none, a
+    # webhook's destination), as the channel declares them.
+    channel = default_registry().channel(template.channel)
+    options = channel.example_options(has_default_to)
+    if options and channel.options_field:
+        body[channel.options_field] = options
     return body
 
 

@@ -32,6 +32,7 @@ def _content_and_tags(template):
 @blueprint.post("/templates/<template_id>/test-sends")
 @workspace_view("member")
 def send_test(template_id):
+    loading.limit("test-send")
     template = loading.authorable(loading.template(template_id))
     recipient = loading.posted().get("recipient", "")
     try:

@@ -16,7 +16,6 @@ from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
 
 KIND_LABELS = {"project": "project", "folder": "folder", "template": "template"}
-CHANNEL_LABELS = {"email": "Email", "sms": "SMS", "webhook": "Webhook"}
 
 
 def _live_numbers(templates: list[Template]) -> dict:
@@ -69,9 +68,11 @@ def folder_page(folder_id):
 
 
 def _channels() -> dict[str, str]:
-    """The Channel select: the built-in channels first, then those plugins bring."""
-    names = sorted(default_registry().channels, key=lambda n: (n not in CHANNEL_LABELS, n))
-    return {name: CHANNEL_LABELS.get(name, name) for name in names}
+    """The Channel select, each channel by its label, in the order the channels declare
+    (the built-in ones first, then those plugins bring)."""
+    found = sorted(default_registry().channels.items(),
+                   key=lambda item: (item[1].menu_position, item[0]))
+    return {name: channel.label for name, channel in found}
 
 
 def _new_form(kind: str, values: dict, problem: HierarchyError | None = None,

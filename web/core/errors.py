@@ -16,6 +16,7 @@ MESSAGES = {
                          "an Admin."),
     404: ("Page not found", "There is nothing here, or it is not in a workspace of yours."),
     405: ("Not allowed", "This page does not take that kind of request."),
+    413: ("Too large", "The request is larger than Herald takes."),
     429: ("Too many attempts", "Wait a few minutes and try again."),
     503: ("Unavailable", "Try again in a moment."),
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 from web.settings import (
     api_keys,
     audit_log,
+    callbacks,
     index,
     members,
     provider,
@@ -16,7 +17,7 @@ from web.settings import (
 )
 from web.settings.blueprint import blueprint
 
-PAGES = (index, api_keys, audit_log, members, provider, senders, suppressions,
+PAGES = (index, api_keys, audit_log, callbacks, members, provider, senders, suppressions,
          webhooks)  # imported for their routes
 
 __all__ = ["PAGES", "blueprint"]

@@ -11,10 +11,10 @@ from typing import Any
 
 from flask import Response, g, render_template, request
 
+from engine.formats.spreadsheet_cells import inert
 from engine.people import audit
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
-from web.settings.csv_files import FORMULA_START
 
 PAGE_SIZE = 100
 EXPORT_LIMIT = 10_000
@@ -84,10 +84,6 @@ def audit_log():
                            older=events[PAGE_SIZE - 1].id if len(events) > PAGE_SIZE else None)
 
 
-def _inert(cell: str) -> str:
-    return "'" + cell if cell.startswith(FORMULA_START) else cell
-
-
 @blueprint.get("/audit-log.csv")
 @workspace_view("admin")
 def export_audit_log():
@@ -98,7 +94,7 @@ def export_audit_log():
     writer = csv.writer(out)
     writer.writerow(["at", "who", "what", "action", "subject", "details"])
     for e in events:
-        writer.writerow([_inert(c) for c in (
+        writer.writerow([inert(c) for c in (
             e.at.isoformat() + "Z", e.actor_label, action_words(e.action), e.action, e.subject,
             json.dumps(e.details or {}, sort_keys=True))])
     return Response(out.getvalue(), mimetype="text/csv", headers={

@@ -8,14 +8,13 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import IO
 
+from engine.formats.spreadsheet_cells import inert, uninert
 from engine.people import users
 from engine.people.errors import PeopleError
 
 MAX_ROWS = 100_000
 HEADERS = {"address", "email", "email address", "emailaddress", "recipient"}
 SCOPES = ("all", "marketing")  # the first is a row's scope where the file gives none
-# A cell a spreadsheet would run as a formula; written with a leading ' and read back without.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 class CsvRefused(ValueError):
@@ -64,8 +63,7 @@ def _row(cells: list[str], column: int, scope_column: int | None) -> tuple[str, 
     """One line's address and scope, or what is wrong with it, naming the value (the line
     number alone sends a person hunting through the file)."""
     cell = cells[column] if column < len(cells) else ""
-    if cell.startswith("'") and cell[1:2] in FORMULA_START:
-        cell = cell[1:]
+    cell = uninert(cell)
     scope = (cells[scope_column] if scope_column is not None and scope_column < len(cells)
              else "").lower() or SCOPES[0]
     try:
@@ -81,10 +79,6 @@ def _short(value: str) -> str:
     return value if len(value) <= 60 else value[:57] + "..."
 
 
-def _inert(cell: str) -> str:
-    return "'" + cell if cell.startswith(FORMULA_START) else cell
-
-
 def write_rows(header: Iterable[str], rows: Iterable[Iterable[str]]) -> Iterator[str]:
     """The CSV text, streamed a row at a time."""
     out = io.StringIO()
@@ -94,5 +88,5 @@ def write_rows(header: Iterable[str], rows: Iterable[Iterable[str]]) -> Iterator
     for row in rows:
         out.seek(0)
         out.truncate()
-        writer.writerow([_inert(str(c)) for c in row])
+        writer.writerow([inert(str(c)) for c in row])
         yield out.getvalue()

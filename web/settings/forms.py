@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
-from wtforms import DateField, EmailField, SelectField, StringField, TextAreaField
+from wtforms import (
+    BooleanField,
+    DateField,
+    EmailField,
+    SelectField,
+    StringField,
+    TextAreaField,
+    URLField,
+)
 from wtforms.validators import Optional
 
 try:  # WTForms 3.3 and later: choices as tuples are deprecated
@@ -42,6 +50,12 @@ class ProviderForm(FlaskForm):
     # One URL, or several (one a line) tried in order: failover (docs/delivery.md).
     provider_url = TextAreaField("Provider URL", render_kw={"autocomplete": "off",
                                                             "spellcheck": "false", "rows": 3})
+
+
+class CallbackForm(FlaskForm):
+    callback_url = URLField("Callback URL", render_kw={"autocomplete": "off",
+                                                      "spellcheck": "false"})
+    tracking = BooleanField("Call back opens and clicks too", default=True)
 
 
 class ProviderTestForm(FlaskForm):

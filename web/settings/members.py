@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import logging
-
 from flask import abort, flash, g, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from engine import runtime
-from engine.people import invitations, mail, roles
+from engine.people import invitations, outbox, roles, two_factor
 from engine.people.errors import PeopleError
 from engine.people.models import Invitation, Membership
-from engine.plugins.contracts import DeliveryError
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import InviteForm, mark
-
-log = logging.getLogger("herald.web")
 
 
 def _page(form: InviteForm | None = None, link: str | None = None, status: int = 200,
@@ -24,7 +19,8 @@ def _page(form: InviteForm | None = None, link: str | None = None, status: int =
     return render_template(
         "settings/members.html", page="Members", form=form or InviteForm(formdata=None),
         members=roles.members(g.workspace), pending=invitations.pending(g.workspace),
-        invitation_link=link, problem=problem, labels=roles.LABELS), status
+        invitation_link=link, problem=problem, labels=roles.LABELS,
+        two_factor_required=two_factor.required_in(g.workspace.id)), status
 
 
 @blueprint.get("/members")
@@ -33,22 +29,12 @@ def members():
     return _page()
 
 
-def _email_invitation(issued: invitations.Issued) -> bool:
-    invitation = issued.invitation
-    text = (f"Hello,\n\n{current_user.name} invited you to the workspace "
-            f"“{g.workspace.name}” on Herald as {roles.LABELS[invitation.role]}.\n\n"
-            f"Open this link within 7 days to accept:\n\n{issued.url}\n")
-    try:
-        mail.send(invitation.email, f"Join {g.workspace.name} on Herald", text)
-    except (DeliveryError, LookupError, ValueError) as err:
-        log.warning("invitation email could not be sent: %s", err)
-        return False
-    return True
-
-
 @blueprint.post("/members")
 @workspace_view("admin")
 def invite_member():
+    """The page reads the same whether or not the address has an account (nothing happens
+    to an account until its person signs in and accepts); the mail goes from the queue, and
+    the link is shown on the page only outside production."""
     form = InviteForm()
     try:
         issued = invitations.invite(g.workspace, form.email.data or "", form.role.data or "",
@@ -56,11 +42,20 @@ def invite_member():
     except PeopleError as err:
         mark(getattr(form, err.field or "email"), err.message)
         return _page(form, status=400 if err.status != 403 else 403)
-    emailed = _email_invitation(issued)
-    flash(f"We emailed an invitation to {issued.invitation.email}." if emailed else
-          "The invitation email could not be sent: give the link below to "
-          f"{issued.invitation.email} yourself.", "info" if emailed else "error")
-    return _page(link=issued.url)
+    outbox.queue_invitation(str(issued.invitation.id), issued.url, current_user.name)
+    flash(f"We are emailing an invitation to {issued.invitation.email}.", "info")
+    return _page(link=None if runtime.settings().production else issued.url)
+
+
+@blueprint.post("/members/two-factor")
+@workspace_view("owner")
+def require_two_factor():
+    on = request.form.get("required") == "on"
+    two_factor.require(g.workspace, on, current_user.user)
+    flash("Every member now signs in with two-factor authentication; members without it "
+          "are asked to set it up." if on else
+          "Two-factor authentication is now each member's own choice.", "info")
+    return redirect(url_for("settings.members", workspace_id=g.workspace.id))
 
 
 def _membership(membership_id) -> Membership:

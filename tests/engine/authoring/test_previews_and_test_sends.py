@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from redis import Redis
 
+from api.previews import preview_json
 from engine.authoring import previews, test_sends
 from engine.authoring.test_sends import SendTestRefused
 from engine.catalog import keycache
@@ -37,13 +38,13 @@ def test_the_preview_of_the_live_text_is_the_apis_preview(ws):
     key = keycache.lookup(factories.api_key(ws))
     body = {"tenantId": str(ws.id), "templateId": str(template.id),
             "tags": [{"key": "name", "value": "Ada <3"}]}
-    api = build_preview(resolve_request(body, key, preview=True))["email"]
+    api = preview_json(build_preview(resolve_request(body, key, preview=True)))["email"]
     mine = previews.preview(ws, template, dict(live.content), TAGS)
     assert mine.subject == api["renderedContent"]["subject"] == "Hi Ada <3"
     assert mine.html == api["finalBodies"]["htmlBody"]
     assert mine.text == api["finalBodies"]["textBody"]
     assert "Ada &lt;3" in mine.html and mine.errors == []
-    assert mine.recipients["to"] == ["t@example.com"]
+    assert mine.recipients.to == ["t@example.com"]
     assert (mine.used, mine.missing, mine.unused) == (["name"], [], [])
 
 

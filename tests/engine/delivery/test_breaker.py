@@ -15,6 +15,7 @@ from engine.delivery import breaker
 from engine.plugins.manager import check_providers
 from engine.plugins.provider_order import label
 from engine.store.embedded_redis import free_port
+from tests.conftest import TEST_SECRET_KEY
 
 KEY = breaker.breaker_key(None, "smtp://user:secret@mx1.example:587")
 
@@ -121,7 +122,7 @@ def test_provider_settings_take_a_list_separated_by_whitespace():
     with pytest.raises(ConfigError, match=r"HERALD_SMS_PROVIDER: .*nope://"):
         check_providers(load_settings({**base, "HERALD_SMS_PROVIDER": "inbox:// nope://x"}))
     with pytest.raises(ConfigError, match="HERALD_EMAIL_PROVIDER: inbox:// is for development"):
-        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": "s" * 40,
+        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": TEST_SECRET_KEY,
                        "HERALD_EMAIL_PROVIDER": "smtp://a:25 inbox://",
                        "HERALD_SMS_PROVIDER": "inbox://"})
     with pytest.raises(ConfigError, match="HERALD_PROVIDER_BREAKER_SECONDS"):

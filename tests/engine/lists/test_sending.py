@@ -153,3 +153,35 @@ def test_the_list_is_a_reports_filter(ws, redis):
     with pytest.raises(filters.FilterError):
         filters.parse(ws.id, {"list": "nope"})
     assert [lst.id for lst in progress.sent_lists(ws)] == [kept.id]
+
+
+def test_a_list_whose_job_cannot_be_enqueued_is_not_left_sending(ws, redis, monkeypatch):
+    kept = _kept(ws)
+
+    def refused(*args, **kwargs):
+        raise ConnectionError("redis is away")
+
+    monkeypatch.setattr(sending, "enqueue", refused)
+    with pytest.raises(SendRefused, match="could not be started"):
+        sending.start(kept, None)
+    kept = RecipientList.get_by_id(kept.id)
+    assert (kept.status, kept.sent_at) == ("checked", None)
+    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 0
+
+
+def test_a_list_whose_job_redis_lost_goes_on_from_where_it_stood(ws, redis, monkeypatch):
+    monkeypatch.setattr(sending, "BATCH_ROWS", 1)
+    monkeypatch.setattr(sending, "BATCH_SECONDS", 0.0)
+    kept = _kept(ws)
+    sending.start(kept, None)
+    assert sending.resume_if_lost(RecipientList.get_by_id(kept.id)) is False  # it has a job
+    (job,) = _queued(redis, BULK_QUEUE_NAME)
+    redis.lrem(f"rq:queue:{BULK_QUEUE_NAME}", 1, job)
+    sending.expand(str(kept.id))  # one row, its continuation enqueued
+    redis.flushall()  # Redis lost everything: the continuation and the rows' jobs
+    assert sending.resume_if_lost(RecipientList.get_by_id(kept.id)) is True
+    assert _queued(redis, BULK_QUEUE_NAME) == [f"list-{kept.id.hex}-1"]
+    _run_jobs(redis)
+    kept = RecipientList.get_by_id(kept.id)
+    assert (kept.status, kept.accepted, Notification.select().count()) == ("sent", 4, 4)
+    assert sending.resume_if_lost(kept) is False

@@ -411,3 +411,33 @@ def test_a_bad_entry_of_a_provider_list_is_refused_with_its_path(db, providers, 
     assert any(p.startswith(f"accounts[0].{path}:") and message in p
                for p in err.value.problems), err.value.problems
     assert Workspace.select().count() == 0
+
+
+def test_a_callback_url_applies_exports_and_reapplies_unchanged(db):
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["callbackUrl"] = "https://127.0.0.1:8443/cb"
+    doc["accounts"][0]["workspaces"][0]["callbackTracking"] = False
+    assert apply_document(copy.deepcopy(doc)).as_json()["changed"] is True
+    row = Workspace.get_by_id(WS_ID)
+    assert (row.callback_url, row.callback_tracking) == ("https://127.0.0.1:8443/cb", False)
+    (workspace,) = export_document()["accounts"][0]["workspaces"]
+    assert (workspace["callbackUrl"], workspace["callbackTracking"]) == (
+        "https://127.0.0.1:8443/cb", False)
+    assert apply_document(copy.deepcopy(doc)).as_json()["changed"] is False
+    doc["accounts"][0]["workspaces"][0]["callbackUrl"] = None
+    apply_document(copy.deepcopy(doc))
+    assert Workspace.get_by_id(WS_ID).callback_url is None
+    assert "callbackUrl" not in export_document()["accounts"][0]["workspaces"][0]
+
+
+def test_a_callback_url_breaking_the_destination_rules_is_refused_with_its_rule(settings):
+    from engine import runtime
+
+    runtime.configure(settings.with_changes(webhook_allow_private=False))
+    doc = sample()
+    doc["accounts"][0]["workspaces"][0]["callbackUrl"] = "http://hook.example.com/cb"
+    with pytest.raises(ApplyError) as refused:
+        apply_document(doc)
+    message = str(refused.value)
+    assert "workspaces[0].callbackUrl" in message and "rule: https:// only" in message
+    assert Workspace.select().count() == 0

@@ -285,3 +285,22 @@ def test_a_request_budget_bounds_renders_below_their_own_deadline() -> None:
     with render_budget(0.0), pytest.raises(RenderError, match="too long to render"):
         render_part(None, "body", text, tags)
     assert len(render_part(None, "body", text, tags)) == 30 * 30 * 100, "the budget ended"
+
+
+def test_log_inside_nested_loops_writes_a_bounded_number_of_lines(caplog):
+    """Issue 37, finding 4: ``log`` in nested ``each`` wrote 10,001 log lines for one
+    preview; each render now logs at most MAX_LOG_LINES, and says the rest were dropped."""
+    import logging
+
+    from engine.rendering.helpers import MAX_LOG_LINES
+
+    text = "{{#each @root}}{{#each @root}}{{log 'x' this}}{{/each}}{{/each}}done"
+    tags = {f"t{i}": str(i) for i in range(100)}
+    with caplog.at_level(logging.INFO, logger="engine.rendering"):
+        assert render_part(None, "body", text, tags) == "done"
+        lines = [r for r in caplog.records if r.getMessage().startswith("template log:")]
+        assert len(lines) == MAX_LOG_LINES
+        assert "the rest are dropped" in lines[-1].getMessage()
+        render_part(None, "body", text, tags)  # a second render has its own allowance
+        lines = [r for r in caplog.records if r.getMessage().startswith("template log:")]
+        assert len(lines) == 2 * MAX_LOG_LINES

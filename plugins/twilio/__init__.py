@@ -19,6 +19,7 @@ from engine.plugin_api import (
     SuppressedError,
     hookimpl,
 )
+from plugins.twilio.events import TwilioEvents
 
 # Twilio error codes: 21610 the recipient replied STOP; 21614 not a mobile number.
 UNSUBSCRIBED = {21610}
@@ -85,3 +86,9 @@ class TwilioProvider(HttpVendorProvider):
 @hookimpl
 def register_providers(register) -> None:
     register("twilio", TwilioProvider)
+
+
+@hookimpl
+def register_event_webhooks(register) -> None:
+    """Twilio's status callbacks (events.py), served at /api/inbound/twilio."""
+    register("twilio", TwilioEvents())

@@ -1,6 +1,7 @@
-"""Twilio's status callbacks, authenticated as Twilio signs them: X-Twilio-Signature is
-the base64 HMAC-SHA1, keyed by the account's auth token, of the full URL Twilio called
-followed by each POST parameter's name and value, sorted by name."""
+"""Twilio's status callbacks, read and authenticated here, beside the provider (served at
+/api/inbound/twilio, docs/reports.md): X-Twilio-Signature is the base64 HMAC-SHA1, keyed by
+the account's auth token, of the full URL Twilio called followed by each POST parameter's
+name and value, sorted by name."""
 
 from __future__ import annotations
 
@@ -10,20 +11,35 @@ import hmac
 from collections.abc import Iterable
 from urllib.parse import unquote, urlsplit
 
-from engine import runtime
-from engine.reports.events import Reported
+from engine.plugin_api import InboundCall, InboundRefused, ProviderEvent, Reported
 
 # Twilio error codes that say the number will never receive: blocked, unknown handset,
 # landline or unreachable carrier, STOP, invalid or non-mobile number.
 HARD = {"30004", "30005", "30006", "21610", "21211", "21612", "21614"}
 
 
-def credentials() -> tuple[str, str] | None:
-    """(account SID, auth token) of HERALD_SMS_PROVIDER when it is a twilio:// URL."""
-    parts = urlsplit(runtime.settings().sms_provider or "")
-    if parts.scheme != "twilio" or not parts.username or not parts.password:
-        return None
-    return unquote(parts.username), unquote(parts.password)
+class TwilioEvents:
+    """The receiver of Twilio's status callbacks (one account: the twilio:// provider's)."""
+
+    per_workspace = False
+    acknowledgement = "empty"
+
+    def events(self, call: InboundCall) -> list[ProviderEvent]:
+        params = call.form()
+        if not authentic(call.provider_urls("twilio"), call.urls, params,
+                         call.headers.get("X-Twilio-Signature")):
+            raise InboundRefused(403, "X-Twilio-Signature does not sign this request.")
+        found = read(dict(params))
+        return [found] if found is not None else []
+
+
+def credentials(provider_urls: Iterable[str]) -> tuple[str, str] | None:
+    """(account SID, auth token) of the first twilio:// provider URL configured."""
+    for url in provider_urls:
+        parts = urlsplit(url)
+        if parts.scheme == "twilio" and parts.username and parts.password:
+            return unquote(parts.username), unquote(parts.password)
+    return None
 
 
 def signature(token: str, url: str, params: Iterable[tuple[str, str]]) -> str:
@@ -32,10 +48,11 @@ def signature(token: str, url: str, params: Iterable[tuple[str, str]]) -> str:
     return base64.b64encode(digest).decode("ascii")
 
 
-def authentic(urls: Iterable[str], params: list[tuple[str, str]], given: str | None) -> bool:
+def authentic(provider_urls: Iterable[str], urls: Iterable[str],
+              params: list[tuple[str, str]], given: str | None) -> bool:
     """Whether ``given`` signs the callback for one of ``urls`` (the public URL Twilio was
     told, then the URL as this server saw it) and the provider's account."""
-    found = credentials()
+    found = credentials(provider_urls)
     if found is None or not given:
         return False
     sid, token = found
@@ -45,7 +62,7 @@ def authentic(urls: Iterable[str], params: list[tuple[str, str]], given: str | N
                for url in urls)
 
 
-def read(form: dict[str, str]) -> tuple[str, Reported] | None:
+def read(form: dict[str, str]) -> ProviderEvent | None:
     """(MessageSid, the report) of a status callback; None for a status on the way
     (queued, sending, sent...) that says nothing final."""
     sid = form.get("MessageSid") or form.get("SmsSid")

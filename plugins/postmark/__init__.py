@@ -18,6 +18,7 @@ from engine.plugin_api import (
     SuppressedError,
     hookimpl,
 )
+from plugins.postmark.events import PostmarkEvents
 
 # Postmark ErrorCode values: 406 inactive recipient (bounced, complained, unsubscribed).
 INACTIVE_RECIPIENT = 406
@@ -96,3 +97,10 @@ class PostmarkProvider(HttpVendorProvider):
 @hookimpl
 def register_providers(register) -> None:
     register("postmark", PostmarkProvider)
+
+
+@hookimpl
+def register_event_webhooks(register) -> None:
+    """Postmark's delivery, bounce and complaint webhooks (events.py), served at
+    /api/inbound/postmark/<workspace id>."""
+    register("postmark", PostmarkEvents())

@@ -1,0 +1,131 @@
+"""The callbacks' RQ job: send a workspace's due callbacks, one at a time, in the order they
+were recorded.
+
+- **One sender per workspace.** A Redis lock per workspace: a job that finds it taken
+  leaves a mark (``due``) and returns; the holder looks at the mark before it lets go, so
+  nothing recorded meanwhile waits for the next job.
+- **Order.** Due callbacks go oldest first. One being retried waits for its time while the
+  ones after it go on (spec 6.5 retries would otherwise hold a workspace for an hour), but
+  a receiver that does not answer at all (timeout, refused connection, TLS) ends the pass:
+  the rest wait for the retry instead of each costing the timeout again.
+- **Never holding deliveries.** In ``herald worker`` the job hands the pass to the
+  callbacks thread and returns at once (``start``); anything else that runs the job (the
+  fork-per-job worker, tests) sends inside it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from engine import runtime
+from engine.callbacks import queue
+from engine.callbacks.sending import DUE, RETRYING, attempt
+from engine.store.callback_models import Callback
+from engine.store.db import database
+from engine.store.models import utcnow
+
+log = logging.getLogger("herald.callbacks")
+
+LOCK_SECONDS = 60  # renewed after each attempt; a worker killed mid-pass frees it by then
+BATCH = 100
+PASS_SECONDS = 5.0  # then the pass yields the thread to other workspaces' jobs
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def _keys(workspace_id: str) -> tuple[str, str]:
+    return f"herald:callbacks:lock:{workspace_id}", f"herald:callbacks:due:{workspace_id}"
+
+
+def send_callbacks(workspace_id: str) -> str:
+    """RQ entry point. Returns "handed over" in ``herald worker``, else how many were sent."""
+    executor = _executor
+    if executor is not None:
+        executor.submit(_safely, workspace_id)
+        return "handed over"
+    return str(drain(workspace_id))
+
+
+def _safely(workspace_id: str) -> None:
+    try:
+        runtime.ensure_own_connections()
+        database.connect(reuse_if_open=True)
+        drain(workspace_id)
+    except Exception:
+        # The rows stay due: the next job or the sweep (engine/callbacks/sweep.py) sends them.
+        log.exception("sending the callbacks of workspace %s failed", workspace_id)
+
+
+def drain(workspace_id: Any) -> int:
+    """Send what is due for the workspace, unless another pass holds it; returns how many
+    attempts this call made."""
+    workspace_id = str(workspace_id)
+    redis = runtime.redis()
+    lock, due = _keys(workspace_id)
+    redis.set(due, 1, ex=LOCK_SECONDS * 10)
+    made = 0
+    while True:
+        token = uuid.uuid4().hex
+        if not redis.set(lock, token, nx=True, ex=LOCK_SECONDS):
+            return made  # the holder sees the mark before it lets go
+        try:
+            count, stopped = _pass(workspace_id, redis, lock)
+            made += count
+        finally:
+            redis.eval(_RELEASE, 1, lock, token)
+        if stopped or not redis.exists(due):
+            return made
+
+
+def _pass(workspace_id: str, redis: Any, lock: str) -> tuple[int, bool]:
+    """Attempts made, and whether the pass stopped early: out of time (the rest enqueued)
+    or the receiver unreachable (the rest wait for the retry's job)."""
+    _, due = _keys(workspace_id)
+    started = time.monotonic()
+    made = 0
+    while True:
+        redis.delete(due)
+        now = utcnow()
+        rows = list(Callback.select().where(
+            Callback.workspace == workspace_id, Callback.status.in_(DUE),
+            (Callback.next_attempt_at.is_null()) | (Callback.next_attempt_at <= now))
+            .order_by(Callback.id).limit(BATCH))
+        if not rows:
+            return made, False
+        for row in rows:
+            sent = attempt(row)
+            made += 1
+            redis.expire(lock, LOCK_SECONDS)
+            if not sent.answered and sent.status == RETRYING:
+                return made, True
+            if time.monotonic() - started >= PASS_SECONDS:
+                redis.set(due, 1, ex=LOCK_SECONDS * 10)
+                queue.enqueue(workspace_id)  # the rest, after other workspaces' jobs
+                return made, True
+
+
+def start() -> None:
+    """The callbacks thread of this worker process (``herald worker``)."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herald-callbacks")
+
+
+def close() -> None:
+    """Finish the passes handed over, then stop the thread."""
+    global _executor
+    with _executor_lock:
+        executor, _executor = _executor, None
+    if executor is not None:
+        executor.shutdown(wait=True)

@@ -1,0 +1,49 @@
+"""Provider events in, for every provider alike: the receiver a provider registered
+(``register_event_webhooks``, engine/plugins/event_contract.py) reads and authenticates a
+call; what it returns is matched to its notifications and recorded here.
+
+What the engine lends a receiver besides the call itself: whether a password is the
+workspace's webhook secret (kept encrypted with the workspace and rotated from Settings >
+Webhooks or `herald secret rotate-postmark`, engine/inbound/postmark.py), and the provider
+URLs the operator configured (a receiver finds its account's credentials there).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from config.settings import provider_urls
+from engine import runtime
+from engine.inbound import postmark
+from engine.inbound.recording import record_provider_report
+from engine.plugins.event_contract import EventWebhook, ProviderEvent
+from engine.plugins.manager import default_registry
+
+
+def receiver(name: str, per_workspace: bool) -> EventWebhook | None:
+    """The receiver registered under ``name`` for a URL with (or without) a workspace."""
+    found = default_registry().event_webhooks.get(name)
+    return found if found is not None and bool(found.per_workspace) == per_workspace else None
+
+
+def workspace_secret_matches(workspace_id: Any, password: str) -> bool:
+    """Whether ``password`` is the workspace's current webhook secret (False for an unknown
+    workspace); compared in constant time."""
+    return postmark.authentic(workspace_id, password)
+
+
+def configured_provider_urls(scheme: str) -> list[str]:
+    """Every provider URL of the email and SMS settings whose scheme is ``scheme``."""
+    settings = runtime.settings()
+    return [url for setting in (settings.email_provider, settings.sms_provider)
+            for url in provider_urls(setting or "") if url.partition("://")[0] == scheme]
+
+
+def record(events: list[ProviderEvent], workspace_id: Any = None) -> bool:
+    """Record each event on its notification (of ``workspace_id`` only, when given); True
+    when one was recorded."""
+    recorded = False
+    for message_id, report in events:
+        recorded = record_provider_report(message_id, report, workspace_id=workspace_id) \
+            or recorded
+    return recorded

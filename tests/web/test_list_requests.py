@@ -1,0 +1,104 @@
+"""Send to a list request by request (Flask's client, no browser): tenancy, CSRF, a double
+click, cancel, a webhook template, and the audit log naming who sent which list."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from cli.app import create_app
+from engine.people.models import AuditEvent
+from engine.store.models import Notification, RecipientList
+from engine.store.queueing import BULK_QUEUE_NAME
+from tests import factories
+from tests.web.conftest import make_user
+from tests.web.test_authoring_requests import Client
+
+CSV = b"email address,name\nada@example.net,Ada\ngrace@example.net,Grace\n"
+
+
+@pytest.fixture
+def app(settings):
+    return create_app(settings)
+
+
+@pytest.fixture
+def ws(settings):
+    return factories.workspace()
+
+
+@pytest.fixture
+def mia(app, ws) -> Client:
+    make_user("mia@example.com", ws, "member", "Mia")
+    return Client(app, "mia@example.com")
+
+
+def _upload(client: Client, ws, template, data: bytes = CSV, csrf: bool = True):
+    form = {"recipients": (io.BytesIO(data), "people.csv")}
+    if csrf:
+        form["csrf_token"] = client.token
+    return client.http.post(f"/w/{ws.id}/templates/{template.id}/lists", data=form,
+                            content_type="multipart/form-data")
+
+
+def test_a_member_uploads_checks_and_sends_once_however_often_they_click(mia, ws, settings):
+    template = factories.template(ws)
+    answer = _upload(mia, ws, template)
+    assert answer.status_code == 303
+    page = mia.get(answer.headers["Location"])
+    assert "Send 2 notifications" in page.text and 'sandbox=""' in page.text
+    kept = RecipientList.get()
+    send = f"/w/{ws.id}/templates/{template.id}/lists/{kept.id}/send"
+    assert mia.post(send).status_code == 303
+    assert mia.post(send).status_code == 303  # a double click starts nothing twice
+    from redis import Redis
+
+    queued = [j.decode() for j in Redis.from_url(settings.redis_url).lrange(
+        f"rq:queue:{BULK_QUEUE_NAME}", 0, -1)]
+    assert queued == [f"list-{kept.id.hex}-0"]
+    (event,) = AuditEvent.select().where(AuditEvent.action == "list.sent")
+    assert (event.actor_label, event.subject, event.details["rows"]) == (
+        "mia@example.com", "people.csv", 2)
+    page = mia.get(f"/w/{ws.id}/templates/{template.id}/lists/{kept.id}")
+    assert "Sending: 0 of 2 rows accepted." in page.text and "Cancel list" in page.text
+    assert mia.post(f"/w/{ws.id}/templates/{template.id}/lists/{kept.id}/cancel"
+                    ).status_code == 303
+    assert RecipientList.get().status == "cancelled"
+    assert AuditEvent.select().where(AuditEvent.action == "list.cancelled").count() == 1
+    assert Notification.select().count() == 0
+
+
+def test_another_workspaces_list_is_not_found(app, mia, ws):
+    other = factories.workspace()
+    theirs = factories.template(other)
+    grace = Client(app, make_user("grace@example.com", other, "member").email)
+    assert _upload(grace, other, theirs).status_code == 303
+    kept = RecipientList.get()
+    mine = factories.template(ws)
+    for path in (f"/w/{other.id}/templates/{theirs.id}/lists/{kept.id}",
+                 f"/w/{ws.id}/templates/{theirs.id}/lists/{kept.id}",
+                 f"/w/{ws.id}/templates/{mine.id}/lists/{kept.id}",
+                 f"/w/{ws.id}/templates/{mine.id}/lists/not-a-uuid"):
+        assert mia.get(path).status_code == 404, path
+    assert mia.post(f"/w/{ws.id}/templates/{mine.id}/lists/{kept.id}/send"
+                    ).status_code == 404
+    assert RecipientList.get().status == "checked"
+
+
+def test_an_upload_without_its_csrf_token_is_refused(mia, ws):
+    template = factories.template(ws)
+    assert _upload(mia, ws, template, csrf=False).status_code == 400
+    assert RecipientList.select().count() == 0
+
+
+def test_no_file_is_the_form_again_and_a_webhook_template_has_no_list(mia, ws):
+    template = factories.template(ws)
+    answer = mia.http.post(f"/w/{ws.id}/templates/{template.id}/lists",
+                           data={"csrf_token": mia.token},
+                           content_type="multipart/form-data")
+    assert answer.status_code == 400 and "Choose a CSV file of recipients." in answer.text
+    hook = factories.template(ws, "webhook")
+    assert mia.get(f"/w/{ws.id}/templates/{hook.id}/lists/new").status_code == 404
+    assert "Send to a list" not in mia.get(f"/w/{ws.id}/templates/{hook.id}").text
+    assert "Send to a list" in mia.get(f"/w/{ws.id}/templates/{template.id}").text
