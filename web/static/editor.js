@@ -145,6 +145,9 @@
     function saveNow() { if (window.htmx) window.htmx.trigger(form, "flush-draft"); }
 
     form.addEventListener("input", function () { edits += 1; });
+    // Save draft and Publish post the whole form themselves: nothing to hand over (a second
+    // copy racing a publish could only be refused).
+    form.addEventListener("submit", function () { saved = edits; });
     document.body.addEventListener("htmx:beforeRequest", function (event) {
       if (fromEditor(event)) event.detail.xhr.heraldEdits = edits;
     });
