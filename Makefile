@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: dev test test-fast lint bench screenshots clean
+.PHONY: dev test test-fast lint bench screenshots clean image images deploy-check
 
 # Editable install in compat mode: a path entry instead of an import hook, which cost every
 # process (CLI, API worker, RQ worker) about 20 ms at start.
@@ -36,6 +36,36 @@ screenshots: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Container images, built here with podman and no registry (docs/deploy.md): a Debian base
+# made by mmdebstrap from this host's apt sources, then Herald's image on it (IMAGE_BASE=
+# python:3.11-slim where a registry is reachable). The host's CA bundle is mounted for pip
+# during the build only. deploy/podman/containers.conf picks runc (crun refuses hybrid
+# cgroups on some hosts) unless CONTAINERS_CONF is already set. RUN steps use the host's
+# network: name resolution through the build network's NAT failed now and then on CI's kind
+# of machine, and a flaky build would block every merge.
+IMAGE_BASE ?= localhost/herald-debian:bookworm
+HOST_CA ?= /etc/ssl/certs/ca-certificates.crt
+export CONTAINERS_CONF ?= $(CURDIR)/deploy/podman/containers.conf
+PODMAN_BUILD = podman build --format docker --network=host $(if $(wildcard $(HOST_CA)),-v $(HOST_CA):/run/host-ca.crt:ro)
+
+image:
+	$(if $(filter localhost/herald-debian:%,$(IMAGE_BASE)),deploy/podman/build-base $(IMAGE_BASE))
+	$(PODMAN_BUILD) --build-arg BASE=$(IMAGE_BASE) -f deploy/Containerfile -t herald:latest .
+	@podman image inspect --format 'herald:latest {{.Size}} bytes' herald:latest
+
+# Herald's image and the PostgreSQL and Redis images deploy/compose.yaml runs.
+images: image
+	$(PODMAN_BUILD) --build-arg BASE=$(IMAGE_BASE) -t herald-postgres:15 deploy/images/postgres
+	$(PODMAN_BUILD) --build-arg BASE=$(IMAGE_BASE) -t herald-redis:7 deploy/images/redis
+
+# CI's deployment check: images, the compose stack up, /readyz, a send to an SMTP server,
+# the Kubernetes manifests under `podman kube play`, then everything down
+# (deploy/check/check.py). HERALD_CHECK_PORT moves the API off 8000.
+deploy-check: $(STAMP)
+	deploy/check/install-tools
+	$(MAKE) images
+	$(BIN)/python deploy/check/check.py
 
 clean:
 	rm -rf $(VENV) var

@@ -28,7 +28,8 @@ class Arrivals(Handler):
 
 
 def main() -> None:
-    controller = DsnController(Arrivals(), hostname="127.0.0.1", port=int(sys.argv[1]),
+    host = sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"  # bench.scale: a namespace's
+    controller = DsnController(Arrivals(), hostname=host, port=int(sys.argv[1]),
                                decode_data=False, server_hostname="localhost",
                                enable_SMTPUTF8=True)
     controller.start()

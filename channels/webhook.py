@@ -1,8 +1,9 @@
 """The webhook channel: a template's rendered body POSTed, signed, to the request's URL.
 
-The delivery itself (destination policy, signing, the pinned request, retry classes) is the
-engine's (``delivery = "webhook"``, engine/webhooks/): the receiver is the destination, so
-there is no provider.
+It is delivered as every channel is (plan, send, outcomes); its messages' provider is the
+engine's signed POST (``delivery = "webhook"``: destination policy, signing, the pinned
+request, retry classes; engine/delivery/webhook_sending.py, engine/webhooks/): the receiver
+is the destination, so there is no provider of the operator's to name.
 """
 
 from __future__ import annotations

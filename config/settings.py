@@ -71,6 +71,10 @@ class Settings:
     rate_limit_send_per_key: int = 300
     rate_limit_send_per_ip: int = 300
     rate_limit_validate_per_ip: int = 120
+    # The web editor's costly requests, per person and per minute (docs/web.md, "Security").
+    rate_limit_web_preview: int = 60
+    rate_limit_web_draft: int = 120
+    rate_limit_web_test_send: int = 10
     key_cache_seconds: float = 5.0
     reconcile_after_seconds: float = 60.0
     # One request's rendering in all (every part of a send or preview): docs/api.md.
@@ -270,6 +274,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         ("HERALD_RATE_LIMIT_SEND_PER_KEY", "rate_limit_send_per_key"),
         ("HERALD_RATE_LIMIT_SEND_PER_IP", "rate_limit_send_per_ip"),
         ("HERALD_RATE_LIMIT_VALIDATE_PER_IP", "rate_limit_validate_per_ip"),
+        ("HERALD_RATE_LIMIT_WEB_PREVIEW", "rate_limit_web_preview"),
+        ("HERALD_RATE_LIMIT_WEB_DRAFT", "rate_limit_web_draft"),
+        ("HERALD_RATE_LIMIT_WEB_TEST_SEND", "rate_limit_web_test_send"),
     ):
         if raw := get(setting):
             values[attr] = _int(setting, raw, minimum=1)

@@ -41,7 +41,6 @@ def workspace_view(role: str = "member") -> Callable[[Callable[..., Any]], Calla
             g.workspace, g.membership, g.role = workspace, membership, membership.role
             return view(**kwargs)
 
-        checked.required_role = role  # type: ignore[attr-defined]
         return checked
 
     return decorate

@@ -9,7 +9,7 @@ Sign-in (and its second step) counts failures only, in 15-minute windows, three 
   and a guesser spread over many IPs gets one try a minute.
 A success counts nothing and clears its pair. The reset form counts every request (each
 may mail), per address and per IP. The editor's costly requests (preview, draft save, test
-send) are limited per person, per minute.
+send) are limited per person, per minute (settings, for a load test's sake).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ IP_FAILURES = 50
 FREE_FAILURES = 5  # per account, before the delay starts
 MAX_DELAY = 60
 RESET_LIMITS = {"address": 3, "ip": 20}
-PER_MINUTE = {"preview": 60, "draft": 120, "test-send": 10}
+# Per person and per minute: HERALD_RATE_LIMIT_WEB_PREVIEW, _DRAFT, _TEST_SEND.
+PER_MINUTE_SETTINGS = {"preview": "rate_limit_web_preview", "draft": "rate_limit_web_draft",
+                       "test-send": "rate_limit_web_test_send"}
 
 
 def _digest(value: str) -> str:
@@ -105,6 +107,10 @@ def attempt(kind: str, address: str, ip: str) -> int | None:
     return None
 
 
+def per_minute(kind: str) -> int:
+    return int(getattr(runtime.settings(), PER_MINUTE_SETTINGS[kind]))
+
+
 def per_person(kind: str, user_id: str) -> int | None:
     """Count one of a person's costly requests; None when allowed, else the seconds until
     the minute ends."""
@@ -114,4 +120,4 @@ def per_person(kind: str, user_id: str) -> int | None:
     pipe.incr(key)
     pipe.expire(key, 120)
     count = pipe.execute()[0]
-    return _window_left(now, 60) if count > PER_MINUTE[kind] else None
+    return _window_left(now, 60) if count > per_minute(kind) else None

@@ -82,3 +82,14 @@ def describe(key: ApiKey, value: str | None = None) -> dict[str, Any]:
     if value is not None:
         out["key"] = value
     return out
+
+
+def keys_of(workspace: Workspace) -> list[ApiKey]:
+    """The workspace's keys, newest first."""
+    return list(ApiKey.select().where(ApiKey.workspace == workspace)
+                .order_by(ApiKey.created_at.desc(), ApiKey.name))
+
+
+def key_in(workspace: Workspace, key_id: Any) -> ApiKey | None:
+    """A key of the workspace; another workspace's is as absent as an unknown one."""
+    return ApiKey.get_or_none(ApiKey.id == key_id, ApiKey.workspace == workspace)

@@ -1,9 +1,10 @@
 """The suppression answers a preview reports, cached per process for a few seconds.
 
 Designers preview the same template to the same recipients over and over, and the lookup
-was a preview's only database round trip: about 15% of its cost (docs/performance.md,
-tenth round). Delivery never reads this cache (the worker's claim reads the list itself),
-so a late answer can only make a preview's report late, never let a message through.
+was a preview's only database round trip: about 15% of its cost
+(docs/history/performance-rounds.md, tenth round). Delivery never reads this cache (the
+worker's claim reads the list itself), so a late answer can only make a preview's report
+late, never let a message through.
 
 A suppression written anywhere (this process, the server's other workers, a bounce in a
 worker, `herald apply`) bumps the workspace's suppression generation, which the preview's

@@ -10,12 +10,15 @@ taking the new reason with it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+from peewee import fn
 
 from engine.catalog import suppression_cache
 from engine.formats.addresses import suppression_key
 from engine.store import generations
+from engine.store.db import database
 from engine.store.models import Suppression, utcnow
 from engine.store.vocabulary import SuppressionScope, scope_for
 
@@ -54,3 +57,34 @@ def remove(workspace_id: Any, address: str) -> bool:
     if deleted:
         generations.changed_suppressions(workspace_id)
     return bool(deleted)
+
+
+def search(workspace: Any, query: str = "", scope: str = "",
+           limit: int = 200) -> tuple[list[Suppression], int]:
+    """The newest ``limit`` rows of the workspace's list whose address holds ``query`` (a
+    plain substring, never a LIKE pattern) in ``scope`` (all scopes when empty), and how
+    many rows match."""
+    rows = Suppression.select().where(Suppression.workspace == workspace)
+    if scope:
+        rows = rows.where(Suppression.scope == scope)
+    if query:
+        position = fn.INSTR if _sqlite() else fn.STRPOS
+        rows = rows.where(position(Suppression.address, query.lower()) > 0)
+    total = rows.count()
+    return list(rows.order_by(Suppression.created_at.desc(), Suppression.address)
+                .limit(limit)), total
+
+
+def find(workspace: Any, row_id: Any) -> Suppression | None:
+    """A row of the workspace's list (another workspace's is as absent as an unknown one)."""
+    return Suppression.get_or_none(Suppression.id == row_id, Suppression.workspace == workspace)
+
+
+def every(workspace: Any) -> Iterator[Suppression]:
+    """The workspace's whole list by address, streamed (the CSV export)."""
+    return (Suppression.select().where(Suppression.workspace == workspace)
+            .order_by(Suppression.address).iterator())
+
+
+def _sqlite() -> bool:
+    return database.obj.__class__.__name__.startswith("Sqlite")

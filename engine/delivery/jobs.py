@@ -22,9 +22,8 @@ from engine.delivery.outcomes import (
     status_rule,
 )
 from engine.delivery.planning import plan
-from engine.delivery.providers import current_notification, provider_for
+from engine.delivery.providers import current_notification, sender_of
 from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, webhook_channel
-from engine.delivery.webhook_job import deliver_webhook_notification
 from engine.observability import context, deliveries
 from engine.plugins.channel_contract import Channel, Plan
 from engine.plugins.contracts import DeliveryError, PermanentError
@@ -72,8 +71,6 @@ def _deliver(notification_id: str) -> str:
     try:
         with context.bound(notification.correlation_id, notification_id):
             channel = default_registry().channel(notification.channel)
-            if channel.delivery == "webhook":
-                return deliver_webhook_notification(notification)
             return _deliver_messages(channel, notification)
     except INFRASTRUCTURE:
         raise  # as a crash: the row, still `sending`, waits for the reconciler
@@ -119,9 +116,7 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
     provider = None
     if planned.messages:
         try:
-            # A channel that needs no provider sends its messages itself.
-            provider = provider_for(channel, notification.workspace_id) \
-                if channel.needs_provider else channel
+            provider = sender_of(channel, notification)
             outcomes.provider = getattr(provider, "herald_scheme", None)
         except DeliveryError as err:
             outcomes.failed = len(planned.messages)

@@ -12,10 +12,11 @@ from typing import Any
 from peewee import PeeweeException
 from redis.exceptions import RedisError
 
+from engine import runtime
 from engine.catalog import suppressions
 from engine.delivery.attempts import attempt_row, elapsed_ms
 from engine.delivery.failover import annotate
-from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, retry_delay
+from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, retry_delay, webhook_channel
 from engine.plugins.contracts import (
     DeliveryError,
     PermanentError,
@@ -52,7 +53,8 @@ def message_row(notification: Notification, recipient: str | None, outcome: Outc
     return attempt_row(notification, outcome, recipient=recipient,
                        duration_ms=elapsed_ms(started),
                        status_code=getattr(error, "status_code", None),
-                       error=str(error) if error else None)
+                       error=str(error) if error else None,
+                       response_excerpt=getattr(error, "response_excerpt", None))
 
 
 def described(err: BaseException) -> str:
@@ -109,6 +111,9 @@ class Outcomes:
             self.delivered += 1
             row = message_row(notification, recipient, Outcome.DELIVERED, started, None)
             row["provider_message_id"] = result.provider_message_id
+            if getattr(result, "status_code", None) is not None:  # an HTTP receiver's answer
+                row["status_code"] = result.status_code
+                row["response_excerpt"] = result.response_excerpt
             if result.rejected:
                 self.rejected.update(result.rejected)
                 row["error"] = "; ".join(f"{a}: {r}" for a, r in result.rejected.items())
@@ -145,6 +150,16 @@ class Outcomes:
                       type(first).__name__, exc_info=first)
 
 
+def _policy(notification: Notification) -> tuple[int, tuple[float, ...] | None]:
+    """The attempts a notification gets and the waits between them: the webhook policy
+    (spec 6.5: HERALD_WEBHOOK_MAX_ATTEMPTS, HERALD_WEBHOOK_BACKOFF) for the channel whose
+    delivery is the engine's signed POST, email's and SMS's for every other."""
+    if notification.channel == webhook_channel():
+        settings = runtime.settings()
+        return settings.webhook_max_attempts, tuple(settings.webhook_backoff or ()) or None
+    return MAX_EMAIL_ATTEMPTS, EMAIL_BACKOFF
+
+
 @dataclass(frozen=True)
 class Verdict:
     """What an attempt's outcomes make of the notification: its status, the error it keeps,
@@ -161,9 +176,10 @@ def status_rule(notification: Notification, outcomes: Outcomes, suppressed: list
     earlier attempt of a fan-out) makes it delivered; else it failed (now or, with the error
     ``failed_before``, in an earlier slice or attempt), or was suppressed."""
     attempts, transient = outcomes.attempts, outcomes.transient
-    if transient is not None and notification.attempts < MAX_EMAIL_ATTEMPTS:
+    cap, backoff = _policy(notification)
+    if transient is not None and notification.attempts < cap:
         return Verdict(NotificationStatus.QUEUED, str(transient),
-                       retry_delay(notification.attempts, backoff=EMAIL_BACKOFF,
+                       retry_delay(notification.attempts, backoff=backoff,
                                    retry_after=transient.retry_after))
     if outcomes.delivered > 0 or reached_before:
         return Verdict(NotificationStatus.DELIVERED, None)

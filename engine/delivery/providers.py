@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from engine import runtime
+from engine.delivery import breaker
 from engine.delivery.breaker import breaker_key
 from engine.delivery.failover import (
     FailoverProvider,
@@ -17,8 +18,9 @@ from engine.delivery.failover import (
     setting_entries,
     workspace_entries,
 )
+from engine.delivery.webhook_sending import SignedWebhookProvider
 from engine.plugins.channel_contract import Channel
-from engine.plugins.contracts import PermanentError, Provider, ProviderContext
+from engine.plugins.contracts import PermanentError, Provider, ProviderContext, TransientError
 from engine.plugins.manager import open_provider, provider_scheme, provider_url
 from engine.plugins.provider_order import Candidate, label
 from engine.store import generations
@@ -113,6 +115,9 @@ def provider_for(channel: Channel, workspace_id: Any) -> Provider:
     if not entries:
         raise PermanentError(f"no {channel.name} provider is configured "
                              f"({channel.provider_setting})")
+    if len(entries) == 1 and own:
+        plugin, url = entries[0]
+        return GatedProvider(_opened(plugin, url, own), breaker_key(plugin, url))
     if len(entries) == 1:
         return _opened(*entries[0], own)
     candidates = tuple(Candidate(label(plugin, url), _opened(plugin, url, own),
@@ -122,6 +127,75 @@ def provider_for(channel: Channel, workspace_id: Any) -> Provider:
         if failover is None:
             failover = _failovers[candidates] = FailoverProvider(list(candidates))
     return failover
+
+
+def sender_of(channel: Channel, notification: Any) -> Any:
+    """Who sends a notification's messages: the engine's signed POST for the channel whose
+    delivery is the engine's webhook, the channel itself when it sends its own
+    (``needs_provider`` false: its ``send``), else the provider its setting or the
+    workspace names (``provider_for``)."""
+    if channel.delivery == "webhook":
+        return SignedWebhookProvider(notification)
+    if not channel.needs_provider:
+        return channel
+    return provider_for(channel, notification.workspace_id)
+
+
+class GatedProvider:
+    """A workspace's own provider behind the circuit breaker (engine/delivery/breaker.py),
+    as each provider of a list already is.
+
+    A dead or tarpit provider costs its timeout at every delivery, on the worker thread that
+    every workspace shares: four sends of one workspace through a tarpit once held another's
+    password reset for a minute (issue 37). After HERALD_PROVIDER_BREAKER_FAILURES transient
+    failures in a row the provider is skipped without a connection (a transient outcome,
+    retried when it may be probed), so one workspace's broken provider holds the others'
+    mail for a few timeouts, not for as long as its sends keep coming.
+    """
+
+    def __init__(self, provider: Provider, key: str) -> None:
+        self.provider = provider
+        self.key = key
+        self.herald_scheme = getattr(provider, "herald_scheme", None)
+        self.channel = getattr(provider, "channel", None)
+        self.max_concurrency = getattr(provider, "max_concurrency", 1)
+        if hasattr(provider, "send_many"):
+            self.send_many = self._send_many
+
+    def _skipped(self, wait: float) -> TransientError:
+        return TransientError("the workspace's provider is skipped while its circuit is open "
+                              "(it failed several times in a row)", retry_after=wait,
+                              reason="skipped: failing")
+
+    def send(self, message: Any) -> Any:
+        admission = breaker.admit(self.key)
+        if not admission.allowed:
+            raise self._skipped(admission.wait)
+        try:
+            result = self.provider.send(message)
+        except (TransientError, OSError):
+            breaker.failed(self.key)
+            raise
+        except Exception:  # it answered (a refusal): it is up
+            breaker.succeeded(self.key, admission)
+            raise
+        breaker.succeeded(self.key, admission)
+        return result
+
+    def _send_many(self, messages: Any) -> Any:
+        admission = breaker.admit(self.key)
+        if not admission.allowed:
+            for _ in messages:
+                yield self._skipped(admission.wait)
+            return
+        answered = False
+        for outcome in self.provider.send_many(messages):  # type: ignore[attr-defined]
+            if isinstance(outcome, TransientError):
+                breaker.failed(self.key)
+            elif not answered:
+                answered = True
+                breaker.succeeded(self.key, admission)
+            yield outcome
 
 
 def close_all() -> None:

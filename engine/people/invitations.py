@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from engine.people import audit, roles, tokens, users
 from engine.people.errors import PeopleError
@@ -57,6 +58,12 @@ def pending(workspace: Workspace) -> list[Invitation]:
     return list(Invitation.select().where(
         Invitation.workspace == workspace, Invitation.accepted_at.is_null(),
         Invitation.expires_at > utcnow()).order_by(Invitation.created_at.desc()))
+
+
+def find(workspace: Workspace, invitation_id: Any) -> Invitation | None:
+    """An invitation of the workspace (another workspace's is as absent as an unknown one)."""
+    return Invitation.get_or_none(Invitation.id == invitation_id,
+                                  Invitation.workspace == workspace)
 
 
 def open_invitation(token: str) -> Invitation:

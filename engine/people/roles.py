@@ -48,6 +48,12 @@ def membership_in(workspace_id: Any, user: User) -> Membership | None:
             .where(Membership.workspace == workspace_id, Membership.user == user).first())
 
 
+def membership_by_id(workspace: Workspace, membership_id: Any) -> Membership | None:
+    """A membership of the workspace (another workspace's is as absent as an unknown one)."""
+    return Membership.get_or_none(Membership.id == membership_id,
+                                  Membership.workspace == workspace)
+
+
 def workspaces_of(user: User) -> list[tuple[Workspace, str]]:
     rows = (Membership.select(Membership, Workspace).join(Workspace)
             .where(Membership.user == user).order_by(Workspace.name))

@@ -92,7 +92,7 @@ class Channel(Protocol):
     options_field: str | None          # the request member with its options ("emailOptions")
     content_fields: tuple[str, ...]    # a version's fields in `herald apply` and export
     content_defaults: Mapping[str, Any]
-    delivery: str                      # "messages", or "webhook" (the engine's signed POST)
+    delivery: str                      # "messages"; "webhook": the engine's signed POST sends
     needs_provider: bool               # False: the channel's own ``send`` delivers
     provider_setting: str | None       # the HERALD_* variable naming its provider
     own_provider: bool                 # a workspace's emailProvider serves it
@@ -130,6 +130,8 @@ class Channel(Protocol):
     def plan(self, delivery: PlannedDelivery) -> Plan: ...
 
     def build(self, payload: dict[str, Any]) -> Any: ...
+
+    def send(self, message: Any) -> Any: ...   # needs_provider false: the channel sends
 
 
 class BaseChannel:
@@ -205,3 +207,9 @@ class BaseChannel:
 
     def build(self, payload: dict[str, Any]) -> Any:
         return payload
+
+    def send(self, message: Any) -> Any:
+        """Send one built message and return its SendResult (raise a DeliveryError): only
+        for a channel that needs no provider (``needs_provider`` false), which the engine
+        then uses as its own provider."""
+        raise NotImplementedError(f"channel {self.name!r} has a provider: it sends nothing")

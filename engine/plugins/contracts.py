@@ -90,6 +90,8 @@ class SendResult:
     provider_message_id: str | None = None
     rejected: dict[str, str] = field(default_factory=dict)  # address -> reason (permanent)
     bounced: list[str] = field(default_factory=list)        # hard bounces: suppress them
+    status_code: int | None = None         # an HTTP answer's status, kept on the attempt
+    response_excerpt: str | None = None    # what it answered, kept on the attempt (truncated)
 
 
 class DeliveryError(Exception):
@@ -101,6 +103,7 @@ class DeliveryError(Exception):
     """
 
     reason: str | None = None
+    response_excerpt: str | None = None  # what a receiver answered, kept on the attempt
 
     def __init__(self, message: str, *, status_code: int | None = None,
                  reason: str | None = None) -> None:

@@ -130,6 +130,12 @@ def export_csv(f: ReportFilters) -> Iterator[str]:
         yield buffer.getvalue()
 
 
+def known_channels(workspace_id: object) -> list[str]:
+    """The channels of the workspace's templates, sorted (a filter's choices)."""
+    return sorted({t.channel for t in Template.select(Template.channel)
+                   .where(Template.workspace == workspace_id)})
+
+
 def known_templates(workspace_id: object) -> dict[uuid.UUID, str]:
     """The workspace's templates (a filter's choices)."""
     ids = [t.id for t in Template.select(Template.id).where(Template.workspace == workspace_id)]

@@ -52,3 +52,14 @@ def remove(sender: Sender, confirmed: bool = False) -> list[str]:
                           f"(sender.not_verified) once it is removed: confirm to remove it.")
     sender.delete_instance()
     return using
+
+
+def senders_of(account_id: Any) -> list[Sender]:
+    """The account's senders: domains first, then single addresses, each by value."""
+    return list(Sender.select().where(Sender.account == account_id)
+                .order_by(Sender.kind.desc(), Sender.value))
+
+
+def sender_in(account_id: Any, sender_id: Any) -> Sender | None:
+    """A sender of the account; any other is as absent as an unknown one."""
+    return Sender.get_or_none(Sender.id == sender_id, Sender.account == account_id)

@@ -49,7 +49,7 @@ def make_database(url: str) -> Database:
             user=unquote(parts.username) if parts.username else None,
             password=unquote(parts.password) if parts.password else None,
             host=hosts or "127.0.0.1",
-            port=ports or 5432,
+            port=int(ports) if ports and ports.isdigit() else ports or 5432,  # one, or a list
             max_connections=int(options.pop("max_connections", 20)),
             stale_timeout=300,
             **options,

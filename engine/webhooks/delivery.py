@@ -1,6 +1,6 @@
 """One webhook attempt: check the destination again, sign, POST pinned, classify the answer.
 
-Recording it and scheduling the next is the delivery's (engine/delivery/webhook_job.py)."""
+Recording it and scheduling the next is the delivery's (engine/delivery/webhook_sending.py)."""
 
 from __future__ import annotations
 

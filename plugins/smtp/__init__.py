@@ -329,6 +329,11 @@ def _reason(err: BaseException) -> str:
     server's words, which may be any service's banner)."""
     if isinstance(err, ssl.SSLError):
         return "TLS"
+    cause: BaseException | None = err
+    while cause is not None:  # smtplib wraps a read that timed out as a disconnection
+        if isinstance(cause, TimeoutError):
+            return "timed out"
+        cause = cause.__cause__ or cause.__context__
     if isinstance(err, TimeoutError):
         return "timed out"
     if isinstance(err, ConnectionRefusedError):

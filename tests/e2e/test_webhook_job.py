@@ -83,3 +83,15 @@ def test_permanent_failure_is_not_retried(settings, receiver, ca_file, monkeypat
     n = _notification(factories.workspace(), receiver, "/gone")
     assert deliver_notification(str(n.id)) == "failed"
     assert Notification.get_by_id(n.id).next_attempt_at is None
+
+
+def test_the_job_delivers_a_webhook_as_any_channel_with_no_branch_for_it():
+    """The webhook channel goes through the channel/provider contract: its provider is the
+    engine's signed POST (engine/delivery/webhook_sending.py), chosen with the others."""
+    from pathlib import Path
+
+    import engine.delivery.jobs as jobs
+
+    source = Path(jobs.__file__).read_text()
+    assert not any(f'"{name}"' in source for name in ("webhook", "email", "sms"))
+    assert ".delivery ==" not in source and "needs_provider" not in source

@@ -12,8 +12,12 @@ BANNER = b"SSH-2.0-OpenSSH_9.2 INTERNAL-SECRET-token=s3cr3t\r\n"
 
 
 class RecordingListener:
-    def __init__(self, family: int = socket.AF_INET, banner: bytes = BANNER) -> None:
+    def __init__(self, family: int = socket.AF_INET, banner: bytes = BANNER,
+                 hold: bool = False) -> None:
+        """``hold``: a tarpit: say nothing and keep each connection open until closed."""
         self.banner = banner
+        self.hold = hold
+        self._held: list[socket.socket] = []
         self.connections: list[tuple] = []
         self._sock = socket.socket(family, socket.SOCK_STREAM)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -30,6 +34,9 @@ class RecordingListener:
             except OSError:
                 return
             self.connections.append(peer)
+            if self.hold:
+                self._held.append(conn)
+                continue
             with contextlib.suppress(OSError):
                 conn.sendall(self.banner)
             conn.close()
@@ -39,3 +46,5 @@ class RecordingListener:
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
         self._thread.join(5)
+        for conn in self._held:
+            conn.close()

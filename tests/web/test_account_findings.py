@@ -241,7 +241,7 @@ def test_previews_draft_saves_and_test_sends_are_limited_per_person(app):
     for kind, path in (("preview", "/preview"), ("draft", "/draft"),
                        ("test-send", "/test-sends")):
         codes = [member.post_json(editor + path, body, editor).status_code
-                 for _ in range(throttle.PER_MINUTE[kind] + 1)]
+                 for _ in range(throttle.per_minute(kind) + 1)]
         assert 429 not in codes[:-1] and codes[-1] == 429, (kind, codes[-3:])
     other = Browser(app)
     make_user("other@example.com", ws, "member", "Other")

@@ -12,6 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 from engine.people import invitations
 from engine.people.models import Membership
 from tests import factories
+from tests.web.axe import violations
 from tests.web.conftest import PASSWORD, make_user, sign_in
 
 
@@ -60,6 +61,7 @@ def _turn_on_two_factor(page: Page) -> tuple[pyotp.TOTP, list[str]]:
     page.get_by_role("button", name="Set up two-factor authentication").click()
     secret = page.get_by_role("textbox", name="Secret key").input_value()
     expect(page.get_by_role("img", name="QR code of the secret key")).to_be_visible()
+    assert violations(page) == []
     totp = pyotp.TOTP(secret)
     page.get_by_role("textbox", name="Code").fill("000000" if totp.now() != "000000"
                                                   else "111111")
@@ -68,6 +70,7 @@ def _turn_on_two_factor(page: Page) -> tuple[pyotp.TOTP, list[str]]:
     page.get_by_role("textbox", name="Code").fill(totp.now())
     page.get_by_role("button", name="Turn on two-factor authentication").click()
     codes = page.get_by_role("textbox", name="Recovery codes").input_value().split("\n")
+    assert violations(page) == []
     assert len(codes) == 10 and len(set(codes)) == 10
     return totp, codes
 
@@ -102,6 +105,7 @@ def test_two_factor_sign_in_with_a_code_and_once_with_each_recovery_code(page: P
     _sign_out(page)
     _sign_in_with_code(page, codes[0])  # used: refused, the field marked
     expect(page.get_by_role("textbox", name="Code")).to_have_attribute("aria-invalid", "true")
+    assert violations(page) == []
     expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
     page.get_by_role("textbox", name="Code").fill(codes[1].upper().replace("-", " "))
     page.get_by_role("button", name="Continue").click()

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -74,3 +75,38 @@ def test_a_servers_banner_is_never_echoed(page: Page, live, listener):
         "not an SMTP server, or it refused the session")
     assert len(listener.connections) == 1
     assert "INTERNAL-SECRET" not in page.content() and "OpenSSH" not in page.content()
+
+
+def test_a_tarpit_provider_holds_no_request_thread(page: Page, live):
+    """Issue 37, finding 2: Send test waited on the server in the request (the test server
+    here has one thread: /healthz waited too). Now it runs on its own pool, one at a time
+    per workspace, and the page polls for the answer."""
+    tarpit = RecordingListener(hold=True)
+    try:
+        ws = _admin(page)
+        ws.email_provider = json.dumps({"plugin": "smtp",
+                                        "url": f"smtp://127.0.0.1:{tarpit.port}?timeout=4"})
+        ws.save()
+        page.goto(f"/w/{ws.id}/settings/email-provider")
+        page.get_by_role("textbox", name="Test recipient").fill("ops@example.org")
+        page.get_by_role("button", name="Send test").click()
+        expect(page.get_by_role("heading", name="Sending the test message…")).to_be_visible()
+        assert page.request.get("/healthz").status == 200  # answered while the test waits
+        # A second test of the same workspace while the first runs: refused, said why.
+        page.get_by_role("button", name="Send test").click()
+        expect(page.get_by_role("alert")).to_contain_text("still running")
+        assert len(tarpit.connections) == 1
+        page.goto(f"/w/{ws.id}/settings/email-provider")
+        page.get_by_role("textbox", name="Test recipient").fill("ops@example.org")
+        deadline = time.monotonic() + 20
+        while True:  # the first test ends at its timeout; then the next may start
+            page.get_by_role("button", name="Send test").click()
+            if page.get_by_role("heading", name="Sending the test message…").count():
+                break
+            assert time.monotonic() < deadline, "the workspace's slot never freed"
+            page.wait_for_timeout(250)
+        expect(page.get_by_role("heading", name="The provider did not accept the message")
+               ).to_be_visible(timeout=15_000)
+        expect(page.get_by_role("status").last).to_contain_text("timed out")
+    finally:
+        tarpit.close()

@@ -7,6 +7,6 @@ from __future__ import annotations
 from web.authoring import editor, lists, manage, preview, test_sends, tree, versions
 from web.authoring.blueprint import blueprint
 
-PAGES = (editor, lists, manage, preview, test_sends, tree, versions)  # imported for their routes
+MODULES = (editor, lists, manage, preview, test_sends, tree, versions)  # imported for their routes
 
-__all__ = ["PAGES", "blueprint"]
+__all__ = ["MODULES", "blueprint"]

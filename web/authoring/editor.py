@@ -14,13 +14,13 @@ from typing import Any
 from flask import g, redirect, render_template, session, url_for
 
 from engine import runtime
-from engine.authoring import drafts, hierarchy, previews, publishing, samples
+from engine.authoring import drafts, finding, hierarchy, previews, publishing, samples
 from engine.authoring.drafts import Basis, DraftConflict, DraftError
 from engine.authoring.publishing import Problem, PublishRefused
 from engine.catalog.versions import RETENTION
 from engine.people import audit
 from engine.plugins.manager import default_registry
-from engine.store.models import Sender, Template, TemplateVersion
+from engine.store.models import Template, TemplateVersion
 from web.authoring import frames, loading, snippets
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
@@ -43,23 +43,12 @@ def notice(text: str) -> None:
     session[NOTICE] = text
 
 
-def _versions(template: Template) -> list[TemplateVersion]:
-    return list(TemplateVersion.select(
-        TemplateVersion.id, TemplateVersion.number, TemplateVersion.status,
-        TemplateVersion.locked, TemplateVersion.published_at, TemplateVersion.published_by,
-        TemplateVersion.edited_at, TemplateVersion.edited_by)
-        .where(TemplateVersion.template == template)
-        .order_by(TemplateVersion.number.desc()))
-
-
 def _senders() -> dict[str, Any]:
     """The From address field's hint: which addresses publishing will accept."""
     if g.workspace.email_provider is not None:
         return {"hint": "This workspace sends through its own provider: any address."}
-    rows = list(Sender.select(Sender.kind, Sender.value).where(
-        Sender.account == g.workspace.account_id, Sender.verified == True))  # noqa: E712
-    allowed = sorted(r.value for r in rows if r.kind == "address") + sorted(
-        f"any address at {r.value}" for r in rows if r.kind == "domain")
+    addresses, domains = finding.verified_senders(g.workspace.account_id)
+    allowed = addresses + [f"any address at {domain}" for domain in domains]
     if not allowed:
         return {"hint": "This account has no verified sender yet (Settings, Senders): the "
                         "template cannot be published until it has one."}
@@ -91,7 +80,7 @@ def page(template: Template, *, content: dict[str, Any] | None = None,
         basis=str(basis), editable=editable, problems={p.field: p for p in problems or []},
         problem_list=problems or [], conflict=conflict, token=token, preview=preview,
         frame_version=frame_version, sample_text=samples.dumps(sample_tags),
-        sample_error=None, versions=_versions(template), senders=_senders(),
+        sample_error=None, versions=finding.version_summaries(template), senders=_senders(),
         path=hierarchy.path_of(template),
         channel=default_registry().channel(template.channel),
         plugin_fields=plugin_fields(template, content),

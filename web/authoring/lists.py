@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from flask import abort, g, redirect, render_template, request, url_for
 
-from engine.authoring import previews
+from engine.authoring import finding, previews
 from engine.lists import progress, reading, sending, uploads
 from engine.lists.checking import Checked, Problem
 from engine.lists.rows import RECIPIENT_COLUMNS
 from engine.people import audit
-from engine.store.models import RecipientList, Template, TemplateVersion
+from engine.store.models import RecipientList, Template
 from web.authoring import frames, loading
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
@@ -68,8 +68,7 @@ def _first_row_preview(template: Template, kept: RecipientList) -> tuple[str, st
     """(token, frame version, first recipient): the first row rendered into the sandboxed
     preview frame, as the editor's preview is."""
     full = uploads.find(g.workspace, kept.id)
-    version = TemplateVersion.get_or_none(TemplateVersion.template == template,
-                                          TemplateVersion.number == kept.version_number)
+    version = finding.version(template, kept.version_number)
     if version is None or full is None:
         abort(404)
     shown = previews.preview(g.workspace, template, dict(version.content),

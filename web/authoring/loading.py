@@ -10,6 +10,7 @@ from typing import Any
 from flask import abort, g, make_response, render_template, request
 from flask_login import current_user
 
+from engine.authoring import finding
 from engine.catalog import snapshots
 from engine.formats.json_limits import structure_problem
 from engine.plugins.manager import default_registry
@@ -29,23 +30,19 @@ def parse_uuid(value: Any) -> uuid.UUID | None:
 
 def project(project_id: Any) -> Project:
     key = parse_uuid(project_id)
-    found = Project.get_or_none(Project.id == key,
-                                Project.workspace == g.workspace) if key else None
+    found = finding.project_in(g.workspace, key) if key else None
     return found or abort(404)
 
 
 def folder(folder_id: Any) -> Container:
     key = parse_uuid(folder_id)
-    found = (Container.select(Container).join(Project)
-             .where(Container.id == key, Project.workspace == g.workspace).first()
-             if key else None)
+    found = finding.folder_in(g.workspace, key) if key else None
     return found or abort(404)
 
 
 def template(template_id: Any) -> Template:
     key = parse_uuid(template_id)
-    found = Template.get_or_none(Template.id == key,
-                                 Template.workspace == g.workspace) if key else None
+    found = finding.template_in(g.workspace, key) if key else None
     return found or abort(404)
 
 

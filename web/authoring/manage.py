@@ -6,7 +6,7 @@ and says what goes with it: sends by a deleted template's id fail with template_
 
 from __future__ import annotations
 
-from flask import g, redirect, render_template, request, url_for
+from flask import g, redirect, render_template, url_for
 
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
@@ -16,6 +16,7 @@ from engine.plugins.manager import default_registry
 from engine.store.models import Container, Project, Template
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
+from web.authoring.forms import ConfirmForm, DefaultsForm, MoveForm, RenameForm
 from web.permissions import workspace_view
 
 KIND = "<any(projects, folders, templates):kind>"
@@ -93,10 +94,11 @@ def _done(item, action: str, details: dict | None = None):
 def rename(kind, item_id):
     item = loading.item(kind, item_id)
     before = item.name
+    form = RenameForm()
     try:
-        hierarchy.rename(item, request.form.get("name", ""))
+        hierarchy.rename(item, form.name.data)
     except HierarchyError as err:
-        return _page(kind, item, err, request.form.to_dict(), 400)
+        return _page(kind, item, err, form.posted(), 400)
     return _done(item, "renamed", {"from": before})
 
 
@@ -107,15 +109,16 @@ def move(kind, item_id):
     if isinstance(item, Project):
         return _page(kind, item, HierarchyError("A project stays in its workspace.",
                                                 "location"), status=400)
-    project, folder = loading.location(request.form.get("location"))
+    form = MoveForm()
+    project, folder = loading.location(form.location.data)
     try:
         if isinstance(item, Container):
             hierarchy.move_folder(item, project, folder)
         else:
             hierarchy.move_template(item, project, folder)
     except HierarchyError as err:
-        return _page(kind, item, err, request.form.to_dict(), 400)
-    return _done(item, "moved", {"to": request.form.get("location")})
+        return _page(kind, item, err, form.posted(), 400)
+    return _done(item, "moved", {"to": form.location.data})
 
 
 @blueprint.post(f"/{KIND}/<item_id>/defaults")
@@ -125,12 +128,13 @@ def defaults(kind, item_id):
     channel = _channel(item)
     numbers = channel is not None and channel.recipient_kind == "phone"
     lists = {}
+    form = DefaultsForm()
     try:
         for key, _label in _lists(item):
-            lists[key] = hierarchy.parse_recipients(request.form.get(key, ""), numbers=numbers,
+            lists[key] = hierarchy.parse_recipients(form[key].data, numbers=numbers,
                                                     field=key)
     except HierarchyError as err:
-        return _page(kind, item, err, request.form.to_dict(), 400)
+        return _page(kind, item, err, form.posted(), 400)
     hierarchy.set_defaults(item, lists)
     return _done(item, "recipients_changed")
 
@@ -144,7 +148,7 @@ def delete(kind, item_id):
     else:
         contents = hierarchy.contents(item)
         ask = not contents.empty
-    if ask and request.form.get("confirm") != "yes":
+    if ask and not ConfirmForm().confirmed:
         return render_template("authoring/delete.html", section="templates", kind=kind,
                                singular=SINGULAR[kind], item=item, contents=contents)
     back = _parent_page(item)

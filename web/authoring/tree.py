@@ -5,40 +5,28 @@ from __future__ import annotations
 
 from flask import g, redirect, render_template, request, url_for
 
-from engine.authoring import hierarchy
+from engine.authoring import finding, hierarchy
 from engine.authoring.hierarchy import HierarchyError
 from engine.people import audit
 from engine.plugins.manager import default_registry
-from engine.store.models import Container, Project, Template, TemplateVersion
-from engine.store.vocabulary import VersionStatus
+from engine.store.models import Container, Project
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
+from web.authoring.forms import NewItemForm
 from web.permissions import workspace_view
 
 KIND_LABELS = {"project": "project", "folder": "folder", "template": "template"}
 
 
-def _live_numbers(templates: list[Template]) -> dict:
-    rows = (TemplateVersion.select(TemplateVersion.template, TemplateVersion.number)
-            .where(TemplateVersion.template.in_([t.id for t in templates]),
-                   TemplateVersion.status == VersionStatus.LIVE).tuples()) if templates else []
-    return dict(rows)
-
-
 def _tree_context(projects: list[Project]) -> dict:
-    ids = [p.id for p in projects]
-    folders = list(Container.select().where(Container.project.in_(ids))
-                   .order_by(Container.name)) if ids else []
-    templates = list(Template.select().where(Template.project.in_(ids))
-                     .order_by(Template.name)) if ids else []
-    return {"projects": projects, "folders": folders, "items": templates,
-            "live": _live_numbers(templates), "channel_labels": _channels()}
+    found = finding.tree(projects)
+    return {"projects": found.projects, "folders": found.folders, "items": found.templates,
+            "live": found.live, "channel_labels": _channels()}
 
 
 def templates_page():
     """The workspace's tree (served at workspace.templates, the main navigation's link)."""
-    projects = list(Project.select().where(Project.workspace == g.workspace)
-                    .order_by(Project.name))
+    projects = finding.projects_of(g.workspace)
     return render_template("authoring/templates.html", section="templates",
                            **_tree_context(projects))
 
@@ -92,30 +80,31 @@ def new():
     return _new_form(kind, {"location": request.args.get("location", ""), "channel": "email"})
 
 
-def _created(kind: str, form) -> tuple[str, object]:
-    name = form.get("name", "")
+def _created(kind: str, form: NewItemForm) -> tuple[str, object]:
+    name = form.name.data
     if kind == "project":
         return "project", hierarchy.create_project(g.workspace, name)
-    if not form.get("location"):
+    if not form.location.data:
         raise HierarchyError("Choose where it goes (a project first: folders and templates "
                              "live in one).", "location")
-    project, folder = loading.location(form.get("location"))
+    project, folder = loading.location(form.location.data)
     if kind == "folder":
         return "folder", hierarchy.create_folder(project, folder, name)
     return "template", hierarchy.create_template(project, folder, name,
-                                                 form.get("channel", ""))
+                                                 form.channel.data)
 
 
 @blueprint.post("/templates/new")
 @workspace_view("member")
 def create():
-    kind = request.form.get("kind", "")
+    form = NewItemForm()
+    kind = form.kind.data
     if kind not in KIND_LABELS:
         kind = "template"
     try:
-        what, made = _created(kind, request.form)
+        what, made = _created(kind, form)
     except HierarchyError as err:
-        return _new_form(kind, request.form.to_dict(), err, 400)
+        return _new_form(kind, form.posted(), err, 400)
     audit.record(g.workspace, loading.current_user_row(), f"{what}.created", made.name,
                  {f"{what}Id": str(made.id)})
     if what == "project":

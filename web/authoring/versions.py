@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import abort, g, redirect, render_template, request, url_for
 
 from engine.authoring import compare as comparing
-from engine.authoring import drafts
+from engine.authoring import drafts, finding
 from engine.catalog.versions import VersionError, get_version
 from engine.people import audit
 from engine.store.models import Template, TemplateVersion
@@ -14,6 +14,7 @@ from engine.store.vocabulary import VersionStatus
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
 from web.authoring.editor import notice
+from web.authoring.forms import ConfirmForm
 from web.permissions import workspace_view
 
 STATES = {VersionStatus.DRAFT: "Draft", VersionStatus.LIVE: "Live",
@@ -41,7 +42,7 @@ def restore(template_id, number):
         abort(400)
     draft = drafts.editable(template).draft
     if draft is not None and draft.content != source.content and \
-            request.form.get("confirm") != "yes":
+            not ConfirmForm().confirmed:
         return render_template("authoring/restore.html", section="templates",
                                template=template, source=source, draft=draft)
     restored = drafts.restore(template, number, loading.who())
@@ -76,8 +77,7 @@ def _pick(versions: list[TemplateVersion], value: str | None,
 @workspace_view("member")
 def compare(template_id):
     template = loading.template(template_id)
-    versions = list(TemplateVersion.select().where(TemplateVersion.template == template)
-                    .order_by(TemplateVersion.number.desc()))
+    versions = finding.versions(template)
     if not versions:
         return _back(template)
     newest = versions[0]

@@ -6,7 +6,6 @@ from flask import Blueprint, Response, abort, g, render_template, request, strea
 
 from engine.lists import progress
 from engine.reports import counts, export, feed, filters, timeline
-from engine.store.models import Template
 from web.core import errors
 from web.permissions import workspace_view
 from web.reports import chart
@@ -26,8 +25,7 @@ def _values() -> dict[str, str]:
 @workspace_view("member")
 def index():
     values = _values()
-    channels = sorted({t.channel for t in Template.select(Template.channel)
-                       .where(Template.workspace == g.workspace.id)})
+    channels = export.known_channels(g.workspace.id)
     choices = {"templates": export.known_templates(g.workspace.id), "channels": channels,
                "statuses": filters.STATUSES, "lists": progress.sent_lists(g.workspace)}
     try:

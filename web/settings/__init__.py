@@ -17,7 +17,7 @@ from web.settings import (
 )
 from web.settings.blueprint import blueprint
 
-PAGES = (index, api_keys, audit_log, callbacks, members, provider, senders, suppressions,
+MODULES = (index, api_keys, audit_log, callbacks, members, provider, senders, suppressions,
          webhooks)  # imported for their routes
 
-__all__ = ["PAGES", "blueprint"]
+__all__ = ["MODULES", "blueprint"]

@@ -11,23 +11,23 @@ import datetime as dt
 from flask import abort, flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
-from engine.catalog.keys import KeyLifecycleError, create_key, revoke_key
+from engine.catalog.keys import KeyLifecycleError, create_key, key_in, keys_of, revoke_key
 from engine.people import audit
 from engine.store.models import ApiKey, utcnow
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import ApiKeyForm, mark
+from web.settings.pages import settings_page
 
 
 def _page(form: ApiKeyForm, new_key: str | None = None, status: int = 200):
-    keys = list(ApiKey.select().where(ApiKey.workspace == g.workspace)
-                .order_by(ApiKey.created_at.desc(), ApiKey.name))
+    keys = keys_of(g.workspace)
     return render_template("settings/api_keys.html", page="API keys", form=form, keys=keys,
                            new_key=new_key, now=utcnow()), status
 
 
 @blueprint.get("/api-keys")
-@workspace_view("admin")
+@settings_page("api_keys")
 def api_keys():
     return _page(ApiKeyForm())
 
@@ -69,7 +69,7 @@ def create_api_key():
 
 def _key(key_id: str) -> ApiKey:
     """A key of this workspace; another workspace's key is as absent as an unknown one."""
-    key = ApiKey.get_or_none(ApiKey.id == key_id, ApiKey.workspace == g.workspace)
+    key = key_in(g.workspace, key_id)
     if key is None:
         abort(404)
     return key

@@ -15,6 +15,7 @@ from engine.formats.spreadsheet_cells import inert
 from engine.people import audit
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
+from web.settings.pages import settings_page
 
 PAGE_SIZE = 100
 EXPORT_LIMIT = 10_000
@@ -70,7 +71,7 @@ def _filters() -> dict[str, str]:
 
 
 @blueprint.get("/audit-log")
-@workspace_view("admin")
+@settings_page("audit_log")
 def audit_log():
     before = request.args.get("before", type=int)
     chosen = _filters()

@@ -15,6 +15,7 @@ from engine.store.callback_models import Callback
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import CallbackForm, mark
+from web.settings.pages import settings_page
 from web.settings.provider import shown
 
 
@@ -33,7 +34,7 @@ def _back():
 
 
 @blueprint.get("/callbacks")
-@workspace_view("admin")
+@settings_page("callbacks")
 def callbacks():
     return _page()
 

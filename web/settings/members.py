@@ -8,10 +8,11 @@ from flask_login import current_user
 from engine import runtime
 from engine.people import invitations, outbox, roles, two_factor
 from engine.people.errors import PeopleError
-from engine.people.models import Invitation, Membership
+from engine.people.models import Membership
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import InviteForm, mark
+from web.settings.pages import settings_page
 
 
 def _page(form: InviteForm | None = None, link: str | None = None, status: int = 200,
@@ -24,7 +25,7 @@ def _page(form: InviteForm | None = None, link: str | None = None, status: int =
 
 
 @blueprint.get("/members")
-@workspace_view("member")
+@settings_page("members")
 def members():
     return _page()
 
@@ -59,8 +60,7 @@ def require_two_factor():
 
 
 def _membership(membership_id) -> Membership:
-    found = Membership.get_or_none(Membership.id == membership_id,
-                                   Membership.workspace == g.workspace)
+    found = roles.membership_by_id(g.workspace, membership_id)
     if found is None:
         abort(404)
     return found
@@ -109,8 +109,7 @@ def remove_member(membership_id):
 @blueprint.post("/invitations/<uuid:invitation_id>/cancel")
 @workspace_view("admin")
 def cancel_invitation(invitation_id):
-    invitation = Invitation.get_or_none(Invitation.id == invitation_id,
-                                        Invitation.workspace == g.workspace)
+    invitation = invitations.find(g.workspace, invitation_id)
     if invitation is None:
         abort(404)
     invitations.cancel(invitation, current_user.user)

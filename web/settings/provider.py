@@ -19,8 +19,10 @@ from engine.plugins.contracts import DeliveryError, DestinationRefused
 from engine.plugins.manager import provider_scheme
 from engine.webhooks.provider_hosts import ProviderEgress, own_provider_problem
 from web.permissions import workspace_view
+from web.settings import provider_test_runs
 from web.settings.blueprint import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark
+from web.settings.pages import settings_page
 
 MAX_URL = 2000
 MAX_PROVIDERS = 5
@@ -63,7 +65,7 @@ def _page(form: ProviderForm | None = None, test_form: ProviderTestForm | None =
 
 
 @blueprint.get("/email-provider")
-@workspace_view("admin")
+@settings_page("email_provider")
 def email_provider():
     return _page()
 
@@ -147,22 +149,46 @@ def test_provider():
     entries = [(entry.get("plugin"), entry.get("url", "")) for entry in _own()]
     text = (f"This is a test message from the Herald workspace “{g.workspace.name}”, sent by "
             f"{current_user.email} to check its email provider.\n")
+    workspace, user = g.workspace, current_user.user
+
+    def work() -> dict:
+        answer = _tested(to, text, entries, str(workspace.id))
+        audit.record(workspace, user, "email_provider.tested", to, {"ok": answer["ok"]})
+        return answer
+
+    try:
+        token = provider_test_runs.start(str(workspace.id), work)
+    except provider_test_runs.Busy as err:
+        mark(test_form.recipient, str(err))
+        return _page(test_form=test_form, status=429)
+    return _page(test_form=test_form, answer={"pending": True, "token": token})
+
+
+@blueprint.get("/email-provider/test/<token>")
+@workspace_view("admin")
+def test_answer(token: str):
+    """The answer of a test started on this page (htmx polls it until it has one)."""
+    known, answer = provider_test_runs.answer(str(g.workspace.id), token)
+    if not known:
+        answer = {"ok": False, "text": "this test's answer is no longer kept: send another"}
+    return render_template("settings/_provider_test.html", workspace=g.workspace,
+                           answer=answer or {"pending": True, "token": token})
+
+
+def _tested(to: str, text: str, entries: list, workspace_id: str) -> dict:
+    """Send the test message (on the test pool's thread); the answer the page shows."""
     settings = runtime.settings()
     # The workspace's own providers connect only where spec 6.1 allows; the default is the
     # operator's, trusted.
     egress = ProviderEgress(settings.webhook_allow_private) if entries else None
     try:
         result = mail.send(to, "Herald test message", text, entries=entries or None,
-                           workspace_id=str(g.workspace.id), egress=egress)
+                           workspace_id=workspace_id, egress=egress)
     except (DeliveryError, LookupError, ValueError) as err:
-        answer = {"ok": False, "text": short_reason(err) + _route(err)}
-    else:
-        refused = "; ".join(f"{a}: refused{_code(why)}" for a, why in result.rejected.items())
-        answer = {"ok": not refused, "text": (refused or "accepted") + _route(result),
-                  "id": result.provider_message_id}
-    audit.record(g.workspace, current_user.user, "email_provider.tested", to,
-                 {"ok": answer["ok"]})
-    return _page(test_form=test_form, answer=answer)
+        return {"ok": False, "text": short_reason(err) + _route(err)}
+    refused = "; ".join(f"{a}: refused{_code(why)}" for a, why in result.rejected.items())
+    return {"ok": not refused, "text": (refused or "accepted") + _route(result),
+            "id": result.provider_message_id}
 
 
 def short_reason(err: Exception) -> str:

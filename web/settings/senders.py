@@ -15,12 +15,12 @@ from engine.store.models import Sender
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import DomainForm, SingleSenderForm, mark
+from web.settings.pages import settings_page
 
 
 def _page(domain_form: DomainForm | None = None, sender_form: SingleSenderForm | None = None,
           status: int = 200):
-    rows = list(Sender.select().where(Sender.account == g.workspace.account_id)
-                .order_by(Sender.kind.desc(), Sender.value))
+    rows = accounts.senders_of(g.workspace.account_id)
     shown = [{"row": row, "doc": domains.describe(row), "warning": domains.warning(row)}
              for row in rows if row.kind == "domain"]
     return render_template(
@@ -36,14 +36,14 @@ def _back():
 
 def _sender(sender_id) -> Sender:
     """A sender of this workspace's account; any other is a 404."""
-    row = Sender.get_or_none(Sender.id == sender_id, Sender.account == g.workspace.account_id)
+    row = accounts.sender_in(g.workspace.account_id, sender_id)
     if row is None:
         abort(404)
     return row
 
 
 @blueprint.get("/senders")
-@workspace_view("admin")
+@settings_page("senders")
 def senders():
     return _page()
 

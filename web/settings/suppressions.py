@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from flask import Response, abort, flash, g, redirect, render_template, request, url_for
 from flask_login import current_user
-from peewee import fn
 
 from engine.catalog import suppressions as suppression_list
 from engine.people import audit, users
@@ -18,6 +17,7 @@ from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.csv_files import SCOPES, CsvRefused, read_rows, write_rows
 from web.settings.forms import ImportForm, SuppressionForm, mark
+from web.settings.pages import settings_page
 
 SHOWN = 200
 
@@ -26,15 +26,7 @@ def _page(form: SuppressionForm | None = None, import_form: ImportForm | None = 
           status: int = 200):
     query = (request.args.get("q") or "").strip()[:320]
     scope = request.args.get("scope") if request.args.get("scope") in SCOPES else ""
-    rows = Suppression.select().where(Suppression.workspace == g.workspace)
-    if scope:
-        rows = rows.where(Suppression.scope == scope)
-    if query:
-        # A plain substring: the search text never becomes a LIKE pattern.
-        rows = rows.where(fn.INSTR(Suppression.address, query.lower()) > 0) if _sqlite() else \
-            rows.where(fn.STRPOS(Suppression.address, query.lower()) > 0)
-    total = rows.count()
-    shown = list(rows.order_by(Suppression.created_at.desc(), Suppression.address).limit(SHOWN))
+    shown, total = suppression_list.search(g.workspace, query, scope, SHOWN)
     return render_template("settings/suppressions.html", page="Suppressions",
                            form=form or SuppressionForm(formdata=None),
                            import_form=import_form or ImportForm(formdata=None),
@@ -42,12 +34,8 @@ def _page(form: SuppressionForm | None = None, import_form: ImportForm | None = 
                            limit=SHOWN), status
 
 
-def _sqlite() -> bool:
-    return database.obj.__class__.__name__.startswith("Sqlite")
-
-
 @blueprint.get("/suppressions")
-@workspace_view("admin")
+@settings_page("suppressions")
 def suppressions():
     return _page()
 
@@ -75,8 +63,7 @@ def add_suppression():
 
 
 def _row(suppression_id) -> Suppression:
-    row = Suppression.get_or_none(Suppression.id == suppression_id,
-                                  Suppression.workspace == g.workspace)
+    row = suppression_list.find(g.workspace, suppression_id)
     if row is None:
         abort(404)
     return row
@@ -127,8 +114,7 @@ def import_suppressions():
 @blueprint.get("/suppressions/export.csv")
 @workspace_view("admin")
 def export_suppressions():
-    rows = (Suppression.select().where(Suppression.workspace == g.workspace)
-            .order_by(Suppression.address).iterator())
+    rows = suppression_list.every(g.workspace)
     # The scope last: a reader of the older three columns still finds them where they were.
     body = "".join(write_rows(("address", "reason", "createdAt", "scope"),
                       ((r.address, r.reason, r.created_at.isoformat(timespec="seconds") + "Z",

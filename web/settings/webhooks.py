@@ -12,10 +12,11 @@ from engine.inbound import postmark
 from engine.people import audit
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
+from web.settings.pages import settings_page
 
 
 @blueprint.get("/webhooks")
-@workspace_view("member")
+@settings_page("webhooks")
 def webhooks():
     return render_template("settings/webhooks.html", page="Webhooks",
                            account=g.workspace.account)

@@ -109,3 +109,27 @@ def test_a_hanging_receiver_ends_the_pass_after_one_timeout(called_back, receive
     assert [r.attempts for r in rows] == [1, 0, 0]  # the rest wait for the retry
     assert rows[0].status == "retrying" and rows[0].error == "timed out"
     assert len(receiver.received) == 1
+
+
+def test_a_callback_verifies_with_the_helpers_docs_ship(called_back, receiver):
+    """docs/callbacks.md sends receivers to docs/webhooks.md's Python and Node helpers."""
+    import base64
+    import shutil
+
+    from engine.callbacks.manual import send_test
+    from tests.engine.webhooks.test_webhook_docs import (
+        _node,
+        _python_example,
+        _python_example_v2,
+    )
+
+    send_test(called_back)
+    (request,) = receiver.received
+    secret, headers = called_back.signing_secret, request.headers
+    assert _python_example()(secret, request.body, headers)
+    assert _python_example_v2()(secret, request.body, headers, called_back.callback_url)
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: the Node example cannot run here")
+    assert _node(secret, base64.b64encode(request.body).decode(),
+                 headers["X-Service-Timestamp"], headers["X-Service-Delivery-Id"],
+                 headers["X-Service-Signature"]) == "true"

@@ -1,0 +1,78 @@
+"""deploy/helm/herald/: lints clean (strict: warnings fail too), renders offline with the Helm
+SDK (helm-python-sdk), every object valid under kubernetes-validate strict, and with its
+default values the same objects as deploy/kubernetes/ but for Helm's own labels."""
+
+from __future__ import annotations
+
+import copy
+
+import helm_python
+
+from tests.deploy.manifests import CHART, by_kind, plain_objects, rendered_objects, schema_errors
+
+HELM_LABELS = ("app.kubernetes.io/instance", "app.kubernetes.io/version",
+               "app.kubernetes.io/managed-by", "helm.sh/chart")
+
+
+def test_the_chart_lints_without_errors_or_warnings():
+    report = helm_python.lint(CHART, strict=True, kube_version="v1.31.0")
+    assert report["errors"] == []
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []
+
+
+def test_every_rendered_object_is_valid_kubernetes():
+    objects = rendered_objects()
+    assert objects
+    assert [e for e in map(schema_errors, objects) if e] == []
+
+
+def _without_helm_additions(obj: dict) -> dict:
+    obj = copy.deepcopy(obj)
+    for holder in _label_maps(obj):
+        for label in HELM_LABELS:
+            holder.pop(label, None)
+    template = obj.get("spec", {}).get("template", {}).get("metadata", {})
+    template.pop("annotations", None)  # checksum/config: restarts Pods on a settings change
+    if obj["kind"] == "Job":
+        obj["metadata"]["name"] = obj["metadata"]["name"].rsplit("-", 1)[0]
+    return obj
+
+
+def _label_maps(obj: dict):
+    yield obj["metadata"].setdefault("labels", {})
+    spec = obj.get("spec", {})
+    if "template" in spec:
+        yield spec["template"]["metadata"]["labels"]
+    if "matchLabels" in spec.get("selector", {}):
+        yield spec["selector"]["matchLabels"]
+    elif obj["kind"] == "Service":
+        yield spec["selector"]
+
+
+def test_the_default_values_render_the_plain_manifests():
+    rendered = {(o["kind"], o["metadata"]["name"]): o
+                for o in map(_without_helm_additions, rendered_objects())}
+    plain = {(o["kind"], o["metadata"]["name"]): o for o in plain_objects()}
+    assert rendered.keys() == plain.keys()
+    for key, obj in plain.items():
+        assert rendered[key] == obj, key
+
+
+def test_each_revision_migrates_in_a_job_of_its_own():
+    assert list(by_kind(rendered_objects(revision=3), "Job")) == ["herald-db-upgrade-3"]
+
+
+def test_an_existing_secret_is_referred_to_and_none_is_rendered():
+    objects = rendered_objects({"secret": {"existingSecret": "my-herald"}})
+    assert by_kind(objects, "Secret") == {}
+    pod = by_kind(objects, "Deployment")["herald-api"]["spec"]["template"]["spec"]
+    assert {"secretRef": {"name": "my-herald"}} in pod["containers"][0]["envFrom"]
+
+
+def test_values_reach_the_objects():
+    objects = rendered_objects({"image": {"repository": "images.example/herald", "tag": "1.2"},
+                                "api": {"replicas": 5}})
+    api = by_kind(objects, "Deployment")["herald-api"]
+    assert api["spec"]["replicas"] == 5
+    assert api["spec"]["template"]["spec"]["containers"][0]["image"] == \
+        "images.example/herald:1.2"
