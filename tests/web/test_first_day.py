@@ -75,6 +75,17 @@ def test_an_edit_made_just_before_leaving_survives(browser: Browser, live):
     _editor(page, ws, template)
     assert code_text(page, "body") == "<p>Typed a moment before leaving</p>"
 
+    # Saved and then left: nothing is pending, nothing is handed over on the way out (htmx's
+    # requests are XHRs; the hand-over is a keepalive fetch).
+    replace_text(page, "Body", "<p>Saved before leaving</p>")
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    posted: list[str] = []
+    page.on("request", lambda r: posted.append(r.url) if r.resource_type == "fetch" else None)
+    page.get_by_role("link", name="Reports").click()
+    expect(page.get_by_role("heading", name="Reports", exact=True)).to_be_visible()
+    assert posted == []
+    _editor(page, ws, template)
+
     # Leaving without a click (the tab closed, the focus still in the editor): the text
     # goes in a request that outlives the page.
     replace_text(page, "Body", "<p>Typed, then the tab closed</p>")
@@ -119,3 +130,27 @@ def test_the_sms_editor_says_how_many_messages_a_text_is_charged_as(page: Page, 
     replace_text(page, "Body", "Ihr Code: {{code}} 😀")
     expect(preview).to_contain_text("Unicode (UCS-2")
     expect(preview).to_contain_text("will be charged as 1 text message.")
+
+
+def test_leaving_a_refused_save_asks_first(browser: Browser, live):
+    """A save refused for a conflict cannot be handed over: the browser asks before leaving."""
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    template = factories.template(ws, publish_it=False)
+    first, second = (browser.new_context(base_url=live.url).new_page() for _ in range(2))
+    for tab in (first, second):
+        sign_in(tab, "mia@example.com")
+        _editor(tab, ws, template)
+    replace_text(first, "Body", "<p>First tab</p>")
+    expect(first.get_by_role("status")).to_have_text("Saved")
+    replace_text(second, "Body", "<p>Second tab</p>")
+    expect(second.get_by_role("status")).to_have_text(
+        "Not saved: this draft was changed elsewhere")
+
+    second.on("dialog", lambda dialog: dialog.dismiss())  # "Stay on page"
+    with second.expect_event("dialog") as asked:
+        second.get_by_role("link", name="Reports").click(no_wait_after=True)
+    assert asked.value.type == "beforeunload"
+    expect(second.get_by_role("button", name="Publish")).to_be_visible()
+    assert code_text(second, "body") == "<p>Second tab</p>"  # still here, unsaved
+    assert versions.current_draft(template).content["body"] == "<p>First tab</p>"

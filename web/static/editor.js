@@ -145,16 +145,25 @@
     function saveNow() { if (window.htmx) window.htmx.trigger(form, "flush-draft"); }
 
     form.addEventListener("input", function () { edits += 1; });
+    // Save draft and Publish post the whole form themselves: nothing to hand over (a second
+    // copy racing a publish could only be refused).
+    form.addEventListener("submit", function () { saved = edits; });
     document.body.addEventListener("htmx:beforeRequest", function (event) {
       if (fromEditor(event)) event.detail.xhr.heraldEdits = edits;
     });
+    // Told from the answer itself: its swap may not have happened yet, and the swapped-out
+    // element's events never reach the body. The marker's quotes cannot come from user text
+    // (autoescaped).
+    var REFUSED = 'id="autosave" class="autosave conflicted"';
     document.body.addEventListener("htmx:afterRequest", function (event) {
-      if (!fromEditor(event) || !event.detail.successful || conflicted()) return;
-      saved = Math.max(saved, event.detail.xhr.heraldEdits || 0);
+      var xhr = event.detail.xhr;
+      if (!fromEditor(event) || !event.detail.successful ||
+          (xhr.responseText || "").indexOf(REFUSED) >= 0) return;
+      saved = Math.max(saved, xhr.heraldEdits || 0);
     });
     // Leaving the form (a link, the preview, another window): save now, not in 800 ms.
     form.addEventListener("focusout", function (event) {
-      if (pending() && !form.contains(event.relatedTarget)) saveNow();
+      if (pending() && !conflicted() && !form.contains(event.relatedTarget)) saveNow();
     });
     document.addEventListener("visibilitychange", function () {
       if (document.visibilityState === "hidden" && pending() && !conflicted()) saveNow();
