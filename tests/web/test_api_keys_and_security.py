@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
+from engine import runtime
 from engine.catalog.keys import create_key
 from engine.store.models import ApiKey
 from tests import factories
@@ -120,11 +121,17 @@ def test_sign_in_attempts_are_limited_per_address(page: Page, live):
     make_user("ada@example.com", ws, "owner")
     token = None
     for _ in range(10):
+        # The account's own delay after five failures (tests/web/test_account_findings.py)
+        # is not what this test is about: as if each failure were a few seconds apart.
+        for key in runtime.redis().scan_iter("herald:web:sign-in:last:*"):
+            runtime.redis().set(key, "0")
         page.goto("/")
         token = csrf_token(page)
         answer = page.request.post("/", form={"csrf_token": token, "email": "ada@example.com",
                                               "password": "wrong password"})
         assert answer.status == 400
+    for key in runtime.redis().scan_iter("herald:web:sign-in:last:*"):
+        runtime.redis().set(key, "0")
     page.get_by_role("textbox", name="Email").fill("ada@example.com")
     page.get_by_role("textbox", name="Password").fill(PASSWORD)
     page.get_by_role("button", name="Sign in").click()
