@@ -160,7 +160,7 @@ def test_the_shape_check_copies_nothing_and_stops_at_the_first_limit():
     (445 MiB for the worst case); now it reads the bytes as they are and stops at 20,000."""
     import tracemalloc
 
-    from api.json_limits import structure_problem
+    from engine.formats.json_limits import structure_problem
 
     body = b'{"emailOptions": {"to": [' + b'"a@example.com",' * 2_500_000 + b'"z@x.io"]}}'
     tracemalloc.start()
