@@ -7,6 +7,10 @@ runs it, and wsgi.py calls it for a deployment under another WSGI server.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from typing import Any
+
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
@@ -18,6 +22,23 @@ from engine import runtime
 from engine.plugins.manager import check_providers
 
 
+class HeraldFlask(Flask):
+    """Flask, with the answer to "is this hook a coroutine?" kept per function: Flask asks
+    it of every hook and view at every request (a dozen times per send)."""
+
+    _synchronous: dict[Any, bool]
+
+    def ensure_sync(self, func: Callable) -> Callable:
+        # By the function under a bound method: a MethodView's methods are bound to a new
+        # instance at every request, and would fill the dictionary.
+        plain = getattr(func, "__func__", func)
+        known = self.__dict__.setdefault("_synchronous", {})
+        synchronous = known.get(plain)
+        if synchronous is None:
+            synchronous = known[plain] = not inspect.iscoroutinefunction(func)
+        return func if synchronous else super().ensure_sync(func)
+
+
 def create_app(settings: Settings | None = None) -> Flask:
     """The application; settings read from the environment (and their providers checked)
     unless given."""
@@ -26,7 +47,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         settings = load_settings()
         check_providers(settings)
     runtime.configure(settings)
-    app = Flask(__name__)
+    app = HeraldFlask(__name__)
     if settings.trusted_proxies:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
     api.app.init_app(app, settings)

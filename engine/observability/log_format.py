@@ -46,6 +46,17 @@ class TextFormatter(logging.Formatter):
 
     def __init__(self) -> None:
         super().__init__(TEXT_FORMAT)
+        self._second: tuple[int, str] = (-1, "")
+
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        """logging's own text, its date and time formatted once a second, not per line."""
+        if datefmt:
+            return super().formatTime(record, datefmt)
+        second = int(record.created)
+        if self._second[0] != second:
+            self._second = (second, time.strftime(self.default_time_format,
+                                                  self.converter(record.created)))
+        return self.default_msec_format % (self._second[1], record.msecs)
 
     def format(self, record: logging.LogRecord) -> str:
         line = super().format(record)
@@ -92,6 +103,9 @@ def configure_logging(fmt: str | None = None, level: int = logging.INFO) -> None
     global _format
     fmt = _format = fmt or _format
     install_log_masking()
+    # Neither format writes the thread's or the process's name: not looked up per record.
+    logging.logThreads = False
+    logging.logMultiprocessing = False
     root = logging.getLogger()
     if not root.handlers:
         root.addHandler(logging.StreamHandler(sys.stderr))

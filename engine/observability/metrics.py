@@ -64,12 +64,24 @@ def _make() -> _Metrics:
     )
 
 
+# The labelled children of the two metrics every send counts, by channel: prometheus_client's
+# labels() validates and joins the label values and takes a lock at every call.
+_accepted: dict[str, Any] = {}
+_rendered: dict[str, Any] = {}
+
+
 def accepted(channel: str) -> None:
-    _metrics().accepted.labels(channel).inc()
+    child = _accepted.get(channel)
+    if child is None:
+        child = _accepted[channel] = _metrics().accepted.labels(channel)
+    child.inc()
 
 
 def rendered(channel: str, seconds: float) -> None:
-    _metrics().render_seconds.labels(channel).observe(seconds)
+    child = _rendered.get(channel)
+    if child is None:
+        child = _rendered[channel] = _metrics().render_seconds.labels(channel)
+    child.observe(seconds)
 
 
 def delivery(channel: str, provider: str, outcome: str, send_seconds: list[float],

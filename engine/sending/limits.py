@@ -49,7 +49,7 @@ class Verdict:
 
 
 def _month(now: dt.datetime) -> str:
-    return now.strftime("%Y-%m")
+    return f"{now.year:04d}-{now.month:02d}"  # strftime's format parsing, at every send
 
 
 def allowance_key(account_id: str, now: dt.datetime | None = None) -> str:

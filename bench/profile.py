@@ -1,0 +1,323 @@
+"""Where one send's time goes: a sampling profile of a gunicorn worker under the bench's load.
+
+``python -m bench.profile [send|preview] [seconds]`` sets up what `bench api` sets up
+(PostgreSQL when it answers, the bench's Redis, `herald serve`'s gunicorn configuration),
+drives the endpoint with the bench's load generator and records one of the two gunicorn
+workers with py-spy (installed on demand: a profiler, not a dependency of Herald) at 997
+samples a second. It writes ``bench/profile-<what>.svg`` (a flame graph) and prints each
+part's share of the worker's samples, grouped by the module that owns the frame
+(docs/performance.md, "Where one send's time goes").
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from bench.api import TPL, WS, tenant
+from bench.common import (
+    bench_database_url,
+    bench_env,
+    children_of,
+    herald,
+    redis_server,
+    server,
+)
+from bench.loadgen import run_load
+
+HERE = Path(__file__).parent
+PATHS = {"send": ("/api/v1/notifications/send", 202),
+         "preview": ("/api/v1/notifications/preview", 200)}
+
+
+def _py_spy() -> str:
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists():
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "py-spy"], check=True)
+    return str(spy)
+
+
+def _owner(frame: str) -> str:
+    """The part a frame belongs to: Herald's top-level package, or a library's name."""
+    path = frame.rsplit("(", 1)[-1].split(":")[0]
+    if "site-packages/" in path:
+        return path.split("site-packages/", 1)[1].split("/")[0].removesuffix(".py")
+    if "/lib/python3" in path:
+        return "stdlib:" + path.rsplit("/", 1)[-1].removesuffix(".py")
+    for part in ("engine", "api", "channels", "plugins", "cli", "web"):
+        marker = f"/{part}/"
+        if marker in path:
+            rest = path.split(marker, 1)[1]
+            return f"{part}/{rest.rsplit('.', 1)[0]}"
+    return path
+
+
+def summarise(raw: Path, top: int = 25) -> list[tuple[str, float]]:
+    """Self time per owning module, and the inclusive share of Herald's own functions."""
+    own: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count_text = line.rpartition(" ")
+        count = int(count_text)
+        frames = stack.split(";")
+        if not any("handle_request" in f or "wsgi_app" in f for f in frames):
+            continue  # the worker's idle threads and gunicorn's own loop
+        total += count
+        own[_owner(frames[-1])] += count
+        for name in {f.split(" (")[0] + " " + _owner(f) for f in frames
+                     if any(p in f for p in ("/engine/", "/api/", "/channels/", "/plugins/"))}:
+            inclusive[name] += count
+    rows = [(f"self  {name}", 100 * n / total) for name, n in own.most_common(top)]
+    rows += [(f"incl  {name}", 100 * n / total) for name, n in inclusive.most_common(top)]
+    return rows
+
+
+def _cpu_by_part(server_pids: set[int]) -> dict[str, float]:
+    """CPU seconds (user + system) so far of every process on the machine, by part."""
+    import psutil
+
+    parts: collections.Counter[str] = collections.Counter()
+    server_pids = set(server_pids)
+    for pid in list(server_pids):
+        server_pids.update(child.pid for child in psutil.Process(pid).children(recursive=True))
+    for proc in psutil.process_iter(["pid", "name", "cmdline", "cpu_times"]):
+        times = proc.info["cpu_times"]
+        if times is None:
+            continue
+        name = proc.info["name"] or ""
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if proc.info["pid"] in server_pids:
+            part = "server"
+        elif name.startswith("postgres") or "postgres:" in cmdline:
+            part = "postgresql"
+        elif name.startswith("redis-server"):
+            part = "redis"
+        elif "multiprocessing" in cmdline and proc.info["pid"] != os.getpid():
+            part = "load generator"
+        else:
+            part = "other"
+        parts[part] += times.user + times.system
+        if part == "other" and os.environ.get("BENCH_PROFILE_OTHERS"):
+            parts[f"other {proc.info['pid']} {cmdline[:80]}"] += times.user + times.system
+    return parts
+
+
+def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
+                    headers: dict, expect: int, seconds: float) -> dict[str, float]:
+    """Microseconds of CPU per request spent by each part of the machine during a load run."""
+    import psutil
+
+    before = _cpu_by_part(server_pids)
+    children, machine = os.times(), psutil.cpu_times()
+    result = run_load("127.0.0.1", port, path, method="POST", body=body, headers=headers,
+                      expect=expect, seconds=seconds, warmup=0)
+    after = _cpu_by_part(server_pids)
+    children_after, machine_after = os.times(), psutil.cpu_times()
+    after["load generator"] = (children_after.children_user + children_after.children_system
+                               - children.children_user - children.children_system)
+    before["load generator"] = 0.0
+    after["idle"] = machine_after.idle - machine.idle
+    # The load generator's processes end with the run: their whole CPU counts (run_load
+    # starts them after ``before``), which includes their start; the same for both sides.
+    shares = {part: 1e6 * (after[part] - before.get(part, 0.0)) / max(1, result.requests)
+              for part in after}
+    shares["requests/s"] = result.rate
+    return shares
+
+
+def account(seconds: float = 6.0) -> None:
+    """CPU per request by part of the machine: the send and its floor, one after the other."""
+    database_url = bench_database_url()
+    with redis_server() as redis:
+        env = bench_env(database_url, redis.url)
+        herald(env, "db", "upgrade")
+        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
+            "key"]
+        body = json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
+            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
+        with server("bench.floor_app:app", env) as (floor_port, floor_pid), \
+                server("cli.app:create_app", env) as (port, pid):
+            floor_pids = {floor_pid, *children_of(floor_pid)}
+            pids = {pid, *children_of(pid)}
+            run_load("127.0.0.1", port, PATHS["send"][0], method="POST", body=body,
+                     headers={"X-Api-Key": key}, expect=202, seconds=2, warmup=0)
+            rows = {}
+            for label, target, owned, path, sent, headers, expect in (
+                    ("floor", floor_port, floor_pids, "/enqueue", b"{}", {}, 202),
+                    ("send", port, pids, PATHS["send"][0], body, {"X-Api-Key": key}, 202),
+                    ("floor ", floor_port, floor_pids, "/enqueue", b"{}", {}, 202),
+                    ("send ", port, pids, PATHS["send"][0], body, {"X-Api-Key": key}, 202)):
+                rows[label] = cpu_per_request(target, owned, path, sent, headers, expect,
+                                              seconds)
+    parts = ["server", "postgresql", "redis", "load generator", "other", "idle"]
+    if os.environ.get("BENCH_PROFILE_OTHERS"):
+        for label, shares in rows.items():
+            for part, value in sorted(shares.items(), key=lambda kv: -kv[1])[:12]:
+                print(label, f"{value:8.0f}", part)
+    print(f"{'µs of CPU per request':<22}" + "".join(f"{p:>15}" for p in parts)
+          + f"{'total':>10}{'req/s':>10}")
+    for label, shares in rows.items():
+        print(f"{label:<22}" + "".join(f"{shares.get(p, 0.0):>15.0f}" for p in parts)
+              + f"{sum(shares.get(p, 0.0) for p in parts[:-1]):>10.0f}"
+              + f"{shares['requests/s']:>10.0f}")
+
+
+def in_process(what: str = "send", count: int = 2000, profile: bool = False) -> None:
+    """CPU per request of ``what`` in this process, one thread, through the WSGI app as
+    gunicorn calls it (no load generator, no server): the steadiest figure a busy machine
+    gives, for comparing two versions of the code. ``profile``: cProfile's top functions."""
+    import cProfile
+    import io
+    import os as _os
+    import pstats
+    import time
+
+    database_url = bench_database_url()
+    with redis_server() as redis:
+        env = bench_env(database_url, redis.url)
+        herald(env, "db", "upgrade")
+        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
+            "key"]
+        _os.environ.update(env)
+        from cli.app import create_app
+        from engine.observability.log_format import configure_logging
+
+        # Logging as `herald serve` configures it, its lines written to nowhere.
+        stderr, sys.stderr = sys.stderr, open(_os.devnull, "w")  # noqa: SIM115
+        try:
+            configure_logging("text")
+        finally:
+            sys.stderr = stderr
+        app = create_app()
+        body = json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
+            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
+        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": PATHS[what][0], "SERVER_NAME": "x",
+                   "SERVER_PORT": "80", "wsgi.url_scheme": "http", "REMOTE_ADDR": "127.0.0.1",
+                   "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
+                   "HTTP_X_API_KEY": key, "SERVER_PROTOCOL": "HTTP/1.1"}
+
+        def call() -> None:
+            request = {**environ, "wsgi.input": io.BytesIO(body), "wsgi.errors": io.StringIO()}
+            statuses = []
+            for _chunk in app(request, lambda status, headers, *_: statuses.append(status)):
+                pass
+            assert statuses[0].startswith(str(PATHS[what][1])), statuses
+
+        for _ in range(300):
+            call()
+        rounds = []
+        for _ in range(10):
+            started = time.process_time()
+            for _ in range(count // 10):
+                call()
+            rounds.append(1e6 * (time.process_time() - started) / (count // 10))
+        rounds.sort()
+        print(f"{what}: µs of CPU per request in one thread, ten rounds: least {rounds[0]:.0f}, "
+              f"median {rounds[5]:.0f}, most {rounds[-1]:.0f}")
+        if profile:
+            profiler = cProfile.Profile()
+            profiler.runcall(lambda: [call() for _ in range(count)])
+            stats = pstats.Stats(profiler)
+            stats.dump_stats(str(HERE / f"profile-{what}.pstats"))
+            stats.sort_stats("tottime").print_stats(40)
+            stats.sort_stats("cumulative").print_stats(90)
+
+
+def keystrokes(seconds: float = 15.0) -> None:
+    """The editor's preview of a new 50 KB text at each request (`web_preview_edit`), one
+    connection, recorded as ``send`` is."""
+    from bench import web
+
+    spy = _py_spy()
+    database_url = bench_database_url()
+    with redis_server() as redis:
+        env = bench_env(database_url, redis.url)
+        env["HERALD_RATE_LIMIT_WEB_PREVIEW"] = "100000000"
+        herald(env, "db", "upgrade")
+        herald(env, "apply", "-", stdin=json.dumps(web.tenant()))
+        with server("cli.app:create_app", env) as (port, pid):
+            env["HERALD_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
+            path, form, headers = web._editor_request(web._sign_in(env, port))
+            stop = threading.Event()
+
+            def type_on() -> None:
+                count = 0
+                while not stop.is_set():
+                    edits = [json.dumps({**form, "body": web.BODY + f"<!-- {count} {n} -->"})
+                             .encode() for n in range(20)]
+                    count += 1
+                    median = web._sequential_ms(port, path, edits, headers)
+                    print(f"keystroke median {median:.1f} ms")
+
+            typist = threading.Thread(target=type_on)
+            typist.start()
+            raw = HERE / "profile-edit.txt"
+            try:
+                for worker in children_of(pid):
+                    subprocess.run([spy, "record", "-p", str(worker), "-r", "997", "-d",
+                                    str(int(seconds)), "--nonblocking", "--gil", "-o",
+                                    str(raw.with_suffix(f".{worker}.txt")), "-f", "raw"],
+                                   check=True, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+            finally:
+                stop.set()
+                typist.join()
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] == "edit":
+        keystrokes()
+        return 0
+    if argv and argv[0] == "cpu":
+        account()
+        return 0
+    if argv and argv[0] == "inprocess":
+        in_process(argv[1] if len(argv) > 1 else "send", profile="--profile" in argv)
+        return 0
+    what = argv[0] if argv else "send"
+    seconds = float(argv[1]) if len(argv) > 1 else 20.0
+    path, expect = PATHS[what]
+    spy = _py_spy()
+    database_url = bench_database_url()
+    with redis_server() as redis:
+        env = bench_env(database_url, redis.url)
+        herald(env, "db", "upgrade")
+        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
+            "key"]
+        body = json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
+            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
+        with server("cli.app:create_app", env) as (port, pid):
+            run_load("127.0.0.1", port, path, method="POST", body=body,
+                     headers={"X-Api-Key": key}, expect=expect, seconds=3, warmup=0)
+            worker = children_of(pid)[0]
+            load = threading.Thread(target=run_load, args=("127.0.0.1", port, path), kwargs=dict(
+                method="POST", body=body, headers={"X-Api-Key": key}, expect=expect,
+                seconds=seconds + 4, warmup=0))
+            load.start()
+            svg, raw = HERE / f"profile-{what}.svg", HERE / f"profile-{what}.txt"
+            common = [spy, "record", "-p", str(worker), "-r", "997", "-d", str(int(seconds)),
+                      "--nonblocking", "--gil"]
+            subprocess.run([*common, "-o", str(raw), "-f", "raw"], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            load.join()
+            load = threading.Thread(target=run_load, args=("127.0.0.1", port, path), kwargs=dict(
+                method="POST", body=body, headers={"X-Api-Key": key}, expect=expect,
+                seconds=seconds + 4, warmup=0))
+            load.start()
+            subprocess.run([*common, "-o", str(svg)], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            load.join()
+    for name, share in summarise(raw):
+        print(f"{share:6.1f}%  {name}")
+    print(f"wrote {svg.name} and {raw.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
