@@ -97,7 +97,7 @@ def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
                                     delivery_id=str(uuid.uuid4()), payload=payload)
             ids.append((str(n.id), is_bulk(payload["channel"], payload)))
     for nid, bulk in ids:  # on the queue the API would use
-        enqueue_notification(nid, bulk=bulk)
+        enqueue_notification(nid, bulk=bulk, workspace=ws.id)
     database.close()
 
 

@@ -75,7 +75,7 @@ def _accept(ws, payload: dict, bulk: bool = False) -> float:
     n = Notification.create(account=ws.account_id, workspace=ws, version_number=1,
                             channel="email", correlation_id="bench",
                             delivery_id=str(uuid.uuid4()), payload=payload)
-    enqueue_notification(str(n.id), bulk=bulk)
+    enqueue_notification(str(n.id), bulk=bulk, workspace=ws.id)
     return accepted
 
 

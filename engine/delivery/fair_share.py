@@ -55,5 +55,6 @@ def yield_worker(notification: Notification, outcomes: Outcomes) -> str:
     outcomes.save_bounces()
     if notification_store.record_pause(notification, outcomes.attempts[outcomes.saved:]):
         enqueue_notification(str(notification.id),
-                             bulk=is_bulk(notification.channel, notification.payload))
+                             bulk=is_bulk(notification.channel, notification.payload),
+                             workspace=notification.workspace_id)
     return YIELDED

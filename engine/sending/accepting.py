@@ -106,7 +106,7 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
         enqueue_notification(str(notification_id), record=(
             keyed.record(workspace_id), keyed.done(correlation_id),
             idempotency.KEEP_SECONDS) if keyed is not None else None,
-            bulk=not is_test and (bulk or is_bulk(channel, built)))
+            bulk=not is_test and (bulk or is_bulk(channel, built)), workspace=workspace_id)
     except Exception as err:
         if (part := dependency_of(err)) is not None:
             incidents.failed(part, err)  # one line per incident; the reconciler enqueues it

@@ -11,10 +11,13 @@ object and sends five commands in a transaction for each enqueue, which was a th
 a send's CPU time; here RQ builds the job hash once per process, with a placeholder id,
 and each enqueue fills in what differs: the id, the call data and the two timestamps.
 tests/engine/store/test_queueing.py holds this to what RQ itself writes, field by field.
+Given its workspace, the same call puts the job in that workspace's lane of the queue
+(engine/store/lanes.py), which workers take in turn.
 """
 
 from __future__ import annotations
 
+import uuid
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +28,7 @@ from rq.job import Job, JobStatus
 from rq.utils import now, utcformat
 
 from engine import runtime
+from engine.store import lanes
 from engine.store.redis_scripts import DirectScript
 
 QUEUE_NAME = "herald"  # the priority queue (its name from before there were two)
@@ -41,20 +45,19 @@ RESULT_TTL = 0
 FAILURE_TTL = 3600
 _PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
 
+# ARGV[1]: the job id, ARGV[2]: its workspace ('' untracked: no lane keys follow).
 _ENQUEUE = """
 redis.call('SADD', KEYS[1], KEYS[2])
-redis.call('HSET', KEYS[3], unpack(ARGV, 2))
+redis.call('HSET', KEYS[3], unpack(ARGV, 3))
 redis.call('RPUSH', KEYS[2], ARGV[1])
-return 1
-"""
+""" + lanes.JOIN + "return 1\n"
 # The same, and a send's Idempotency-Key record marked done (engine/sending/idempotency.py).
 _ENQUEUE_RECORDING = """
 redis.call('SADD', KEYS[1], KEYS[2])
-redis.call('HSET', KEYS[3], unpack(ARGV, 4))
+redis.call('HSET', KEYS[3], unpack(ARGV, 5))
 redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('SET', KEYS[4], ARGV[2], 'EX', ARGV[3])
-return 1
-"""
+redis.call('SET', KEYS[4], ARGV[3], 'EX', ARGV[4])
+""" + lanes.JOIN + "return 1\n"
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ class _Enqueuer:
                    DirectScript(redis, _ENQUEUE_RECORDING))
 
     def enqueue(self, job_id: str, record: tuple[str, str, int] | None = None,
-                bulk: bool = False) -> None:
+                bulk: bool = False, workspace: str | None = None) -> None:
         queue = self.bulk if bulk else self.queue
         fields = dict(self.fields)
         fields["origin"] = queue.name
@@ -88,16 +91,17 @@ class _Enqueuer:
         fields["data"] = zlib.compress(
             self.serializer.dumps((JOB_FUNCTION, None, (job_id,), {})))
         fields["description"] = self.fields["description"].replace(_PLACEHOLDER, job_id)
-        args: list[Any] = [job_id]
+        args: list[Any] = [job_id, workspace or ""]
         if record is not None:
             args += record[1:]
         for name, value in fields.items():
             args += (name, value)
         keys = [queue.redis_queues_keys, queue.key, Job.key_for(job_id)]
-        if record is None:
-            self.script(keys=keys, args=args)
-        else:
-            self.recording(keys=[*keys, record[0]], args=args)
+        if record is not None:
+            keys.append(record[0])
+        if workspace:
+            keys += lanes.keys(queue.name, workspace)
+        (self.script if record is None else self.recording)(keys=keys, args=args)
 
 
 def _enqueuer() -> _Enqueuer:
@@ -118,10 +122,14 @@ def is_bulk(channel: str, payload: Any) -> bool:
 
 def enqueue_notification(notification_id: str,
                          record: tuple[str, str, int] | None = None,
-                         bulk: bool = False) -> None:
+                         bulk: bool = False,
+                         workspace: uuid.UUID | str | None = None) -> None:
     """Enqueue after the row is committed; enqueuing twice is harmless (the job claims the row).
 
     ``record``: (key, value, seconds) set in the same call (a send's Idempotency-Key record);
-    ``bulk``: on the bulk queue, which workers serve after the priority queue.
+    ``bulk``: on the bulk queue, which workers serve after the priority queue;
+    ``workspace``: the notification's workspace id, whose lane the job joins (without it
+    the job is untracked: served when it reaches the head of the queue).
     """
-    _enqueuer().enqueue(notification_id, record, bulk)
+    _enqueuer().enqueue(notification_id, record, bulk,
+                        str(workspace).lower() if workspace is not None else None)

@@ -129,7 +129,7 @@ def _take_up(row: Notification, kind: str, condition: Any) -> str:
     if kind != "stuck" and _job_pending(str(row.id)):
         return "pending"
     bulk = row.channel == "email" and notification_facts.email_type(row.id) == "Marketing"
-    enqueue_notification(str(row.id), bulk=bulk)
+    enqueue_notification(str(row.id), bulk=bulk, workspace=row.workspace_id)
     log.info("re-enqueued notification %s: %s", row.id, _WHY.get(kind, kind),
              extra={**_ids(row), "reason": kind})
     return kind

@@ -10,6 +10,8 @@ What RQ's worker lacks, added where RQ's worker class is meant to be extended:
   every ``SCHEDULER_CHECK_SECONDS`` (RQ: every 10 minutes) whether the scheduler runs
   somewhere, starting it here when its lock is free or its process here died. Stopping,
   the worker waits ``SCHEDULER_STOP_SECONDS`` for it, then kills it.
+- **Each workspace takes its turn**: jobs are taken from the workspaces' lanes of each
+  queue in turn (engine/store/lanes.py), not first come, first served.
 - **Idle workers look around**: the dequeue blocks ``DEQUEUE_SECONDS`` at a time (RQ: 405),
   then heartbeats and checks the scheduler.
 - **Redis restarted empty**: the worker writes its RQ record again (redis_watch), so
@@ -26,17 +28,19 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Sequence
 from typing import Any
 
+from redis import Redis
 from redis.exceptions import RedisError
 from rq import Queue, SimpleWorker, Worker, worker_registration
 from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
-from rq.exceptions import StopRequested
+from rq.exceptions import DequeueTimeout, StopRequested
 from rq.job import Job
 from rq.worker import WorkerStatus
 
 from engine.delivery.jobs import hand_over
-from engine.store import redis_outages
+from engine.store import lanes, redis_outages
 from engine.store.queueing import JOB_FUNCTION
 from engine.worker import handoff, redis_watch
 from engine.worker.scheduler import HeraldScheduler
@@ -47,8 +51,52 @@ SCHEDULER_STOP_SECONDS = 10.0
 DEQUEUE_SECONDS = 2
 
 
-class _HandingQueue(Queue):
-    """RQ's Queue, but a delivery job is handed to the delivery thread once dequeued."""
+class _LaneQueue(Queue):
+    """RQ's Queue, its jobs taken lane by lane: each workspace in turn, inside each queue.
+
+    RQ's ``dequeue_any`` pops through ``lpop`` (LPOP, or BLPOP with a timeout); this one
+    takes with the lanes' script instead: one round trip a job while jobs wait, as RQ's
+    LPOP. Only when every queue is empty does it block in RQ's BLPOP, then hand what that
+    popped to the script, which puts it back at its list's head and takes in turn, in one
+    more call.
+    """
+
+    @classmethod
+    def lpop(cls, queue_keys: Sequence[str], timeout: int | None,
+             connection: Redis | None = None) -> tuple[bytes, bytes] | None:
+        assert connection is not None
+        taken = lanes.take(connection, queue_keys)
+        if taken is not None or timeout is None:
+            return taken
+        if timeout == 0:
+            raise ValueError("RQ does not support indefinite timeouts. Please pick a "
+                             "timeout value > 0")
+        popped = connection.blpop(queue_keys, timeout)
+        if popped is None:
+            raise DequeueTimeout(timeout, queue_keys)
+        queue_key, job_id = popped
+        # Back at the head it was popped from, so never later than it came. Had another
+        # worker meanwhile taken its lane entry, or dropped the lanes as stale, it is served
+        # as untracked: each ticket is served once either way.
+        return lanes.take(connection, queue_keys, back=(_text(queue_key), job_id))
+
+    @classmethod
+    def lmove(cls, connection: Redis, queue_key: str,
+              timeout: int | None) -> tuple[bytes, bytes] | None:
+        """RQ's choice for a worker of one queue on Redis 6.2 or later: the job id moved to
+        an intermediate list until the job starts. Here it takes the lanes' way, as with
+        several queues (``herald worker`` serves three): a worker killed between taking a
+        job and starting it leaves the job to the reconciler, which looks for exactly that.
+        """
+        return cls.lpop([queue_key], timeout, connection=connection)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class _HandingQueue(_LaneQueue):
+    """A lane queue whose delivery jobs are handed to the delivery thread once dequeued."""
 
     @classmethod
     def dequeue_any(cls, *args: Any, **kwargs: Any) -> tuple[Job, Queue] | None:
@@ -221,4 +269,7 @@ class HeraldWorker(_Unattended, SimpleWorker):
 
 
 class ForkingHeraldWorker(_Unattended, Worker):
-    """RQ's fork-per-job Worker (`herald worker --fork`), unattended likewise."""
+    """RQ's fork-per-job Worker (`herald worker --fork`), unattended and taking lanes in
+    turn likewise."""
+
+    queue_class = _LaneQueue

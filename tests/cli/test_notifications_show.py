@@ -82,7 +82,8 @@ def test_queue_reports_depth_retries_age_workers_and_failures(herald, settings):
     ws = factories.workspace()
     now = utcnow()
     for _ in range(2):
-        enqueue_notification(str(factories.notification(ws, factories.email_payload()).id))
+        enqueue_notification(str(factories.notification(ws, factories.email_payload()).id),
+                             workspace=ws.id)
     factories.notification(ws, factories.email_payload(), next_attempt_at=now - dt.timedelta(
         seconds=5))  # a due retry
     factories.notification(ws, factories.email_payload(), next_attempt_at=now + dt.timedelta(

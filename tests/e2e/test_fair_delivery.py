@@ -37,13 +37,13 @@ def test_a_password_reset_overtakes_another_workspaces_fan_out(settings, smtp_se
         emailType="Marketing", to=recipients, subject="news",
         attachments=[{"name": "news.pdf", "contentType": "application/pdf",
                       "content": attachment, "cid": None}]))
-    enqueue_notification(str(news.id), bulk=True)
+    enqueue_notification(str(news.id), bulk=True, workspace=news.workspace_id)
     worker = _worker(settings, port)
     try:
         _wait(lambda: len(handler.received) >= 20, 60, "the fan-out to be under way")
         reset = factories.notification(factories.workspace(), factories.email_payload(
             to=["ada@example.org"], subject="reset"))
-        enqueue_notification(str(reset.id))
+        enqueue_notification(str(reset.id), workspace=reset.workspace_id)
         _wait(lambda: _delivered([str(reset.id)]) == 1, 60, "the password reset")
         _wait(lambda: _delivered([str(news.id)]) == 1, 120, "the fan-out to finish")
     finally:

@@ -53,6 +53,14 @@ def _burst(count: int) -> list[str]:
     return ids
 
 
+def _enqueue(ids: list[str]) -> None:
+    """Each job in its workspace's lane, as the API enqueues it."""
+    workspaces = {str(nid): ws for nid, ws in Notification.select(
+        Notification.id, Notification.workspace).where(Notification.id.in_(ids)).tuples()}
+    for nid in ids:
+        enqueue_notification(nid, workspace=workspaces[nid])
+
+
 def _wait(predicate, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -84,8 +92,7 @@ def test_sigkill_mid_burst_loses_nothing(settings, smtp_server):
     port, handler = smtp_server
     handler.delay = 0.03  # 100 messages take seconds: the kill lands mid-burst
     ids = _burst(100)
-    for nid in ids:
-        enqueue_notification(nid)
+    _enqueue(ids)
     first = _worker(settings, port)
     try:
         _wait(lambda: _delivered(ids) >= 10, 60, "the first deliveries")
@@ -111,7 +118,7 @@ def test_sigkill_mid_fan_out_re_sends_only_what_no_checkpoint_recorded(settings,
     recipients = [f"reader{i}@example.net" for i in range(400)]
     n = factories.notification(factories.workspace(), factories.email_payload(
         emailType="Marketing", to=recipients))
-    enqueue_notification(str(n.id))
+    enqueue_notification(str(n.id), workspace=n.workspace_id)
     settled = DeliveryAttempt.select().where(DeliveryAttempt.notification == n.id)
     first = _worker(settings, port)
     try:
@@ -143,8 +150,7 @@ def test_sigkill_mid_fan_out_re_sends_only_what_no_checkpoint_recorded(settings,
 def test_redis_flushall_with_jobs_queued_loses_nothing(settings, smtp_server):
     port, handler = smtp_server
     ids = _burst(20)
-    for nid in ids:
-        enqueue_notification(nid)
+    _enqueue(ids)
     Redis.from_url(settings.redis_url).flushall()
     worker = _worker(settings, port)
     try:
@@ -159,7 +165,7 @@ def test_sigterm_lets_the_worker_finish_the_job_in_hand(settings, smtp_server):
     port, handler = smtp_server
     handler.delay = 1.5  # the SMTP server is slow: SIGTERM lands mid-delivery
     (nid,) = _burst(1)
-    enqueue_notification(nid)
+    _enqueue([nid])
     worker = _worker(settings, port)
     try:
         _wait(lambda: Notification.get_by_id(nid).status == "sending", 30, "the job to start")
@@ -175,14 +181,14 @@ def test_sigterm_lets_the_worker_finish_the_job_in_hand(settings, smtp_server):
 def test_fork_per_job_worker_delivers_on_its_own_connections(settings, smtp_server):
     port, handler = smtp_server
     ids = _burst(10)
-    for nid in ids:
-        enqueue_notification(nid)
+    _enqueue(ids)
     env = _worker_env(settings, port)
     proc = subprocess.run([sys.executable, "-m", "engine.worker.worker", "--burst", "--fork"],
                           env=env, capture_output=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert _delivered(ids) == 10
     assert len(handler.received) == 10
+    assert Redis.from_url(settings.redis_url).keys("herald:lanes:*") == []
 
 
 def test_reconciler_re_enqueues_a_job_that_left_the_queue_but_never_started(settings):
@@ -196,7 +202,7 @@ def test_reconciler_re_enqueues_a_job_that_left_the_queue_but_never_started(sett
     (nid,) = _burst(1)
     Notification.update(updated_at=utcnow() - dt.timedelta(minutes=5)).where(
         Notification.id == nid).execute()  # queued for longer than the grace period
-    enqueue_notification(nid)
+    _enqueue([nid])
     redis = Redis.from_url(settings.redis_url)
     redis.lrem(queue().key, 0, nid)  # taken off the list by a worker that then died
     assert queue().get_job_position(nid) is None

@@ -87,7 +87,7 @@ def test_the_worker_serves_the_callbacks_queue_after_deliveries(called_back, rec
     from engine.store.queueing import enqueue_notification
 
     n = factories.notification(called_back, factories.email_payload())
-    enqueue_notification(str(n.id))
+    enqueue_notification(str(n.id), workspace=n.workspace_id)
     if threaded:
         callback_jobs.start()
     try:

@@ -54,9 +54,9 @@ def test_workers_serve_the_priority_queue_first(settings, monkeypatch):
     bulk = [factories.notification(ws, factories.email_payload(
         emailType="Marketing", subject=f"news {i}")) for i in range(3)]
     for n in bulk:
-        enqueue_notification(str(n.id), bulk=True)
+        enqueue_notification(str(n.id), bulk=True, workspace=ws.id)
     reset = factories.notification(ws, factories.email_payload(subject="reset"))
-    enqueue_notification(str(reset.id))  # enqueued last, delivered first
+    enqueue_notification(str(reset.id), workspace=ws.id)  # enqueued last, delivered first
     HeraldWorker(list(QUEUE_NAMES), connection=runtime.redis()).work(burst=True)
     subjects = [m.subject for m in InboxMessage.select().order_by(InboxMessage.created_at,
                                                                    InboxMessage.id)]

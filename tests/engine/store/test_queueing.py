@@ -1,4 +1,5 @@
-"""The enqueue writes exactly what RQ's own Queue.enqueue writes, and RQ runs what it wrote."""
+"""The enqueue writes exactly what RQ's own Queue.enqueue writes, and RQ runs what it wrote;
+given a workspace, it also puts the job in that workspace's lane."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from rq import SimpleWorker
 from rq.job import Job, JobStatus
 
 from engine import runtime
+from engine.store import lanes
 from engine.store.queueing import (
     FAILURE_TTL,
     JOB_FUNCTION,
@@ -78,3 +80,38 @@ def test_a_reconfigured_process_enqueues_on_its_new_client(settings):
     job_id = str(uuid.uuid4())
     enqueue_notification(job_id)
     assert queue().get_job_ids() == [job_id]
+
+
+def test_a_job_given_its_workspace_is_the_same_job_and_joins_its_lane(settings):
+    redis = runtime.redis()
+    workspace = uuid.uuid4()
+    job_id = str(uuid.uuid4())
+    enqueue_notification(job_id)
+    untracked = _state(redis, job_id)
+    redis.flushdb()
+    enqueue_notification(job_id, workspace=workspace)
+    tracked = _state(redis, job_id)
+    assert tracked["list"] == untracked["list"] == [job_id.encode()]
+    assert tracked["queues"] == untracked["queues"]
+    assert tracked["job"].keys() == untracked["job"].keys()
+    assert {n for n in tracked["job"] if tracked["job"][n] != untracked["job"][n]} <= set(
+        TIMESTAMPS)
+    ring, owners, lane = lanes.keys(QUEUE_NAME, str(workspace))
+    assert redis.lrange(ring, 0, -1) == [str(workspace).encode()]
+    assert redis.hgetall(owners) == {job_id.encode(): str(workspace).encode()}
+    assert redis.lrange(lane, 0, -1) == [job_id.encode()]
+
+
+def test_a_recorded_enqueue_joins_its_lane_in_the_same_call(settings):
+    redis = runtime.redis()
+    workspace = str(uuid.uuid4())
+    job_id = str(uuid.uuid4())
+    enqueue_notification(job_id, record=("herald:idem:test", "done", 60),
+                         workspace=workspace.upper())  # workspace ids are kept lowercase
+    assert redis.get("herald:idem:test") == b"done"
+    assert 0 < redis.ttl("herald:idem:test") <= 60
+    assert queue().get_job_ids() == [job_id]
+    assert Job.fetch(job_id, connection=redis).args == (job_id,)
+    _, owners, lane = lanes.keys(QUEUE_NAME, workspace)
+    assert redis.hget(owners, job_id) == workspace.encode()
+    assert redis.lrange(lane, 0, -1) == [job_id.encode()]

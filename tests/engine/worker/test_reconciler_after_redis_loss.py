@@ -20,6 +20,10 @@ def _queued(count: int) -> list[str]:
     return [str(factories.notification(ws, factories.email_payload()).id) for _ in range(count)]
 
 
+def _enqueue(nid: str) -> None:
+    enqueue_notification(nid, workspace=Notification.get_by_id(nid).workspace_id)
+
+
 def _in_queue() -> list[str]:
     return queue().get_job_ids()
 
@@ -39,7 +43,7 @@ def test_the_watch_tells_an_emptied_redis_from_one_that_kept_its_jobs(settings):
 def test_every_recent_queued_row_whose_job_is_gone_is_enqueued_once(settings):
     ids = _queued(7)
     for nid in ids[:2]:
-        enqueue_notification(nid)  # these jobs survived
+        _enqueue(nid)  # these jobs survived
     Notification.update(status="delivered").where(Notification.id == ids[2]).execute()
     assert reconcile()["lost"] == 0, "younger than HERALD_RECONCILE_AFTER_SECONDS"
     counts = reconcile_lost_now(batch=2)  # pages of two: every page is read
@@ -54,7 +58,7 @@ def test_the_reconciler_acts_at_once_when_redis_is_emptied(settings):
     thread = threading.Thread(target=run_periodically, args=(stop, 3600.0), daemon=True)
     ids = _queued(3)
     for nid in ids:
-        enqueue_notification(nid)
+        _enqueue(nid)
     thread.start()
     try:
         wait_for(lambda: runtime.redis().exists(redis_watch.MARKER_KEY), 10, "the first look")

@@ -59,7 +59,7 @@ def test_each_delivery_is_claimed_and_delivered_on_the_delivery_thread(claims):
     ids = [str(factories.notification(ws, factories.email_payload(subject=f"n{i}")).id)
            for i in range(3)]
     for nid in ids:
-        enqueue_notification(nid)
+        enqueue_notification(nid, workspace=ws.id)
     _work()
     handoff.close()
     assert len(claims) == 3 and all(name.startswith("herald-delivery") for name in claims)
@@ -72,7 +72,7 @@ def test_each_delivery_is_claimed_and_delivered_on_the_delivery_thread(claims):
 def test_a_job_claimed_twice_sends_once(claims):
     ws = factories.workspace()
     nid = str(factories.notification(ws, factories.email_payload()).id)
-    enqueue_notification(nid)
+    enqueue_notification(nid, workspace=ws.id)
     queue().enqueue("engine.delivery.jobs.deliver_notification", nid)  # a duplicate job for one id
     _work()
     handoff.close()
@@ -92,7 +92,7 @@ def test_a_delivery_job_whose_argument_is_no_id_claims_in_the_job(claims):
     ws = factories.workspace()
     nid = str(factories.notification(ws, factories.email_payload()).id)
     queue().enqueue("engine.delivery.jobs.deliver_notification", 42)  # nothing handed over for it
-    enqueue_notification(nid)
+    enqueue_notification(nid, workspace=ws.id)
     _work()  # the bad job claims in the job (and fails there on PostgreSQL); the next runs
     handoff.close()
     assert Notification.get_by_id(nid).status == "delivered"
@@ -112,8 +112,8 @@ def test_an_error_in_a_handed_over_delivery_is_logged_and_leaves_the_row(claims,
         return real(notification_id, *limits, **channel)
 
     monkeypatch.setattr(notification_store, "claim", claim)
-    enqueue_notification(broken)
-    enqueue_notification(fine)
+    enqueue_notification(broken, workspace=ws.id)
+    enqueue_notification(fine, workspace=ws.id)
     with caplog.at_level(logging.ERROR, logger="herald.delivery"):
         _work()
         handoff.close()
