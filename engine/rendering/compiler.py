@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 
 from .errors import TemplateSyntaxError
+from .metadata import remember
 from .nodes import Block, Comment, Content, Mustache
 from .scanner import DEFAULT_DEADLINE_SECONDS, parse
 from .version import VERSION_KEY
@@ -23,8 +24,11 @@ def check_template(text: str) -> None:
 
 
 def compile_template(text: str, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS) -> list:
-    """Compile one part into its program (JSON-compatible nested lists)."""
-    return _program(control(parse(text, deadline_seconds)))
+    """Compile one part into its program (JSON-compatible nested lists); its references are
+    kept from the same parse (metadata.remember), before whitespace control rewrites it."""
+    ast = parse(text, deadline_seconds)
+    remember(text, ast)
+    return _program(control(ast))
 
 
 def compile_parts(parts: Mapping[str, str],

@@ -4,6 +4,7 @@ engine/rendering/scanner.py."""
 
 from __future__ import annotations
 
+from .cache import LRU
 from .errors import TemplateSyntaxError
 from .helpers import BLOCK_HELPERS, DATA_NAMES, INLINE_HELPERS
 from .nodes import JS_WHITESPACE
@@ -21,6 +22,12 @@ _ID_EXCLUDED = frozenset("!\"#%&'()*+,./;<=>@[\\]^`{|}~") | WS
 _ID_LOOKAHEAD = frozenset("=~}/.)|") | WS
 _LITERAL_LOOKAHEAD = frozenset("~})") | WS
 _SPECIAL_SEGMENTS = ("..", ".", "this")
+# Expressions read before, by their text: a template repeats a few expressions many times,
+# and an editor's keystroke parses its whole text again (docs/performance.md). Only an
+# expression with no quote up to its first '}' is kept: its reading cannot depend on any
+# character past that '}' and the next three, which are part of the key.
+_READ = LRU(maxsize=4096, max_weight=1_000_000)
+_QUOTES = ("\"", "'")
 
 
 class ExpressionScanner:
@@ -33,8 +40,23 @@ class ExpressionScanner:
         raise NotImplementedError
 
     def _expression(self, start: int, p: int, closer: str, block: bool = False):
+        text = self.text
+        brace = text.find("}", p)
+        key = None
+        if brace >= 0:
+            segment = text[p:brace]
+            if _QUOTES[0] not in segment and _QUOTES[1] not in segment:
+                key = (segment, text[brace:brace + 4], closer, block)
+                read = _READ.get(key)
+                if read is not None:
+                    expr, length, strip_close = read  # type: ignore[misc]
+                    return expr, p + length, strip_close
         head, end, strip_close, params = self._tokens(start, p, closer, 0)
-        return self._classify(start, head, params, block), end, strip_close
+        expr = self._classify(start, head, params, block)
+        if key is not None:
+            # Shared by every tree that holds it: nothing downstream changes an expression.
+            _READ.put(key, (expr, end - p, strip_close), weight=len(key[0]))
+        return expr, end, strip_close
 
     def _classify(self, start: int, head: list, params: list, block: bool,
                   subexpr: bool = False) -> list:
