@@ -89,6 +89,12 @@ def redis() -> Redis:
     return _redis
 
 
+def redis_if_made() -> Redis | None:
+    """The shared client if this process has made it, else None (never makes one: a process
+    that was not configured, such as a bare RQ worker, has none)."""
+    return _redis
+
+
 def redis_bound(name: str, build: Callable[[Redis], T]) -> T:
     """``build(redis())`` made once per client: made again after a fork or a reconfigure,
     never used with a client it was not made for."""

@@ -135,7 +135,7 @@ def take(connection: Redis, queue_keys: Sequence[str],
     script_keys, prefixes = _layout(queue_keys)
     back_at = 0 if back is None else queue_keys.index(back[0]) + 1
     args = [back_at, back[1] if back is not None else "", STALE_LIMIT, *prefixes]
-    if connection is runtime.redis():
+    if connection is runtime.redis_if_made():
         # The worker's case, once a job: straight down this thread's connection, in less
         # CPU than RQ's own LPOP through the client (engine/store/redis_scripts.py).
         direct = runtime.redis_bound("lanes", lambda redis: DirectScript(redis, _TAKE))

@@ -4,6 +4,8 @@ through the lanes' take."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import uuid
 
@@ -112,3 +114,21 @@ def test_the_worker_delivers_each_workspace_in_turn(claimed, names):
 def test_the_forking_worker_takes_lanes_too():
     assert issubclass(ForkingHeraldWorker.queue_class, _LaneQueue)
     assert issubclass(HeraldWorker.queue_class, _LaneQueue)
+
+
+def test_a_worker_of_a_process_herald_did_not_configure_takes_rqs_jobs(settings, tmp_path):
+    # The bench's floor runs HeraldWorker on plain RQ jobs in a bare process: the take must
+    # not ask engine.runtime for a client it never made (it raised, and no job ran).
+    from rq import Queue
+
+    queue = Queue("bare", connection=Redis.from_url(settings.redis_url))
+    for n in range(3):
+        queue.enqueue("bench.floor_jobs.noop", "x", job_id=f"bare-{n}", result_ttl=0)
+    script = ("import sys; from redis import Redis; "
+              "from engine.worker.worker_class import HeraldWorker; "
+              "HeraldWorker(['bare'], connection=Redis.from_url(sys.argv[1]))"
+              ".work(burst=True)")
+    done = subprocess.run([sys.executable, "-c", script, settings.redis_url],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert queue.count == 0
