@@ -270,7 +270,71 @@ def keystrokes(seconds: float = 15.0) -> None:
                 typist.join()
 
 
+def _worker_cpu(args: list[str], env: dict[str, str]) -> float:
+    """CPU seconds (user + system) of one worker process run to its end."""
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(args)} failed")
+    return usage.ru_utime + usage.ru_stime
+
+
+def deliveries(jobs: int = 1000, record: bool = False) -> None:
+    """CPU per email job of one burst `herald worker` (less an empty run) against RQ no-op
+    jobs on the same worker class (bench.floor_worker); ``record``: a py-spy profile of an
+    email run (bench/profile-worker.txt)."""
+    import uuid
+
+    from redis import Redis
+    from rq import Queue
+
+    from bench import delivery
+    from bench.common import free_port
+    from tests import factories
+    from tests.support.smtp_server import start_smtp
+
+    smtp, _ = start_smtp(free_port())
+    database_url = bench_database_url()
+    try:
+        with redis_server() as redis:
+            env = bench_env(database_url, redis.url,
+                            HERALD_EMAIL_PROVIDER=f"smtp://127.0.0.1:{smtp.port}?tls=none")
+            herald(env, "db", "upgrade")
+            subject = [sys.executable, "-m", "engine.worker.worker", "--burst"]
+            floor = [sys.executable, "-m", "bench.floor_worker"]
+            rows = []
+            for number in range(3):
+                idle = _worker_cpu(subject, env)
+                delivery._prepare(env, [factories.email_payload(subject=f"R {number}.{i}")
+                                        for i in range(jobs)])
+                if record and number == 2:
+                    spy = _py_spy()
+                    subprocess.run([spy, "record", "-r", "997", "--nonblocking", "--gil",
+                                    "-f", "raw", "-o", str(HERE / "profile-worker.txt"), "--",
+                                    *subject], env=env, check=True,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    continue
+                busy = _worker_cpu(subject, env)
+                floor_idle = _worker_cpu(floor, env)
+                queue = Queue("bench-floor", connection=Redis.from_url(redis.url))
+                with queue.connection.pipeline() as pipe:
+                    for _ in range(jobs):
+                        queue.enqueue("bench.floor_jobs.noop", "x", job_id=uuid.uuid4().hex,
+                                      pipeline=pipe, result_ttl=0)
+                    pipe.execute()
+                floor_busy = _worker_cpu(floor, env)
+                rows.append((1e6 * (busy - idle) / jobs, 1e6 * (floor_busy - floor_idle) / jobs))
+            for email, noop in rows:
+                print(f"µs of worker CPU per job: email {email:.0f}, RQ no-op {noop:.0f}, "
+                      f"ratio {noop / email:.3f}")
+    finally:
+        smtp.stop()
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "worker":
+        deliveries(record="--record" in argv)
+        return 0
     if argv and argv[0] == "edit":
         keystrokes()
         return 0

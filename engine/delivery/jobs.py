@@ -28,7 +28,7 @@ from engine.observability import context, deliveries
 from engine.plugins.channel_contract import Channel, Plan
 from engine.plugins.contracts import DeliveryError, PermanentError
 from engine.plugins.manager import default_registry
-from engine.store import notification_facts, notification_store
+from engine.store import generations, notification_facts, notification_store
 from engine.store.db import database
 from engine.store.models import Notification
 from engine.store.vocabulary import NotificationStatus, Outcome
@@ -69,7 +69,8 @@ def _deliver(notification_id: str) -> str:
         return "skipped"
     token = current_notification.set((str(notification.workspace_id), notification_id))
     try:
-        with context.bound(notification.correlation_id, notification_id):
+        with context.bound(notification.correlation_id, notification_id), \
+                generations.read_once():
             channel = default_registry().channel(notification.channel)
             return _deliver_messages(channel, notification)
     except INFRASTRUCTURE:

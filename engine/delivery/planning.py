@@ -13,7 +13,7 @@ from engine.delivery.return_path import envelope_sender
 from engine.delivery.tracking import apply_tracking, unsubscribe_url
 from engine.plugins.channel_contract import Channel, Plan, PlannedDelivery
 from engine.senders.identity import sender_additions
-from engine.store import notification_store
+from engine.store import generations, notification_store
 from engine.store.models import DeliveryAttempt, Notification
 from engine.store.vocabulary import Outcome, stops
 
@@ -64,7 +64,13 @@ def _payload(notification: Notification) -> dict[str, Any]:
     provider: the DKIM key, the envelope sender at the return-path host, the postal footer
     of a single sender's Marketing mail (docs/senders.md)."""
     payload = notification.payload
-    if notification.channel != "email" or uses_own_provider(notification.workspace_id):
+    if notification.channel != "email":
+        return payload
+    # Both scopes in one read, for the whole delivery (generations.read_once): the own
+    # provider is asked here and again when the provider is chosen, the sender below.
+    generations.refresh([generations.workspace_scope(notification.workspace_id),
+                         generations.account_scope(notification.account_id)])
+    if uses_own_provider(notification.workspace_id):
         return payload
     added = sender_additions(notification.account_id, payload)
     host = added.pop("returnPathHost", None) or runtime.settings().return_path_domain

@@ -26,6 +26,7 @@ from redis.exceptions import RedisError
 
 from engine import runtime
 from engine.store.db import database
+from engine.store.redis_scripts import DirectScript
 
 log = logging.getLogger(__name__)
 
@@ -248,10 +249,32 @@ def gate_answer(reply: Sequence[Any], names: Sequence[str]) -> Any:
     return reply[1]
 
 
+_read_now: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "herald_generations_read_now", default=None)
+
+
+@contextlib.contextmanager
+def read_once() -> Iterator[None]:
+    """Inside, ``refresh`` reads each scope from Redis once: one delivery's answers are
+    checked at its start, not again by each part that asks (an email's own provider was
+    read twice and its sender once: three round trips where one does)."""
+    token = _read_now.set(set())
+    try:
+        yield
+    finally:
+        _read_now.reset(token)
+
+
 def refresh(scopes: Sequence[str]) -> None:
     """Read ``scopes`` now (one round trip), for a process that makes no admission call:
-    the worker, before it uses what it caches per workspace."""
-    names = list(scopes)
-    reply = runtime.redis_bound("generations_read", lambda r: r.register_script(
-        gated("return 0")))(keys=names, args=["" for _ in names] + [_seed(), str(len(names))])
+    the worker, before it uses what it caches per workspace (inside ``read_once``, only the
+    scopes not read yet)."""
+    done = _read_now.get()
+    names = [name for name in scopes if done is None or name not in done]
+    if not names:
+        return
+    reply = runtime.redis_bound("generations_read", lambda r: DirectScript(
+        r, gated("return 0")))(keys=names, args=["" for _ in names] + [_seed(), str(len(names))])
     gate_answer(reply, names)
+    if done is not None:
+        done.update(names)

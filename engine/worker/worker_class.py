@@ -39,6 +39,7 @@ from rq.exceptions import DequeueTimeout, StopRequested
 from rq.job import Job
 from rq.worker import WorkerStatus
 
+from engine.delivery.handing import installed as handing_installed
 from engine.delivery.jobs import hand_over
 from engine.store import lanes, redis_outages
 from engine.store.queueing import JOB_FUNCTION
@@ -106,12 +107,18 @@ class _HandingQueue(_LaneQueue):
         return result
 
 
-def _hand_over(job: Job) -> None:
+def _notification_of(job: Job) -> str | None:
+    """The notification a delivery job delivers; None for any other job."""
     try:
         notification_id = job.args[0] if job.func_name == JOB_FUNCTION else None
     except Exception:  # a job that does not load fails in RQ's own hands, as before
-        return
-    if isinstance(notification_id, str):
+        return None
+    return notification_id if isinstance(notification_id, str) else None
+
+
+def _hand_over(job: Job) -> None:
+    notification_id = _notification_of(job)
+    if notification_id is not None:
         hand_over(notification_id)
 
 
@@ -122,6 +129,7 @@ class _Unattended:
     _losses_seen = 0
     _gone = 0  # the pid of the last scheduler process seen ended
     _burst = False  # a burst runs the scheduler once, inline: no process to watch
+    _settling = False  # a delivery job handed over is being settled (HeraldWorker)
 
     @property
     def dequeue_timeout(self) -> int:
@@ -246,7 +254,7 @@ class _Unattended:
         an outage the error would surface in the middle of the job the handler interrupted)
         and wait for the scheduler to stop. The loop stops after the job, and teardown
         stops the scheduler."""
-        if self.get_state() != WorkerStatus.BUSY:
+        if self.get_state() != WorkerStatus.BUSY and not self._settling:
             raise StopRequested()
         self._stop_requested = True
 
@@ -266,6 +274,33 @@ class HeraldWorker(_Unattended, SimpleWorker):
     the next one (engine/worker/handoff.py)."""
 
     queue_class = _HandingQueue
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        """A delivery job whose notification the delivery thread took is settled here,
+        without RQ's execution: RQ's records of it (the started registry, its execution,
+        its status, its result) would say only that it handed its notification over, which
+        the database records better, and writing them was a third of the worker's CPU per
+        email (docs/performance.md). Anything else, and a delivery the thread did not take,
+        runs as RQ runs it."""
+        notification_id = _notification_of(job)
+        if notification_id is None or handing_installed() is None:
+            return super().execute_job(job, queue)
+        self._settling = True  # a SIGTERM now stops the loop after this job, not inside it
+        try:
+            # As the job itself asks: waits for the delivery before it, as RQ's run did.
+            taken = handoff.taken(notification_id)
+        finally:
+            self._settling = False
+        if not taken:
+            return super().execute_job(job, queue)  # delivers inside the job, as before
+        try:
+            # RQ keeps nothing of a job done (its result_ttl is 0): its hash goes at once.
+            self.connection.delete(job.key)
+        except RedisError as error:
+            if not redis_outages.waiting_stopped():
+                log.warning("job %s handed over; RQ's record of it was not deleted (%s)",
+                            job.id, " ".join(str(error).split()) or type(error).__name__)
+        return None
 
 
 class ForkingHeraldWorker(_Unattended, Worker):
