@@ -20,11 +20,12 @@ from engine.observability.outages import dependency_of, incidents
 from engine.plugins.manager import default_registry
 from engine.sending import idempotency, limits
 from engine.sending.admission import admit
+from engine.sending.group_commit import GroupCommit
 from engine.sending.idempotency import ACCEPTED_MESSAGE, IdempotencyKey, Replayed
 from engine.sending.payload import payload, render_parts, rendering_failed
 from engine.sending.resolution import Resolved
 from engine.store import notification_store
-from engine.store.queueing import enqueue_notification, is_bulk
+from engine.store.queueing import enqueue_notification, enqueue_notifications, is_bulk
 from engine.store.vocabulary import NotificationStatus
 
 log = logging.getLogger("herald.api")
@@ -88,31 +89,31 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
     channel = resolved.template.channel
     notification_id = notification_id or uuid.uuid4()
 
-    def insert() -> None:
-        notification_store.insert(
-            id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
-            template=resolved.template.id, version_number=resolved.version.number,
-            channel=channel, is_test=is_test, correlation_id=correlation_id,
-            delivery_id=str(uuid.uuid4()), payload=built,
-            idempotency_key=keyed.key if keyed else None,
-            idempotency_digest=keyed.digest if keyed else None)
-
-    if keyed is not None:
-        idempotency.insert_once(insert, keyed, workspace_id)
+    row = notification_store.row(
+        id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
+        template=resolved.template.id, version_number=resolved.version.number,
+        channel=channel, is_test=is_test, correlation_id=correlation_id,
+        delivery_id=str(uuid.uuid4()), payload=built,
+        idempotency_key=keyed.key if keyed else None,
+        idempotency_digest=keyed.digest if keyed else None)
+    queued_bulk = not is_test and (bulk or is_bulk(channel, built))
+    if keyed is None:
+        # With the sends beside it: one INSERT, one commit, one enqueue round trip.
+        _group().submit(row, (str(notification_id), queued_bulk, workspace_id))
     else:
-        insert()
-    # Committed: from here the send is accepted; if Redis is down the reconciler enqueues it.
-    try:
-        enqueue_notification(str(notification_id), record=(
-            keyed.record(workspace_id), keyed.done(correlation_id),
-            idempotency.KEEP_SECONDS) if keyed is not None else None,
-            bulk=not is_test and (bulk or is_bulk(channel, built)), workspace=workspace_id)
-    except Exception as err:
-        if (part := dependency_of(err)) is not None:
-            incidents.failed(part, err)  # one line per incident; the reconciler enqueues it
-        else:
-            log.warning("notification %s accepted; its job was not enqueued (%s): the "
-                        "reconciler enqueues it", notification_id, type(err).__name__)
+        idempotency.insert_once(lambda: notification_store.insert_rows([row]), keyed,
+                                workspace_id)
+        # Committed: from here the send is accepted; Redis gone, the reconciler enqueues it.
+        try:
+            enqueue_notification(str(notification_id), record=(
+                keyed.record(workspace_id), keyed.done(correlation_id),
+                idempotency.KEEP_SECONDS), bulk=queued_bulk, workspace=workspace_id)
+        except Exception as err:
+            if (part := dependency_of(err)) is not None:
+                incidents.failed(part, err)  # one line per incident
+            else:
+                log.warning("notification %s accepted; its job was not enqueued (%s): the "
+                            "reconciler enqueues it", notification_id, type(err).__name__)
     if not is_test:
         metrics.accepted(resolved.channel.name)
         log.info("notification accepted", extra={
@@ -120,6 +121,17 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
             "workspaceId": workspace_id})
         _accepted(str(notification_id), resolved.channel.name, workspace_id)
     return notification_id
+
+
+_groups: GroupCommit | None = None
+
+
+def _group() -> GroupCommit:
+    """This process's group commit (one for all its threads, made on first use)."""
+    global _groups
+    if _groups is None:
+        _groups = GroupCommit(notification_store.insert_rows, enqueue_notifications)
+    return _groups
 
 
 def _accepted(notification_id: str, channel: str, workspace_id: str) -> None:

@@ -140,9 +140,26 @@ def insert(**values: Any) -> None:
 
     ``values`` are model field names; the others take their defaults.
     """
+    insert_rows([row(**values)])
+
+
+def row(**values: Any) -> tuple:
+    """One notification's row as ``insert_rows`` takes it (``values`` as for ``insert``)."""
+    return tuple(f.db_value(_value(values, f)) for f in NOTIFICATION_FIELDS)
+
+
+def insert_rows(rows: list[tuple]) -> None:
+    """Insert rows made by ``row`` in one statement, committed together when this returns:
+    all of them or none (engine/sending/group_commit.py)."""
     db = database.obj
-    params = tuple(f.db_value(_value(values, f)) for f in NOTIFICATION_FIELDS)
-    prepared.execute(db, "herald_insert", _statements(db)["insert"], params)
+    sql = _statements(db)["insert"]
+    if len(rows) == 1:
+        prepared.execute(db, "herald_insert", sql, rows[0])
+        return
+    head, _, one = sql.partition(" VALUES ")
+    prepared.execute(db, f"herald_insert_{len(rows)}",
+                     f"{head} VALUES {', '.join([one] * len(rows))}",
+                     tuple(value for r in rows for value in r))
 
 
 def claim(notification_id: str, stale_after: float, webhook_max_attempts: int,

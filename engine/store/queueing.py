@@ -84,6 +84,12 @@ class _Enqueuer:
 
     def enqueue(self, job_id: str, record: tuple[str, str, int] | None = None,
                 bulk: bool = False, workspace: str | None = None) -> None:
+        keys, args = self.call(job_id, record, bulk, workspace)
+        (self.script if record is None else self.recording)(keys=keys, args=args)
+
+    def call(self, job_id: str, record: tuple[str, str, int] | None = None,
+             bulk: bool = False, workspace: str | None = None) -> tuple[list[str], list[Any]]:
+        """The enqueue script's keys and arguments for one job."""
         queue = self.bulk if bulk else self.queue
         fields = dict(self.fields)
         fields["origin"] = queue.name
@@ -101,11 +107,19 @@ class _Enqueuer:
             keys.append(record[0])
         if workspace:
             keys += lanes.keys(queue.name, workspace)
-        (self.script if record is None else self.recording)(keys=keys, args=args)
+        return keys, args
 
 
 def _enqueuer() -> _Enqueuer:
     return runtime.redis_bound("queueing", _Enqueuer.build)
+
+
+def enqueue_notifications(jobs: list[tuple[str, bool, uuid.UUID | str | None]]) -> None:
+    """``enqueue_notification`` for each (id, bulk, workspace), all in one round trip."""
+    enqueuer = _enqueuer()
+    enqueuer.script.call_each([
+        enqueuer.call(job_id, None, bulk, str(workspace).lower() if workspace else None)
+        for job_id, bulk, workspace in jobs])
 
 
 def queue(name: str = QUEUE_NAME) -> Queue:

@@ -45,6 +45,21 @@ class DirectScript:
             return self._script(keys=keys, args=args)
 
 
+    def call_each(self, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> list[Any]:
+        """The script once per (keys, args), every call in one round trip."""
+        connection = thread_connection(self._pool)
+        try:
+            connection.send_packed_command(
+                [hiredis.pack_command(("EVALSHA", self._script.sha, len(keys), *keys, *args))
+                 for keys, args in calls], check_health=False)
+            return [connection.read_response() for _ in calls]
+        except (RedisError, OSError):
+            # Answers may be left unread: the connection goes; redis-py's path, call by call.
+            _local.connections.pop(self._pool, None)
+            connection.disconnect()
+            return [self._script(keys=keys, args=args) for keys, args in calls]
+
+
 _local = threading.local()
 
 

@@ -1,0 +1,113 @@
+"""Group commit (engine/sending/group_commit.py): sends that arrive while a group is being
+committed share the next INSERT and enqueue; a refused row fails its own send only."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+from peewee import IntegrityError
+
+from engine.sending.group_commit import GroupCommit
+from engine.store import notification_store
+from engine.store.db import database
+from engine.store.models import Notification
+from engine.store.queueing import QUEUE_NAME, enqueue_notifications, queue
+from tests import factories
+from tests.support.processes import wait_for
+
+
+def _row(ws, nid: uuid.UUID | None = None) -> tuple[uuid.UUID, tuple]:
+    nid = nid or uuid.uuid4()
+    return nid, notification_store.row(
+        id=nid, account=ws.account_id, workspace=ws.id, template=None, version_number=1,
+        channel="email", correlation_id="c", delivery_id=str(uuid.uuid4()),
+        payload=factories.email_payload())
+
+
+class _Held:
+    """The real insert, the first group of which waits until the test lets it go: the sends
+    started meanwhile then wait behind it, as concurrent requests do behind a commit."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.sizes: list[int] = []
+
+    def __call__(self, rows: list[tuple]) -> None:
+        self.sizes.append(len(rows))
+        if len(self.sizes) == 1:
+            assert self.release.wait(30)
+        notification_store.insert_rows(rows)
+
+
+def _submit(group: GroupCommit, nid: uuid.UUID, row: tuple, ws, errors: dict) -> None:
+    database.connect(reuse_if_open=True)  # a request thread's own connection
+    try:
+        group.submit(row, (str(nid), False, str(ws.id)))
+    except Exception as err:
+        errors[nid] = err
+    finally:
+        database.close()
+
+
+def _run(group: GroupCommit, held: _Held, ws, rows: list[tuple[uuid.UUID, tuple]]) -> dict:
+    errors: dict = {}
+    first = threading.Thread(target=_submit, args=(group, *rows[0], ws, errors))
+    first.start()
+    wait_for(lambda: held.sizes, 10, "the first group's insert")
+    others = [threading.Thread(target=_submit, args=(group, *r, ws, errors)) for r in rows[1:]]
+    for thread in others:
+        thread.start()
+    wait_for(lambda: len(group._waiting) == len(others), 10, "the sends behind it to wait")
+    held.release.set()
+    for thread in (first, *others):
+        thread.join(30)
+    return errors
+
+
+def test_sends_arriving_during_a_commit_share_the_next_insert_and_enqueue(settings):
+    ws = factories.workspace()
+    held = _Held()
+    group = GroupCommit(held, enqueue_notifications)
+    rows = [_row(ws) for _ in range(5)]
+    assert _run(group, held, ws, rows) == {}
+    assert held.sizes == [1, 4]  # the four that waited went in one statement
+    ids = {str(nid) for nid, _ in rows}
+    assert {str(n.id) for n in Notification.select()} == ids
+    assert set(queue(QUEUE_NAME).get_job_ids()) == ids  # and their jobs in one round trip
+
+
+def test_a_row_the_database_refuses_fails_its_own_send_only(settings):
+    ws = factories.workspace()
+    taken, row = _row(ws)
+    notification_store.insert_rows([row])  # its id is taken: inserting it again is refused
+    held = _Held()
+    group = GroupCommit(held, enqueue_notifications)
+    good = [_row(ws) for _ in range(3)]
+    rows = [good[0], good[1], _row(ws, taken), good[2]]
+    errors = _run(group, held, ws, rows)
+    assert list(errors) == [taken] and isinstance(errors[taken], IntegrityError)
+    assert held.sizes == [1, 3, 1, 1, 1]  # the group of three, then each of its rows alone
+    ids = {str(nid) for nid, _ in good}
+    assert {str(n.id) for n in Notification.select()} == ids | {str(taken)}
+    assert set(queue(QUEUE_NAME).get_job_ids()) == ids  # the refused send enqueued nothing
+
+
+def test_a_send_alone_commits_and_enqueues_as_before(settings):
+    ws = factories.workspace()
+    group = GroupCommit(notification_store.insert_rows, enqueue_notifications)
+    nid, row = _row(ws)
+    group.submit(row, (str(nid), False, str(ws.id)))
+    assert Notification.get_by_id(nid).status == "queued"
+    assert queue(QUEUE_NAME).get_job_ids() == [str(nid)]
+
+
+@pytest.mark.parametrize("size", [2, 7])
+def test_the_insert_of_several_rows_commits_them_together(settings, size):
+    ws = factories.workspace()
+    rows = [_row(ws) for _ in range(size)]
+    notification_store.insert_rows([r for _, r in rows])
+    database.close()  # read back on a new connection: committed, not only sent
+    database.connect()
+    assert Notification.select().count() == size
