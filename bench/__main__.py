@@ -11,12 +11,14 @@ import time
 from pathlib import Path
 
 # name -> (kind, target): "ratio" targets compare value/floor, "max"/"min" the value itself.
+# Issue 43 raised send to 0.6, preview to 0.45, the worker's figures to 0.85 and 0.8, and
+# asked a keystroke's preview under 3x the API preview's latency (a ratio of 1/3).
 TARGETS = {
-    "send": ("ratio", 0.5),
+    "send": ("ratio", 0.6),
     "send_idempotent": ("ratio", 0.85),
-    "preview": ("ratio", 0.3),
-    "email_delivery": ("ratio", 0.7),
-    "webhook_delivery": ("ratio", 0.6),
+    "preview": ("ratio", 0.45),
+    "email_delivery": ("ratio", 0.85),
+    "webhook_delivery": ("ratio", 0.8),
     "callback_delivery": ("ratio", 0.5),
     "marketing_fanout": ("min", 1000.0),
     "render_warm": ("max", 2.0),
@@ -24,6 +26,7 @@ TARGETS = {
     "hostile_preview_cpu_ms": ("max", 1000.0),
     "transactional_p99_during_fanout_ms": ("max", 2000.0),
     "web_preview": ("ratio", 0.8),
+    "web_preview_edit": ("ratio", 1 / 3),
     "reports_page_p50": ("max", 300.0),
     "reports_page_filtered_p50": ("max", 300.0),
     "reports_export": ("min", 50000.0),
@@ -40,7 +43,7 @@ def verdict(row: dict) -> str:
         return ""
     if kind == "ratio":
         ok = row["ratio"] is not None and row["ratio"] >= target
-        return f"{'ok' if ok else 'MISS'} (>= {target})"
+        return f"{'ok' if ok else 'MISS'} (>= {target:.3g})"
     ok = row["value"] <= target if kind == "max" else row["value"] >= target
     return f"{'ok' if ok else 'MISS'} ({'<=' if kind == 'max' else '>='} {target:g})"
 
