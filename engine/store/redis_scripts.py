@@ -44,9 +44,10 @@ class DirectScript:
             connection.disconnect()
             return self._script(keys=keys, args=args)
 
-
     def call_each(self, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> list[Any]:
-        """The script once per (keys, args), every call in one round trip."""
+        """The script once per (keys, args), every call in one round trip. Anything
+        unexpected runs each call again through redis-py's own way: for the enqueue, which
+        is the caller, a job enqueued twice is harmless (its claim decides)."""
         connection = thread_connection(self._pool)
         try:
             connection.send_packed_command(
