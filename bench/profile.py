@@ -12,11 +12,13 @@ part's share of the worker's samples, grouped by the module that owns the frame
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from bench.api import TPL, WS, tenant
@@ -33,6 +35,20 @@ from bench.loadgen import run_load
 HERE = Path(__file__).parent
 PATHS = {"send": ("/api/v1/notifications/send", 202),
          "preview": ("/api/v1/notifications/preview", 200)}
+
+
+@contextlib.contextmanager
+def _tenant() -> Iterator[tuple[dict[str, str], str, bytes]]:
+    """What `bench api` sets up: the database, the bench's Redis, its tenant; yields the
+    environment, the API key and the send's body."""
+    database_url = bench_database_url()
+    with redis_server() as redis:
+        env = bench_env(database_url, redis.url)
+        herald(env, "db", "upgrade")
+        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
+            "key"]
+        yield env, key, json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
+            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
 
 
 def _py_spy() -> str:
@@ -133,28 +149,21 @@ def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
 
 def account(seconds: float = 6.0) -> None:
     """CPU per request by part of the machine: the send and its floor, one after the other."""
-    database_url = bench_database_url()
-    with redis_server() as redis:
-        env = bench_env(database_url, redis.url)
-        herald(env, "db", "upgrade")
-        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
-            "key"]
-        body = json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
-            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
-        with server("bench.floor_app:app", env) as (floor_port, floor_pid), \
-                server("cli.app:create_app", env) as (port, pid):
-            floor_pids = {floor_pid, *children_of(floor_pid)}
-            pids = {pid, *children_of(pid)}
-            run_load("127.0.0.1", port, PATHS["send"][0], method="POST", body=body,
-                     headers={"X-Api-Key": key}, expect=202, seconds=2, warmup=0)
-            rows = {}
-            for label, target, owned, path, sent, headers, expect in (
-                    ("floor", floor_port, floor_pids, "/enqueue", b"{}", {}, 202),
-                    ("send", port, pids, PATHS["send"][0], body, {"X-Api-Key": key}, 202),
-                    ("floor ", floor_port, floor_pids, "/enqueue", b"{}", {}, 202),
-                    ("send ", port, pids, PATHS["send"][0], body, {"X-Api-Key": key}, 202)):
-                rows[label] = cpu_per_request(target, owned, path, sent, headers, expect,
-                                              seconds)
+    with _tenant() as (env, key, body), \
+            server("bench.floor_app:app", env) as (floor_port, floor_pid), \
+            server("cli.app:create_app", env) as (port, pid):
+        floor_pids = {floor_pid, *children_of(floor_pid)}
+        pids = {pid, *children_of(pid)}
+        run_load("127.0.0.1", port, PATHS["send"][0], method="POST", body=body,
+                 headers={"X-Api-Key": key}, expect=202, seconds=2, warmup=0)
+        rows = {}
+        for label, target, owned, path, sent, headers, expect in (
+                ("floor", floor_port, floor_pids, "/enqueue", b"{}", {}, 202),
+                ("send", port, pids, PATHS["send"][0], body, {"X-Api-Key": key}, 202),
+                ("floor ", floor_port, floor_pids, "/enqueue", b"{}", {}, 202),
+                ("send ", port, pids, PATHS["send"][0], body, {"X-Api-Key": key}, 202)):
+            rows[label] = cpu_per_request(target, owned, path, sent, headers, expect,
+                                          seconds)
     parts = ["server", "postgresql", "redis", "load generator", "other", "idle"]
     if os.environ.get("BENCH_PROFILE_OTHERS"):
         for label, shares in rows.items():
@@ -178,12 +187,7 @@ def in_process(what: str = "send", count: int = 2000, profile: bool = False) -> 
     import pstats
     import time
 
-    database_url = bench_database_url()
-    with redis_server() as redis:
-        env = bench_env(database_url, redis.url)
-        herald(env, "db", "upgrade")
-        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
-            "key"]
+    with _tenant() as (env, key, body):
         _os.environ.update(env)
         from cli.app import create_app
         from engine.observability.log_format import configure_logging
@@ -195,8 +199,6 @@ def in_process(what: str = "send", count: int = 2000, profile: bool = False) -> 
         finally:
             sys.stderr = stderr
         app = create_app()
-        body = json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
-            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
         environ = {"REQUEST_METHOD": "POST", "PATH_INFO": PATHS[what][0], "SERVER_NAME": "x",
                    "SERVER_PORT": "80", "wsgi.url_scheme": "http", "REMOTE_ADDR": "127.0.0.1",
                    "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
@@ -348,35 +350,27 @@ def main(argv: list[str]) -> int:
     seconds = float(argv[1]) if len(argv) > 1 else 20.0
     path, expect = PATHS[what]
     spy = _py_spy()
-    database_url = bench_database_url()
-    with redis_server() as redis:
-        env = bench_env(database_url, redis.url)
-        herald(env, "db", "upgrade")
-        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
-            "key"]
-        body = json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
-            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
-        with server("cli.app:create_app", env) as (port, pid):
-            run_load("127.0.0.1", port, path, method="POST", body=body,
-                     headers={"X-Api-Key": key}, expect=expect, seconds=3, warmup=0)
-            worker = children_of(pid)[0]
-            load = threading.Thread(target=run_load, args=("127.0.0.1", port, path), kwargs=dict(
-                method="POST", body=body, headers={"X-Api-Key": key}, expect=expect,
-                seconds=seconds + 4, warmup=0))
-            load.start()
-            svg, raw = HERE / f"profile-{what}.svg", HERE / f"profile-{what}.txt"
-            common = [spy, "record", "-p", str(worker), "-r", "997", "-d", str(int(seconds)),
-                      "--nonblocking", "--gil"]
-            subprocess.run([*common, "-o", str(raw), "-f", "raw"], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            load.join()
-            load = threading.Thread(target=run_load, args=("127.0.0.1", port, path), kwargs=dict(
-                method="POST", body=body, headers={"X-Api-Key": key}, expect=expect,
-                seconds=seconds + 4, warmup=0))
-            load.start()
-            subprocess.run([*common, "-o", str(svg)], check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            load.join()
+    with _tenant() as (env, key, body), server("cli.app:create_app", env) as (port, pid):
+        run_load("127.0.0.1", port, path, method="POST", body=body,
+                 headers={"X-Api-Key": key}, expect=expect, seconds=3, warmup=0)
+        worker = children_of(pid)[0]
+        load = threading.Thread(target=run_load, args=("127.0.0.1", port, path), kwargs=dict(
+            method="POST", body=body, headers={"X-Api-Key": key}, expect=expect,
+            seconds=seconds + 4, warmup=0))
+        load.start()
+        svg, raw = HERE / f"profile-{what}.svg", HERE / f"profile-{what}.txt"
+        common = [spy, "record", "-p", str(worker), "-r", "997", "-d", str(int(seconds)),
+                  "--nonblocking", "--gil"]
+        subprocess.run([*common, "-o", str(raw), "-f", "raw"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        load.join()
+        load = threading.Thread(target=run_load, args=("127.0.0.1", port, path), kwargs=dict(
+            method="POST", body=body, headers={"X-Api-Key": key}, expect=expect,
+            seconds=seconds + 4, warmup=0))
+        load.start()
+        subprocess.run([*common, "-o", str(svg)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        load.join()
     for name, share in summarise(raw):
         print(f"{share:6.1f}%  {name}")
     print(f"wrote {svg.name} and {raw.name}")
