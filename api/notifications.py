@@ -16,7 +16,7 @@ from api.previews import preview_json
 from api.schemas import ApiKeyValidationResponse, PreviewResponse, ProblemDetails, SendResponse
 from engine import sending
 from engine.errors import ApiError, FieldErrors
-from engine.formats.json_limits import structure_problem
+from engine.formats import json_limits
 from engine.sending.body_gate import body_worth_parsing
 
 blp = Blueprint("notifications", __name__, url_prefix="/api/v1",
@@ -97,18 +97,16 @@ def read_json() -> Any:
         raw = request.get_data(cache=False)
     if not raw.strip():
         return None
-    if problem := structure_problem(raw):
-        errors = FieldErrors()
-        errors.add("$", "notifications.request_malformed", problem)
-        errors.raise_if_any()
     try:
-        body = json.loads(raw)
+        body = json_limits.loads(raw)
         if _may_hold_surrogate(raw):
             json.dumps(body, ensure_ascii=False).encode()
         return body
+    except json_limits.StructureRefused as refused:  # a ValueError too: caught first
+        message = str(refused)
     except UnicodeEncodeError:  # a ValueError too: caught first
         message = "the body holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
-    except (ValueError, RecursionError):
+    except ValueError:
         message = "the body is not valid JSON"
     errors = FieldErrors()
     errors.add("$", "notifications.request_malformed", message)

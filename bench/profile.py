@@ -147,21 +147,24 @@ def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
     return shares
 
 
-def account(seconds: float = 6.0) -> None:
-    """CPU per request by part of the machine: the send and its floor, one after the other."""
+def account(what: str = "send", seconds: float = 6.0) -> None:
+    """CPU per request by part of the machine: ``what`` (send or preview) and its floor, one
+    after the other."""
     with _tenant() as (env, key, body), \
             server("bench.floor_app:app", env) as (floor_port, floor_pid), \
             server("cli.app:create_app", env) as (port, pid):
         floor_pids = {floor_pid, *children_of(floor_pid)}
         pids = {pid, *children_of(pid)}
-        run_load("127.0.0.1", port, PATHS["send"][0], method="POST", body=body,
-                 headers={"X-Api-Key": key}, expect=202, seconds=2, warmup=0)
+        path, expect = PATHS[what]
+        floor_path, floor_expect = ("/enqueue", 202) if what == "send" else ("/json", 200)
+        run_load("127.0.0.1", port, path, method="POST", body=body,
+                 headers={"X-Api-Key": key}, expect=expect, seconds=2, warmup=0)
         rows = {}
         for label, target, owned, path, sent, headers, expect in (
-                ("floor", floor_port, floor_pids, "/enqueue", b"{}", {}, 202),
-                ("send", port, pids, PATHS["send"][0], body, {"X-Api-Key": key}, 202),
-                ("floor ", floor_port, floor_pids, "/enqueue", b"{}", {}, 202),
-                ("send ", port, pids, PATHS["send"][0], body, {"X-Api-Key": key}, 202)):
+                ("floor", floor_port, floor_pids, floor_path, b"{}", {}, floor_expect),
+                (what, port, pids, path, body, {"X-Api-Key": key}, expect),
+                ("floor ", floor_port, floor_pids, floor_path, b"{}", {}, floor_expect),
+                (what + " ", port, pids, path, body, {"X-Api-Key": key}, expect)):
             rows[label] = cpu_per_request(target, owned, path, sent, headers, expect,
                                           seconds)
     parts = ["server", "postgresql", "redis", "load generator", "other", "idle"]
@@ -341,7 +344,7 @@ def main(argv: list[str]) -> int:
         keystrokes()
         return 0
     if argv and argv[0] == "cpu":
-        account()
+        account(argv[1] if len(argv) > 1 else "send")
         return 0
     if argv and argv[0] == "inprocess":
         in_process(argv[1] if len(argv) > 1 else "send", profile="--profile" in argv)

@@ -252,6 +252,9 @@ def test_previews_draft_saves_and_test_sends_are_limited_per_person(app):
 
 @pytest.mark.parametrize("body", [
     b'{"body": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",  # 100 KB of nested arrays
+    # Within every count, so parsed at once: the depth is read off the parsed value.
+    b'{"body": ' + b"[" * 40 + b"]" * 40 + b"}",
+    b'{"body": ' + b"[" * 5_000 + b"]" * 5_000 + b"}",  # past the parser's recursion
     b'{"body": [' + b"0," * 30_000 + b"0]}",  # more values than the API takes
     b'{"body": "unfinished',
 ])

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
@@ -12,7 +11,7 @@ from flask_login import current_user
 
 from engine.authoring import finding
 from engine.catalog import snapshots
-from engine.formats.json_limits import structure_problem
+from engine.formats import json_limits
 from engine.plugins.manager import default_registry
 from engine.store.models import Container, Project, Template
 from web import throttle
@@ -107,11 +106,11 @@ def bounded_json() -> Any:
     MAX_CONTENT_LENGTH, is the app's): a body too deep or with too many values is a 400
     that says why, never a RecursionError's 500 or a parse that takes a second."""
     raw = request.get_data(cache=True)
-    if problem := structure_problem(raw):
-        abort(make_response(errors.page(400, f"The request was refused: {problem}.")))
     try:
-        return json.loads(raw) if raw.strip() else None
-    except (ValueError, RecursionError):
+        return json_limits.loads(raw) if raw.strip() else None
+    except json_limits.StructureRefused as refused:
+        abort(make_response(errors.page(400, f"The request was refused: {refused}.")))
+    except ValueError:
         abort(make_response(errors.page(400, "The request was refused: its body is not "
                                              "valid JSON.")))
 
