@@ -126,12 +126,14 @@ def html_to_text(html: str) -> str:
     if root is None:
         return _stripped(html)
     out = TextWriter()
-    words = out.words
+    words, chunks = out.words, out.chunks
     skipping = 0  # depth inside a left-out element
     preformatted = 0
     lists: list[int | None] = []  # None: unordered; else the next number
     links = Links()
     kinds = KINDS
+    # Paragraphs and lines, most of an email's elements, only ask for a break: that is done
+    # here, without a call (TextWriter.brk); _open and _close do the rest.
     for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
         tag = element.tag
         kind = kinds.get(tag) if tag.__class__ is str else SKIP  # SKIP: comment or PI
@@ -139,13 +141,19 @@ def html_to_text(html: str) -> str:
             if skipping or kind == SKIP:
                 skipping += 1
                 continue
-            if kind is not None:
+            if kind == PARAGRAPH:
+                if chunks and out.pending < 2:
+                    out.pending = 2
+            elif kind == LINE:
+                if chunks and not out.pending:
+                    out.pending = 1
+            elif kind is not None:
                 _open(out, element, kind, tag, lists, links)
                 if kind == PRE:
                     preformatted += 1
             text = element.text
             if text and preformatted:
-                out.raw(text)
+                out.keep(text)
             elif text:
                 words(text)
             continue
@@ -153,13 +161,19 @@ def html_to_text(html: str) -> str:
             skipping -= 1
             if skipping:
                 continue
+        elif kind == PARAGRAPH:
+            if chunks and out.pending < 2:
+                out.pending = 2
+        elif kind == LINE:
+            if chunks and not out.pending:
+                out.pending = 1
         elif kind is not None:
             _close(out, kind, lists, links)
             if kind == PRE:
                 preformatted -= 1
         text = element.tail
         if text and preformatted:
-            out.raw(text)
+            out.keep(text)
         elif text:
             words(text)
     return out.text() + "\n"

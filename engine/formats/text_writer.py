@@ -12,12 +12,13 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 class TextWriter:
     """Text chunks with pending line breaks, so a break is written once, before new text."""
 
-    __slots__ = ("at_line_start", "chunks", "pending")
+    __slots__ = ("at_line_start", "chunks", "pending", "verbatim")
 
     def __init__(self) -> None:
         self.chunks: list[str] = []
         self.pending = 0  # 0: none, 1: new line, 2: blank line
         self.at_line_start = True
+        self.verbatim = False  # whether text was written as it is (inside <pre>)
 
     def brk(self, level: int) -> None:
         if self.chunks and level > self.pending:
@@ -32,20 +33,40 @@ class TextWriter:
         self.chunks.append(text)
         self.at_line_start = text[-1] == "\n"
 
+    def keep(self, text: str) -> None:
+        """Text as it is, white space and all (inside <pre>)."""
+        self.verbatim = True
+        self.raw(text)
+
     def words(self, text: str) -> None:
         if not text or (text.isspace() and (self.at_line_start or self.pending)):
             return
         if not text.isprintable() or "  " in text:  # else the only white space is " "
             text = _SPACES.sub(" ", text)
-        if text[0] == " " and (self.at_line_start or self.pending or
+        pending = self.pending
+        if text[0] == " " and (self.at_line_start or pending or
                                (self.chunks and self.chunks[-1][-1] == " ")):
             text = text[1:]
-        self.raw(text)
+            if not text:
+                return
+        # raw(), inline: this runs once for each text of the document.
+        if pending:
+            self.chunks.append("\n" if pending == 1 else "\n\n")
+            self.pending = 0
+        self.chunks.append(text)
+        self.at_line_start = False  # text has no new line, and is not empty
 
     def text(self) -> str:
+        joined = "".join(self.chunks)
+        # Outside <pre> the only white space written is " " and new lines (words() makes
+        # every other space a " "): with none before a new line, nor three new lines in a
+        # row, there is nothing to take away.
+        if not self.verbatim and " \n" not in joined and joined[-1:] != " " \
+                and "\n\n\n" not in joined:
+            return joined.strip("\n")
         # Line by line: a regex for "white space before a new line" would go back over a
         # long run of spaces (kept verbatim inside <pre>) once per space.
-        lines = "".join(self.chunks).split("\n")
+        lines = joined.split("\n")
         return _BLANK_LINES.sub("\n\n", "\n".join(line.rstrip() for line in lines)).strip("\n")
 
 

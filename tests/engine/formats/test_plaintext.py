@@ -31,6 +31,14 @@ from engine.formats.plaintext import html_to_text
     ("<div>a</div> <div> b</div>", "a\nb\n"),
     ("<p>one\u3000two</p><p>\u2003</p>", "one two\n"),
     ('<p><a href="mailto:"></a>x</p>', "x\n"),
+    # What the last step takes away: spaces before a new line or at the end, a third new
+    # line, both from tags (a text with none of them is returned as it is).
+    ("<p>a </p>", "a\n"),
+    ("<p>a<br><br><br>b</p>", "a\n\nb\n"),
+    ("<ul><li></li><li>x</li></ul>", "-\n- x\n"),
+    ("<table><tr><td>a</td><td></td></tr></table><p>b</p>", "a\n\nb\n"),
+    ("<pre>x  </pre>y", "x\n\ny\n"),
+    ("<p>a</p><pre>\n\n\n\nb</pre>", "a\n\nb\n"),
 ])
 def test_text_rules(html: str, expected: str) -> None:
     assert html_to_text(html) == expected
