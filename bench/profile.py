@@ -155,16 +155,17 @@ def account(what: str = "send", seconds: float = 6.0) -> None:
             server("cli.app:create_app", env) as (port, pid):
         floor_pids = {floor_pid, *children_of(floor_pid)}
         pids = {pid, *children_of(pid)}
-        path, expect = PATHS[what]
+        subject_path, subject_expect = PATHS[what]
         floor_path, floor_expect = ("/enqueue", 202) if what == "send" else ("/json", 200)
-        run_load("127.0.0.1", port, path, method="POST", body=body,
-                 headers={"X-Api-Key": key}, expect=expect, seconds=2, warmup=0)
+        run_load("127.0.0.1", port, subject_path, method="POST", body=body,
+                 headers={"X-Api-Key": key}, expect=subject_expect, seconds=2, warmup=0)
         rows = {}
         for label, target, owned, path, sent, headers, expect in (
                 ("floor", floor_port, floor_pids, floor_path, b"{}", {}, floor_expect),
-                (what, port, pids, path, body, {"X-Api-Key": key}, expect),
+                (what, port, pids, subject_path, body, {"X-Api-Key": key}, subject_expect),
                 ("floor ", floor_port, floor_pids, floor_path, b"{}", {}, floor_expect),
-                (what + " ", port, pids, path, body, {"X-Api-Key": key}, expect)):
+                (what + " ", port, pids, subject_path, body, {"X-Api-Key": key},
+                 subject_expect)):
             rows[label] = cpu_per_request(target, owned, path, sent, headers, expect,
                                           seconds)
     parts = ["server", "postgresql", "redis", "load generator", "other", "idle"]
