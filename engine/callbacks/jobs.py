@@ -31,7 +31,12 @@ from engine.store.models import utcnow
 
 log = logging.getLogger("herald.callbacks")
 
-LOCK_SECONDS = 60  # renewed after each attempt; a worker killed mid-pass frees it by then
+LOCK_SECONDS = 60  # a worker killed mid-pass frees it by then
+# The lock is renewed after an attempt once this long has passed since it was last set: it
+# then always has 40 s left when an attempt starts, twice the longest an attempt waits (a
+# 10 s connect, then a 10 s read), and a pass makes one round trip for it every 20 s at
+# most, where it made one per attempt (issue 43: one of the four round trips of each).
+RENEW_AFTER = LOCK_SECONDS / 3
 BATCH = 100
 PASS_SECONDS = 5.0  # then the pass yields the thread to other workspaces' jobs
 _RELEASE = """
@@ -91,7 +96,7 @@ def _pass(workspace_id: str, redis: Any, lock: str) -> tuple[int, bool]:
     """Attempts made, and whether the pass stopped early: out of time (the rest enqueued)
     or the receiver unreachable (the rest wait for the retry's job)."""
     _, due = _keys(workspace_id)
-    started = time.monotonic()
+    started = renewed = time.monotonic()
     made = 0
     while True:
         redis.delete(due)
@@ -105,10 +110,13 @@ def _pass(workspace_id: str, redis: Any, lock: str) -> tuple[int, bool]:
         for row in rows:
             sent = attempt(row)
             made += 1
-            redis.expire(lock, LOCK_SECONDS)
+            at = time.monotonic()
+            if at - renewed >= RENEW_AFTER:
+                redis.expire(lock, LOCK_SECONDS)
+                renewed = at
             if not sent.answered and sent.status == RETRYING:
                 return made, True
-            if time.monotonic() - started >= PASS_SECONDS:
+            if at - started >= PASS_SECONDS:
                 redis.set(due, 1, ex=LOCK_SECONDS * 10)
                 queue.enqueue(workspace_id)  # the rest, after other workspaces' jobs
                 return made, True

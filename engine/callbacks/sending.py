@@ -18,6 +18,8 @@ from engine.webhooks.retry_policy import retry_delay
 PENDING, RETRYING, DELIVERED, FAILED = "pending", "retrying", "delivered", "failed"
 DUE = (PENDING, RETRYING)
 EXCERPT_CHARS = 500
+_ATTEMPT_FIELDS = (Callback.attempts, Callback.status_code, Callback.error, Callback.updated_at,
+                   Callback.next_attempt_at, Callback.status)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,9 @@ def _record(callback: Callback, result: AttemptResult) -> Sent:
         callback.next_attempt_at = now + dt.timedelta(seconds=wait)
     else:
         callback.status = FAILED
-    callback.save()
+    # Only what an attempt changes: the body (written once, perhaps kilobytes) and the rest
+    # of the row are not sent again.
+    callback.save(only=_ATTEMPT_FIELDS)
     if wait is not None:
         queue.enqueue(callback.workspace_id, delay=wait)
     return Sent(callback.status, result.status_code is not None)

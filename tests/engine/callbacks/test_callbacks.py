@@ -191,3 +191,49 @@ def test_a_url_that_breaks_the_destination_rules_is_refused_with_the_rule(settin
         with pytest.raises(targets.CallbackUrlError, match=rule):
             targets.set_target(ws, url)
     assert Workspace.get_by_id(ws.id).callback_url is None
+
+
+def _recorded(ws, count: int) -> None:
+    n = factories.notification(ws, factories.email_payload(), status="delivered")
+    for i in range(count):
+        recording.record(n, [recording.Outcome("delivered", f"r{i}@example.net", utcnow(),
+                                               {"provider": "smtp"})])
+
+
+class _Clock:
+    """jobs.time with a monotonic clock that moves ``step`` seconds at each reading."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 1000.0, step
+
+    def monotonic(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.parametrize(("step", "renewed"), [(0.0, 0), (21.0, 1)])
+def test_a_pass_renews_its_lock_once_a_third_of_its_life_has_gone(
+        db, called_back, receiver, monkeypatch, step, renewed):
+    # Issue 43: one round trip a callback went to renewing the lock. It is renewed when 20 s
+    # have passed since it was set, so it still has 40 s when an attempt starts.
+    from engine.callbacks import jobs
+
+    _recorded(called_back, 3)
+    redis = runtime.redis()
+    renewals = []
+    expire = redis.expire
+
+    def renew(key, seconds):
+        renewals.append((key, redis.ttl(key)))
+        return expire(key, seconds)
+
+    monkeypatch.setattr(redis, "expire", renew)
+    monkeypatch.setattr(jobs, "time", _Clock(step))
+    send_callbacks(str(called_back.id))
+    lock, _ = jobs._keys(str(called_back.id))
+    assert len(renewals) == renewed
+    assert all(key == lock and 0 < ttl <= jobs.LOCK_SECONDS for key, ttl in renewals)
+    # A pass that ran past PASS_SECONDS stops after the attempt; the rest wait for its job.
+    assert len(receiver.received) == (3 if step == 0 else 1)
+    statuses = sorted(c.status for c in Callback.select())
+    assert statuses == (["delivered"] * 3 if step == 0 else ["delivered", "pending", "pending"])
