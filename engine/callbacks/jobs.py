@@ -46,6 +46,11 @@ return 0
 
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
+# Workspaces whose pass is handed over and not yet started: each outcome recorded enqueues
+# a job, and a burst of them (a fan-out's deliveries) would otherwise queue a pass each,
+# all but the first finding nothing after five round trips. The waiting pass reads every
+# row that is due when it starts, these included.
+_pending: set[str] = set()
 
 
 def _keys(workspace_id: str) -> tuple[str, str]:
@@ -54,14 +59,29 @@ def _keys(workspace_id: str) -> tuple[str, str]:
 
 def send_callbacks(workspace_id: str) -> str:
     """RQ entry point. Returns "handed over" in ``herald worker``, else how many were sent."""
+    # From here an outcome recorded asks for a job of its own (queue.enqueue): this one's
+    # pass may already have read the rows.
+    runtime.redis().delete(queue.queued_key(workspace_id))
     executor = _executor
     if executor is not None:
-        executor.submit(_safely, workspace_id)
+        workspace_id = str(workspace_id)
+        with _executor_lock:
+            if workspace_id in _pending:
+                return "already handed over"
+            _pending.add(workspace_id)
+        try:
+            executor.submit(_safely, workspace_id)
+        except RuntimeError:  # the thread stopped meanwhile (close): send here
+            with _executor_lock:
+                _pending.discard(workspace_id)
+            return str(drain(workspace_id))
         return "handed over"
     return str(drain(workspace_id))
 
 
 def _safely(workspace_id: str) -> None:
+    with _executor_lock:  # a job from now on hands over a pass of its own
+        _pending.discard(workspace_id)
     try:
         runtime.ensure_own_connections()
         database.connect(reuse_if_open=True)

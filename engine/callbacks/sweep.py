@@ -31,7 +31,7 @@ def sweep_once() -> int:
                .tuples())
     workspaces = [row[0] for row in overdue]
     for workspace_id in workspaces:
-        queue.enqueue(workspace_id)
+        queue.enqueue(workspace_id, waiting=False)  # a lost job's mark may stand
     return len(workspaces)
 
 

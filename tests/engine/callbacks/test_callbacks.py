@@ -237,3 +237,52 @@ def test_a_pass_renews_its_lock_once_a_third_of_its_life_has_gone(
     assert len(receiver.received) == (3 if step == 0 else 1)
     statuses = sorted(c.status for c in Callback.select())
     assert statuses == (["delivered"] * 3 if step == 0 else ["delivered", "pending", "pending"])
+
+
+def test_jobs_handed_over_while_a_pass_waits_make_no_pass_of_their_own(
+        db, called_back, receiver):
+    # Issue 43: each outcome recorded enqueues a job; a burst of them queued a pass each on
+    # the callbacks thread, and all but the first found nothing after five round trips.
+    import threading
+
+    from engine.callbacks import jobs
+
+    _recorded(called_back, 3)
+    workspace = str(called_back.id)
+    jobs.start()
+    try:
+        busy = threading.Event()
+        jobs._executor.submit(busy.wait, 10)  # the callbacks thread is at work elsewhere
+        answers = [send_callbacks(workspace) for _ in range(3)]
+        busy.set()
+    finally:
+        jobs.close()
+    assert answers == ["handed over", "already handed over", "already handed over"]
+    assert len(receiver.received) == 3
+    # Once its pass started, a workspace's next job hands over a pass again.
+    jobs.start()
+    try:
+        assert send_callbacks(workspace) == "handed over"
+    finally:
+        jobs.close()
+    assert jobs._pending == set()
+
+
+def test_outcomes_recorded_while_a_job_waits_enqueue_no_other(db, called_back, receiver):
+    # Issue 43: a burst of outcomes queued an RQ job each, all but the first finding nothing.
+    from engine.callbacks import queue, sweep
+
+    jobs_queued = queue._queue()
+    jobs_queued.empty()
+    _recorded(called_back, 3)
+    assert jobs_queued.count == 1
+    (job,) = jobs_queued.jobs
+    assert job.args == (str(called_back.id),)
+    assert send_callbacks(str(called_back.id)) == "3"  # the job runs: its mark is gone
+    _recorded(called_back, 1)
+    assert jobs_queued.count == 2
+    # A lost job's mark stands until it expires: the sweep enqueues past it.
+    Callback.update(created_at=utcnow() - dt.timedelta(minutes=5)).execute()
+    assert sweep.sweep_once() == 1
+    assert jobs_queued.count == 3
+    assert len(receiver.received) == 3
