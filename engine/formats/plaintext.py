@@ -57,6 +57,8 @@ KINDS: dict[str, int] = {
     **dict.fromkeys(LINES, LINE), **dict.fromkeys(CELLS, CELL),
     "ul": LIST, "ol": LIST, "hr": RULE, "li": ITEM, "br": BREAK, "a": LINK, "pre": PRE,
 }
+# The break a paragraph or a line asks for before and after it (2: a blank line).
+BREAKS = {PARAGRAPH: 2, LINE: 1}
 
 
 def _parser() -> lxml.etree.HTMLParser:
@@ -132,46 +134,35 @@ def html_to_text(html: str) -> str:
     lists: list[int | None] = []  # None: unordered; else the next number
     links = Links()
     kinds = KINDS
-    # Paragraphs and lines, most of an email's elements, only ask for a break: that is done
-    # here, without a call (TextWriter.brk); _open and _close do the rest.
+    breaks = BREAKS
+    # Paragraphs and lines, most of an email's elements, only ask for a break, the same on
+    # both sides of them: that is done here, without a call (TextWriter.brk); _open and
+    # _close do the rest.
     for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
         tag = element.tag
         kind = kinds.get(tag) if tag.__class__ is str else SKIP  # SKIP: comment or PI
-        if event == "start":
+        start = event == "start"
+        if start:
             if skipping or kind == SKIP:
                 skipping += 1
                 continue
-            if kind == PARAGRAPH:
-                if chunks and out.pending < 2:
-                    out.pending = 2
-            elif kind == LINE:
-                if chunks and not out.pending:
-                    out.pending = 1
-            elif kind is not None:
-                _open(out, element, kind, tag, lists, links)
-                if kind == PRE:
-                    preformatted += 1
-            text = element.text
-            if text and preformatted:
-                out.keep(text)
-            elif text:
-                words(text)
-            continue
-        if skipping:
+        elif skipping:
             skipping -= 1
             if skipping:
                 continue
-        elif kind == PARAGRAPH:
-            if chunks and out.pending < 2:
-                out.pending = 2
-        elif kind == LINE:
-            if chunks and not out.pending:
-                out.pending = 1
+            kind = None  # the left-out element's own end: only its tail is read
+        level = breaks.get(kind)
+        if level:
+            if chunks and out.pending < level:
+                out.pending = level
         elif kind is not None:
-            _close(out, kind, lists, links)
+            if start:
+                _open(out, element, kind, tag, lists, links)
+            else:
+                _close(out, kind, lists, links)
             if kind == PRE:
-                preformatted -= 1
-        text = element.tail
+                preformatted += 1 if start else -1
+        text = element.text if start else element.tail
         if text and preformatted:
             out.keep(text)
         elif text:
