@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 
 from bench.common import (
     bench_database_url,
@@ -38,6 +40,19 @@ def tenant(name: str = "Bench", workspace: str = WS, template: str = TPL,
                                           "fromName": "Shop"}]}]}]}]}]}
 
 
+@contextlib.contextmanager
+def bench_tenant() -> Iterator[tuple[dict[str, str], str, bytes]]:
+    """The database (recreated), the bench's Redis and its tenant; yields the environment,
+    the API key and the body of a send (and a preview) of its template."""
+    with redis_server() as redis:
+        env = bench_env(bench_database_url(), redis.url)
+        herald(env, "db", "upgrade")
+        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
+            "key"]
+        yield env, key, json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
+            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
+
+
 # Thirteen pairs (nine until the ninth round): the median of more pairs moves less with a
 # noisy minute; the API figures take about four minutes.
 ROUNDS = 13
@@ -49,14 +64,8 @@ def _rate(result: LoadResult) -> float:
 
 def run(seconds: float = 2.0) -> list[dict]:
     figures: list[dict] = []
-    database_url = bench_database_url()
-    with redis_server() as redis:
-        env = bench_env(database_url, redis.url)
-        herald(env, "db", "upgrade")
-        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
-            "key"]
-        request = json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
-            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
+    with bench_tenant() as (env, key, request):
+        database_url = env["HERALD_DATABASE_URL"]
         headers = {"X-Api-Key": key}
 
         send_rounds, preview_rounds, idempotent_rounds = [], [], []

@@ -12,16 +12,14 @@ part's share of the worker's samples, grouped by the module that owns the frame
 from __future__ import annotations
 
 import collections
-import contextlib
 import json
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
-from bench.api import TPL, WS, tenant
+from bench.api import bench_tenant
 from bench.common import (
     bench_database_url,
     bench_env,
@@ -35,20 +33,6 @@ from bench.loadgen import run_load
 HERE = Path(__file__).parent
 PATHS = {"send": ("/api/v1/notifications/send", 202),
          "preview": ("/api/v1/notifications/preview", 200)}
-
-
-@contextlib.contextmanager
-def _tenant() -> Iterator[tuple[dict[str, str], str, bytes]]:
-    """What `bench api` sets up: the database, the bench's Redis, its tenant; yields the
-    environment, the API key and the send's body."""
-    database_url = bench_database_url()
-    with redis_server() as redis:
-        env = bench_env(database_url, redis.url)
-        herald(env, "db", "upgrade")
-        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
-            "key"]
-        yield env, key, json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
-            {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
 
 
 def _py_spy() -> str:
@@ -150,7 +134,7 @@ def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
 def account(what: str = "send", seconds: float = 6.0) -> None:
     """CPU per request by part of the machine: ``what`` (send or preview) and its floor, one
     after the other."""
-    with _tenant() as (env, key, body), \
+    with bench_tenant() as (env, key, body), \
             server("bench.floor_app:app", env) as (floor_port, floor_pid), \
             server("cli.app:create_app", env) as (port, pid):
         floor_pids = {floor_pid, *children_of(floor_pid)}
@@ -191,7 +175,7 @@ def in_process(what: str = "send", count: int = 2000, profile: bool = False) -> 
     import pstats
     import time
 
-    with _tenant() as (env, key, body):
+    with bench_tenant() as (env, key, body):
         _os.environ.update(env)
         from cli.app import create_app
         from engine.observability.log_format import configure_logging
@@ -354,7 +338,7 @@ def main(argv: list[str]) -> int:
     seconds = float(argv[1]) if len(argv) > 1 else 20.0
     path, expect = PATHS[what]
     spy = _py_spy()
-    with _tenant() as (env, key, body), server("cli.app:create_app", env) as (port, pid):
+    with bench_tenant() as (env, key, body), server("cli.app:create_app", env) as (port, pid):
         run_load("127.0.0.1", port, path, method="POST", body=body,
                  headers={"X-Api-Key": key}, expect=expect, seconds=3, warmup=0)
         worker = children_of(pid)[0]
