@@ -55,7 +55,7 @@ def loads(raw: bytes) -> Any:
     # A count (strings included) that could pass its limit: the pass decides.
     could_pass = (brackets > MAX_CONTAINERS or counted.count(b",") >= MAX_VALUES
                   or counted.count(b'"') > 2 * MAX_STRINGS)
-    if could_pass and (problem := structure_problem(raw)):
+    if could_pass and (problem := _counted_problem(raw)):
         raise StructureRefused(problem)
     try:
         value = json.loads(raw)
@@ -85,8 +85,11 @@ def _deeper_than_allowed(value: Any) -> bool:
 def structure_problem(raw: bytes) -> str | None:
     """Why ``raw`` is refused before parsing, or None (also for text that is not JSON at
     all: the parser says that)."""
-    if _plainly_small(raw):
-        return None
+    return None if _plainly_small(raw) else _counted_problem(raw)
+
+
+def _counted_problem(raw: bytes) -> str | None:
+    """The counting pass itself: each string, bracket and comma outside strings in turn."""
     containers = values = strings = depth = 0
     for match in _TOKEN.finditer(raw):
         byte = raw[match.start()]
