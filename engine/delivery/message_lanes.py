@@ -26,6 +26,16 @@ from engine.plugins.contracts import DeliveryError
 # the provider's result, and the error instead of a result.
 Sent = tuple[str | None, float, Any, Exception | None]
 
+# The lanes take no message while the reader has this many outcomes a lane to read. The
+# reader commits a fan-out's outcomes as it goes (a checkpoint); while it is away doing so
+# the lanes wait instead of sending on, however long the database takes, so a crash leaves
+# a bounded number of messages sent and unrecorded (docs/delivery.md, "Checkpoints").
+UNREAD_PER_LANE = 1
+# That bound, per lane, beyond the outcomes the reader has read: the unread outcome, one
+# more whose lane took it just before the others settled theirs, and one whose content a
+# pipelined stream (SMTP) sends as the stream ends.
+AHEAD_PER_LANE = UNREAD_PER_LANE + 2
+
 
 def send_all(channel: Any, provider: Any, messages: list[Planned],
              stop: threading.Event | None = None) -> Iterator[Sent]:
@@ -75,6 +85,9 @@ class _Lanes:
         self.lock = threading.Lock()
         self.closed = threading.Event()  # the reader stopped: take no more messages
         self.settled: SimpleQueue[tuple[int, Sent] | None] = SimpleQueue()  # None: a lane ended
+        self.unread = 0  # outcomes in ``settled`` the reader has not taken yet
+        self.ahead = 1  # how many of them the lanes may leave before taking another message
+        self.room = threading.Condition(self.lock)  # the reader took one (or stopped)
         self.refusals: list[Exception] = []  # a send_many that raised before it took any message
 
     def run(self, width: int, streamed: bool) -> Iterator[Sent]:
@@ -87,6 +100,7 @@ class _Lanes:
                 self.settled.put(None)
 
         answered = [False] * len(self.messages)
+        self.ahead = UNREAD_PER_LANE * width
         pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="herald-send")
         try:
             lanes = [pool.submit(run_lane) for _ in range(width)]
@@ -96,6 +110,9 @@ class _Lanes:
                 if item is None:
                     running -= 1
                     continue
+                with self.lock:
+                    self.unread -= 1
+                    self.room.notify()
                 answered[item[0]] = True
                 yield item[1]
             for done in lanes:
@@ -108,19 +125,33 @@ class _Lanes:
                            self.refusals else RuntimeError(
                                "provider.send_many gave no outcome for this message"))
         finally:
-            self.closed.set()
+            with self.lock:
+                self.closed.set()
+                self.room.notify_all()
             pool.shutdown(wait=True)
 
     def _next(self) -> tuple[int, Planned] | None:
+        """The next message, once the reader has read enough of the outcomes; None when
+        there is none or the reader stopped."""
         with self.lock:
+            # Woken by each outcome read and by the reader stopping (``stop`` is set by the
+            # reader, which reads on until every lane has ended).
+            while self.unread >= self.ahead and not self.closed.is_set():
+                self.room.wait()
             if self.closed.is_set() or self.stop.is_set() or not self.waiting:
                 return None
             return self.waiting.popleft()
 
+    def _settle(self, index: int, sent: Sent) -> None:
+        """Report one message's outcome to the reader."""
+        with self.lock:
+            self.unread += 1
+        self.settled.put((index, sent))
+
     def _plain_lane(self) -> None:
         while (item := self._next()) is not None:
             index, (recipient, make) = item
-            self.settled.put((index, _one(self.channel, self.provider, recipient, make)))
+            self._settle(index, _one(self.channel, self.provider, recipient, make))
 
     def _stream_lane(self) -> None:
         """One lane through ``provider.send_many``."""
@@ -133,7 +164,7 @@ class _Lanes:
                 try:
                     message = self.channel.build(make())
                 except Exception as err:  # this message's outcome; the stream goes on
-                    self.settled.put((index, (recipient, started, None, err)))
+                    self._settle(index, (recipient, started, None, err))
                     continue
                 taken.append((index, recipient, started))
                 yield message
@@ -143,8 +174,8 @@ class _Lanes:
                 for outcome in self.provider.send_many(stream()):
                     index, recipient, started = taken.popleft()
                     failed = isinstance(outcome, DeliveryError)
-                    self.settled.put((index, (recipient, started, None if failed else outcome,
-                                              outcome if failed else None)))
+                    self._settle(index, (recipient, started, None if failed else outcome,
+                                         outcome if failed else None))
                 return
             except Exception as err:
                 if not taken:
@@ -155,7 +186,7 @@ class _Lanes:
                 # they go back to the queue for a new stream, as a message whose connection
                 # was lost is sent again. Each time one message fails, so this ends.
                 index, recipient, started = taken.pop()
-                self.settled.put((index, (recipient, started, None, err)))
+                self._settle(index, (recipient, started, None, err))
                 with self.lock:
                     self.waiting.extendleft((i, self.messages[i]) for i, _, _ in reversed(taken))
                 taken.clear()

@@ -7,6 +7,7 @@ import datetime as dt
 import email
 import random
 import smtplib
+import time
 from email import policy
 
 import pytest
@@ -15,6 +16,7 @@ from peewee import DatabaseError
 from channels.email import EmailChannel
 from engine.delivery import providers
 from engine.delivery.jobs import CHECKPOINT_ROWS, deliver_notification
+from engine.delivery.message_lanes import AHEAD_PER_LANE
 from engine.formats.message_bytes import message_bytes
 from engine.plugins.contracts import PermanentError, SendResult, SuppressedError, TransientError
 from engine.plugins.manager import default_registry
@@ -234,22 +236,30 @@ def test_a_fan_out_retried_sends_only_to_the_recipients_not_reached(smtp_setting
     assert [(a.recipient, a.outcome) for a in second] == [("busy@example.net", "delivered")]
 
 
+# How long the refusing database takes to answer: as one going away does (a connection
+# that times out), long enough for lanes that do not wait for it to send the whole fan-out.
+REFUSAL_SECONDS = 1.0
+
+
 @pytest.fixture
 def refused_after_a_checkpoint(db):
-    """A trigger that refuses attempt rows once one checkpoint's worth is stored: the
+    """A trigger that refuses attempt rows once one checkpoint's worth is stored, slowly: the
     database failing in the middle of a fan-out, with a real database error. Yields the
     function that lifts it."""
     table = f'"{DeliveryAttempt._meta.table_name}"'
     full = f"(SELECT COUNT(*) FROM {table}) >= {CHECKPOINT_ROWS}"
     if db.__class__.__name__ == "SqliteDatabase":
+        db.register_function(lambda: time.sleep(REFUSAL_SECONDS), "herald_test_pause", 0)
         db.execute_sql(f"CREATE TRIGGER refuse_attempts BEFORE INSERT ON {table} WHEN {full} "
-                       "BEGIN SELECT RAISE(ABORT, 'attempts refused'); END")
+                       "BEGIN SELECT herald_test_pause(); "
+                       "SELECT RAISE(ABORT, 'attempts refused'); END")
 
         def lift() -> None:
             db.execute_sql("DROP TRIGGER IF EXISTS refuse_attempts")
     else:
         db.execute_sql(f"CREATE FUNCTION refuse_attempts() RETURNS trigger AS $$ BEGIN IF {full} "
-                       "THEN RAISE EXCEPTION 'attempts refused'; END IF; RETURN NEW; END $$ "
+                       f"THEN PERFORM pg_sleep({REFUSAL_SECONDS}); "
+                       "RAISE EXCEPTION 'attempts refused'; END IF; RETURN NEW; END $$ "
                        "LANGUAGE plpgsql")
         db.execute_sql(f"CREATE TRIGGER refuse_attempts BEFORE INSERT ON {table} "
                        "FOR EACH ROW EXECUTE FUNCTION refuse_attempts()")
@@ -271,9 +281,11 @@ def test_a_fan_out_stops_sending_when_its_checkpoint_fails_and_resumes_after_it(
     assert Notification.get_by_id(n.id).status == "sending"
     assert DeliveryAttempt.select().count() == CHECKPOINT_ROWS
     sent_before = len(smtp.received)
-    # Nothing more could be recorded, so nothing more was sent: the second checkpoint's
-    # messages and those in flight, not the 300.
-    assert sent_before <= 2 * CHECKPOINT_ROWS + 20
+    # Nothing more could be recorded, so nothing more was sent while the database took its
+    # time to refuse: the second checkpoint's messages and those the lanes may hold ahead of
+    # the reader, not the 300.
+    lanes = providers.provider_for(default_registry().channel("email"), n.workspace_id)
+    assert sent_before <= 2 * CHECKPOINT_ROWS + AHEAD_PER_LANE * lanes.max_concurrency
     refused_after_a_checkpoint()  # the database is back
     Notification.update(updated_at=utcnow() - dt.timedelta(hours=1)).where(
         Notification.id == n.id).execute()  # stale: the reconciler would hand it out again

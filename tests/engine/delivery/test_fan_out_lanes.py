@@ -188,3 +188,27 @@ def test_outcomes_arrive_while_the_other_messages_are_still_sending():
         "user0@example.net", None, "<user0@example.net>")
     release.set()
     assert sorted(row[0] for row in outcomes) == [f"user{i}@example.net" for i in range(1, 6)]
+
+
+def test_a_provider_answering_in_batches_is_not_held_back_by_the_reader_s_window():
+    """The lanes wait while the reader has outcomes to read, never for outcomes a provider
+    has not given yet: one that takes ten messages before it answers any still gets them."""
+    channel = CountingChannel()
+
+    class BatchingProvider(StreamingProvider):
+        def send_many(self, messages):
+            batch = []
+            for message in messages:
+                batch.append(message)
+                if len(batch) == 10:
+                    yield from (SendResult(provider_message_id=f"<{m.to[0]}>") for m in batch)
+                    batch = []
+            yield from (SendResult(provider_message_id=f"<{m.to[0]}>") for m in batch)
+
+    got: list[str] = []
+    reading = threading.Thread(target=lambda: got.extend(
+        row[0] for row in send_all(channel, BatchingProvider(2, channel), planned(45))))
+    reading.start()
+    reading.join(30)
+    assert not reading.is_alive(), "the lanes and the reader waited for each other"
+    assert sorted(got) == sorted(f"user{i}@example.net" for i in range(45))
