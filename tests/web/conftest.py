@@ -9,6 +9,7 @@ import re
 import shutil
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -50,10 +51,31 @@ def pytest_terminal_summary(terminalreporter) -> None:
                                     f"{_missing[0]}.", red=True, bold=True)
 
 
+class RequestGate:
+    """The live server's requests, one at a time; ``held`` keeps them out meanwhile.
+
+    A page closed at the end of a test can send one more request (an editor hands its
+    unsaved text over as the page goes, a keepalive fetch), which reaches the server while
+    the next test empties the database and rebinds the engine. Held, it waits for that and
+    then meets the empty database (a 404), instead of racing it ("database is locked")."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Wait for the request in flight, if any, and keep the next ones out meanwhile."""
+        with self._lock:
+            yield
+
+    request = held  # a request passes alone
+
+
 @dataclass
 class LiveServer:
     url: str
     settings: Settings
+    gate: RequestGate
 
 
 @pytest.fixture(scope="session")
@@ -64,14 +86,16 @@ def live_app_server(base_settings: Settings, _schema: None) -> Iterator[LiveServ
 
     server_settings = base_settings
     app = None
+    gate = RequestGate()
 
     def wsgi(environ, start_response):
-        try:
-            yield from app(environ, start_response)
-        finally:
-            # The tests rebind the database between tests: never keep a connection over.
-            if not database.is_closed():
-                database.close()
+        with gate.request():
+            try:
+                yield from app(environ, start_response)
+            finally:
+                # The tests rebind the database between tests: never keep a connection over.
+                if not database.is_closed():
+                    database.close()
 
     server = make_server("127.0.0.1", 0, wsgi, threaded=False)
     url = f"http://127.0.0.1:{server.server_port}"
@@ -79,7 +103,7 @@ def live_app_server(base_settings: Settings, _schema: None) -> Iterator[LiveServ
     app = create_app(server_settings)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield LiveServer(url, server_settings)
+    yield LiveServer(url, server_settings, gate)
     server.shutdown()
 
 
@@ -91,6 +115,16 @@ def live(live_app_server: LiveServer, settings: Settings) -> LiveServer:
 
     runtime.configure(live_app_server.settings)
     return live_app_server
+
+
+@pytest.fixture(autouse=True)
+def _late_requests_held(request: pytest.FixtureRequest) -> None:
+    """A test with the live server gets it (its database emptied, the engine rebound) with
+    the server's requests held: first of the test's fixtures, so whatever order it names
+    them in, a late request of the test before waits for its new database."""
+    if "live" in request.fixturenames:
+        with request.getfixturevalue("live_app_server").gate.held():
+            request.getfixturevalue("live")
 
 
 @pytest.fixture
