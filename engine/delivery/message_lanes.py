@@ -112,7 +112,9 @@ class _Lanes:
                     continue
                 with self.lock:
                     self.unread -= 1
-                    self.room.notify()
+                    # Every waiting lane looks again (a handful): plainer to be sure of
+                    # than a count of wake-ups against lanes that end without a message.
+                    self.room.notify_all()
                 answered[item[0]] = True
                 yield item[1]
             for done in lanes:
