@@ -128,6 +128,9 @@ def test_the_members_page_reads_the_same_for_a_known_and_an_unknown_address(app)
         page = owner.post(f"/w/{ws.id}/settings/members", {"email": email, "role": "member"})
         text = re.sub(r'value="[^"]*"', "", page.text).replace(email, "ADDRESS")
         text = re.sub(r"until [^<]*", "", text)
+        # The CSRF token htmx sends is signed with the second it was made: two pages a
+        # second boundary apart differ there whatever the address.
+        text = re.sub(r'"X-CSRFToken": "[^"]*"', "", text)
         return page.status_code, re.sub(r"<ul class=\"plain\">.*?</ul>", "", text, flags=re.S)
 
     known, unknown = answer("known@example.com"), answer("unknown@example.com")
