@@ -1,8 +1,10 @@
 """A peewee SELECT whose SQL text is built once per process and database, then run with each
 call's values: the query every workspace page makes first (the session, its user, the
 membership and the workspace) selects four tables' columns, and peewee spends more CPU
-writing that SQL than the database spends answering it. Only the text is kept: the rows
-are read afresh at every call, so nothing read is ever reused."""
+writing that SQL than the database spends answering it. On PostgreSQL it also runs as a
+named server-side statement (engine/store/prepared.py): planning that four-table join took
+the database more CPU than running it (docs/performance.md). Only the text and the plan
+are kept: the rows are read afresh at every call, so nothing read is ever reused."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 
 from peewee import Field, ModelSelect
 
+from engine.store import prepared
 from engine.store.models import database
 
 
@@ -18,8 +21,9 @@ class PreparedSelect:
     """``build(*sentinels)`` makes the query; ``fields`` convert each call's values as the
     query's own comparisons would (their ``db_value``), in the order of its parameters."""
 
-    def __init__(self, build: Callable[..., ModelSelect], fields: Sequence[Field],
+    def __init__(self, name: str, build: Callable[..., ModelSelect], fields: Sequence[Field],
                  sentinels: Sequence[Any]) -> None:
+        self._name = name  # the server-side statement's name on PostgreSQL
         self._build, self._fields, self._sentinels = build, tuple(fields), tuple(sentinels)
         self._compiled: dict[tuple, tuple[ModelSelect, str] | None] = {}
 
@@ -43,8 +47,8 @@ class PreparedSelect:
         if compiled is None:
             return self._build(*values).first()
         query, sql = compiled
-        params = [f.db_value(v) for f, v in zip(self._fields, values, strict=True)]
-        cursor = database.execute_sql(sql, params)
+        params = tuple(f.db_value(v) for f, v in zip(self._fields, values, strict=True))
+        cursor = prepared.execute(database.obj, self._name, sql, params)
         for row in query._get_cursor_wrapper(cursor):
             return row
         return None

@@ -81,7 +81,8 @@ def _session_and_membership(workspace_id: Any, token_hash: str,
 
 
 _SESSION_AND_MEMBERSHIP = PreparedSelect(
-    _session_and_membership, (Membership.workspace, WebSession.token_hash, WebSession.expires_at),
+    "herald_session_and_membership", _session_and_membership,
+    (Membership.workspace, WebSession.token_hash, WebSession.expires_at),
     (uuid.UUID(int=1), "prepared-token-hash", dt.datetime(2000, 1, 2, 3, 4, 5)))
 
 

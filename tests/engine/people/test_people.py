@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 
 import pytest
 
@@ -18,6 +19,8 @@ from engine.people import (
 )
 from engine.people.errors import PeopleError
 from engine.people.models import Invitation, Membership, PasswordReset, WebSession
+from engine.store import prepared as store_prepared
+from engine.store.db import database
 from engine.store.models import utcnow
 from tests import factories
 
@@ -133,18 +136,30 @@ def test_the_session_and_the_membership_come_in_one_query_read_afresh(settings):
     assert sessions.user_and_membership(None, str(ada.id), ws.id) == (None, None)
 
 
-def test_a_prepared_select_keeps_only_its_sql_and_compiles_on_both_databases(settings):
+def test_a_prepared_select_keeps_only_its_sql_and_compiles_on_both_databases(settings, caplog):
     ada = users.create("ada@example.com", "Ada", PASSWORD)
     ws = factories.workspace()
     roles.add(ws, ada, "member")
     prepared = sessions._SESSION_AND_MEMBERSHIP
     assert prepared._compile() is not None  # the fast path, not the fallback
     first, second = sessions.start(ada), sessions.start(ada)
-    assert prepared.first(ws.id, tokens.hash_token(first), utcnow()).user.id == ada.id
-    sessions.end(first)
-    assert prepared.first(ws.id, tokens.hash_token(first), utcnow()) is None
-    row = prepared.first(ws.id, tokens.hash_token(second), utcnow())
+    with caplog.at_level(logging.DEBUG, logger="peewee"):
+        assert prepared.first(ws.id, tokens.hash_token(first), utcnow()).user.id == ada.id
+        sessions.end(first)
+        assert prepared.first(ws.id, tokens.hash_token(first), utcnow()) is None
+        row = prepared.first(ws.id, tokens.hash_token(second), utcnow())
     assert row.user.membership.role == "member"
+    sent = [r.msg[0] for r in caplog.records if r.name == "peewee" and isinstance(r.msg, tuple)]
+    reads = [s for s in sent if "web_session" in s or "herald_session_and_membership" in s]
+    if store_prepared.enabled(database.obj):
+        # A named statement on PostgreSQL: planned once per connection, not at each page.
+        held = {row[0] for row in database.execute_sql(
+            "SELECT name FROM pg_prepared_statements").fetchall()}
+        assert "herald_session_and_membership" in held
+        assert sum(s.startswith("EXECUTE herald_session_and_membership") for s in reads) == 3
+        assert not any(s.startswith("SELECT") for s in reads)
+    else:  # SQLite: the text itself
+        assert sum(s.startswith("SELECT") for s in reads) == 3
 
 
 def test_passwords_are_argon2_and_follow_the_rules(settings):
