@@ -18,6 +18,7 @@ import hashlib
 import time
 
 from engine import runtime
+from engine.store import redis_scripts
 
 WINDOW = 15 * 60
 PAIR_FAILURES = 10
@@ -116,8 +117,6 @@ def per_person(kind: str, user_id: str) -> int | None:
     the minute ends."""
     now = time.time()
     key = _key(kind, "person", user_id, int(now // 60))
-    pipe = runtime.redis().pipeline()
-    pipe.incr(key)
-    pipe.expire(key, 120)
-    count = pipe.execute()[0]
+    # On the thread's own connection: the editor's preview pays this at every keystroke.
+    count = redis_scripts.commands(runtime.redis(), ("INCR", key), ("EXPIRE", key, 120))[0]
     return _window_left(now, 60) if count > per_minute(kind) else None

@@ -1,12 +1,13 @@
-"""The request path's Lua scripts, each sent as one command on a connection of the thread's own.
+"""The request path's Redis calls, each sent as one command on a connection of the thread's own.
 
-A send makes two script calls (the admission, the enqueue). Through redis-py's ``Script``
-each goes the client's general way: a pool checkout that polls the socket, a retry
-wrapper, the arguments encoded one by one, the release: about twice the CPU of packing,
-sending and reading the same command on a connection directly (docs/performance.md,
-"Measurements behind the code's shape"). Anything unexpected
-(a dropped connection, the server's script cache flushed) goes to redis-py's own call,
-which reconnects, retries and loads the script as before.
+A send makes two script calls (the admission, the enqueue); the editor's preview makes two
+plain round trips (its person's count, the frame's stash), sent the same way by
+``commands``. Through redis-py's ``Script`` or its pipeline each goes the client's general
+way: a pool checkout that polls the socket, a retry wrapper, the arguments encoded one by
+one, the release: about twice the CPU of packing, sending and reading the same command on a
+connection directly (docs/performance.md, "Measurements behind the code's shape"). Anything
+unexpected (a dropped connection, the server's script cache flushed) goes to redis-py's own
+call, which reconnects, retries and loads the script as before.
 """
 
 from __future__ import annotations
@@ -59,6 +60,25 @@ class DirectScript:
             _local.connections.pop(self._pool, None)
             connection.disconnect()
             return [self._script(keys=keys, args=args) for keys, args in calls]
+
+
+def commands(redis: Redis, *calls: Sequence[Any]) -> list[Any]:
+    """Each command of ``calls`` (``("INCR", key)``, ...) in one round trip on this thread's
+    connection, as DirectScript sends a script; their answers in order. Anything unexpected
+    sends them all again through a redis-py pipeline, which reconnects and retries: only for
+    commands that may run twice (a SET, a count that may then count one more)."""
+    connection = thread_connection(redis.connection_pool)
+    try:
+        connection.send_packed_command([hiredis.pack_command(tuple(call)) for call in calls],
+                                       check_health=False)
+        return [connection.read_response() for _ in calls]
+    except (RedisError, OSError):
+        _local.connections.pop(redis.connection_pool, None)
+        connection.disconnect()
+        pipe = redis.pipeline(transaction=False)
+        for call in calls:
+            pipe.execute_command(*call)
+        return pipe.execute()
 
 
 _local = threading.local()

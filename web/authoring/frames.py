@@ -23,6 +23,7 @@ from flask_login import current_user
 from engine import runtime
 from engine.authoring import drafts, previews, samples
 from engine.authoring.previews import EditorPreview
+from engine.store import redis_scripts
 from engine.store.models import Template
 from web.authoring import loading
 from web.core import errors
@@ -62,7 +63,9 @@ def stash(template: Template, token: str, preview: EditorPreview) -> str:
     # The document as it is, after one line naming its template and type: no JSON to
     # escape 50 KB into and out of.
     head = f"{template.id} {media}\n".encode()
-    runtime.redis().set(_key(token), head + body.encode("utf-8"), ex=STASH_SECONDS)
+    # On the thread's own connection, as the preview's other round trip (web/throttle.py).
+    redis_scripts.commands(runtime.redis(), ("SET", _key(token), head + body.encode("utf-8"),
+                                             "EX", STASH_SECONDS))
     return secrets.token_hex(4)
 
 

@@ -1,5 +1,5 @@
-"""The request path's scripts on their own connections: same answers, and redis-py's own
-call whenever the direct one cannot be trusted."""
+"""The request path's scripts and commands on their own connections: same answers, and
+redis-py's own call whenever the direct one cannot be trusted."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import threading
 from redis import Redis
 
 from engine import runtime
-from engine.store.redis_scripts import DirectScript, thread_connection
+from engine.store.redis_scripts import DirectScript, commands, thread_connection
 
 COUNT = "return redis.call('INCR', KEYS[1]) + tonumber(ARGV[1])"
 
@@ -109,3 +109,28 @@ def test_a_forked_child_never_uses_its_parents_connection(settings):
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
     assert script(keys=["n"], args=[0]) == 3  # the parent's connection still in sync
+
+
+def test_commands_go_in_one_round_trip_on_the_threads_connection(settings):
+    redis = runtime.redis()
+    before = set(_client_ids(redis))
+    assert commands(redis, ("INCR", "n"), ("EXPIRE", "n", 120), ("INCRBY", "n", 5)) == [1, 1, 6]
+    own = thread_connection(redis.connection_pool)
+    value = b"x" * 100_000 + "\u00e9".encode()  # a stashed document, larger than a packet
+    assert commands(redis, ("SET", "doc", value, "EX", 60)) in ([b"OK"], ["OK"])
+    assert redis.get("doc") == value and 0 < redis.ttl("doc") <= 60
+    assert 0 < redis.ttl("n") <= 120
+    assert thread_connection(redis.connection_pool) is own and own._sock is not None
+    assert len(set(_client_ids(redis)) - before) == 1  # the thread's, not the pool's
+
+
+def test_commands_on_a_killed_connection_fall_back_and_then_reconnect(settings):
+    redis = runtime.redis()
+    before = set(_client_ids(redis))
+    assert commands(redis, ("INCR", "n")) == [1]
+    own = set(_client_ids(redis)) - before
+    assert len(own) == 1
+    redis.client_kill_filter(_id=own.pop())
+    assert commands(redis, ("INCR", "n"), ("EXPIRE", "n", 60)) == [2, True]  # redis-py's
+    assert commands(redis, ("INCR", "n")) == [3]  # a new connection of its own
+    assert redis.get("n") == b"3"
