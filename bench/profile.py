@@ -152,6 +152,39 @@ def account(what: str = "send", seconds: float = 6.0) -> None:
                  subject_expect)):
             rows[label] = cpu_per_request(target, owned, path, sent, headers, expect,
                                           seconds)
+    _print_cpu(rows)
+
+
+def account_web(seconds: float = 6.0) -> None:
+    """CPU per request by part of the machine: the editor's preview of the 50 KB template
+    (`web_preview`) and its floor, the API's preview of the same template, in turn."""
+    from bench import web
+
+    with redis_server() as redis:
+        env = bench_env(bench_database_url(), redis.url)
+        env["HERALD_RATE_LIMIT_WEB_PREVIEW"] = "100000000"
+        herald(env, "db", "upgrade")
+        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(web.tenant())))[
+            "apiKeys"][0]["key"]
+        api_body = json.dumps({"tenantId": web.WS, "templateId": web.TPL, "tags": [
+            {"key": k, "value": v} for k, v in web.TAGS.items()]}).encode()
+        with server("cli.app:create_app", env) as (port, pid):
+            env["HERALD_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
+            path, form, headers = web._editor_request(web._sign_in(env, port))
+            pids = {pid, *children_of(pid)}
+            api = ("/api/v1/notifications/preview", api_body, {"X-Api-Key": key})
+            editor = (path, json.dumps(form).encode(), headers)
+            rows = {}
+            for label, (target, sent, sent_headers) in (
+                    ("API preview", api), ("web_preview", editor),
+                    ("API preview ", api), ("web_preview ", editor)):
+                rows[label] = cpu_per_request(port, pids, target, sent, sent_headers, 200,
+                                              seconds)
+    _print_cpu(rows)
+
+
+def _print_cpu(rows: dict[str, dict[str, float]]) -> None:
+    """One line per run: µs of CPU per request by part; total leaves idle out."""
     parts = ["server", "postgresql", "redis", "load generator", "other", "idle"]
     if os.environ.get("BENCH_PROFILE_OTHERS"):
         for label, shares in rows.items():
@@ -327,6 +360,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv and argv[0] == "edit":
         keystrokes()
+        return 0
+    if argv and argv[0] == "cpu" and argv[1:2] == ["web"]:
+        account_web()
         return 0
     if argv and argv[0] == "cpu":
         account(argv[1] if len(argv) > 1 else "send")
