@@ -39,10 +39,11 @@ class PreparedSelect:
         db = database.obj
         return type(db), db.param, db.quote
 
-    def _compile(self) -> tuple[ModelSelect, str] | None:
-        """(query, SQL) for the database in use, or None when its parameters are not the
-        sentinels in order (then each call builds its query as usual)."""
-        key = self._dialect()
+    def _compile(self, key: tuple | None = None) -> tuple[ModelSelect, str] | None:
+        """(query, SQL) for the database in use (its ``_dialect()``), or None when its
+        parameters are not the sentinels in order (then each call builds its query as
+        usual)."""
+        key = key or self._dialect()
         if key not in self._compiled:
             query = self._build(*self._sentinels)
             sql, params = query.sql()
@@ -52,7 +53,8 @@ class PreparedSelect:
 
     def first(self, *values: Any) -> Any:
         """The first row of the query for ``values``, or None."""
-        compiled = self._compile()
+        dialect = self._dialect()
+        compiled = self._compile(dialect)
         if compiled is None:
             return self._build(*values).first()
         query, sql = compiled
@@ -62,13 +64,13 @@ class PreparedSelect:
         row = cursor.fetchone()
         if row is None:
             return None
-        layout = self._layouts.get(self._dialect())
+        layout = self._layouts.get(dialect)
         if layout is None:
             # Whatever initialize() sets is the layout: kept as it is, read, never changed.
             before = dict(vars(wrapper))
             wrapper.initialize()
             layout = {k: v for k, v in vars(wrapper).items() if before.get(k, self) is not v}
-            self._layouts[self._dialect()] = layout
+            self._layouts[dialect] = layout
         else:
             vars(wrapper).update(layout)
         wrapper.initialized = True

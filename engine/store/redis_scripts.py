@@ -31,35 +31,21 @@ class DirectScript:
         self._script = redis.register_script(source)
         self._pool = redis.connection_pool
 
+    def _evalsha(self, keys: Sequence[Any], args: Sequence[Any]) -> tuple:
+        return ("EVALSHA", self._script.sha, len(keys), *keys, *args)
+
     def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        connection = thread_connection(self._pool)
-        try:
-            # hiredis packs in C what redis-py's serializer would first copy arg by arg.
-            connection.send_packed_command(
-                [hiredis.pack_command(("EVALSHA", self._script.sha, len(keys), *keys, *args))],
-                check_health=False)
-            return connection.read_response()
-        except (RedisError, OSError):
-            # Never reuse a connection in an unknown state; redis-py's path does the rest.
-            _local.connections.pop(self._pool, None)
-            connection.disconnect()
-            return self._script(keys=keys, args=args)
+        answers = _on_own_connection(self._pool, [self._evalsha(keys, args)])
+        return self._script(keys=keys, args=args) if answers is None else answers[0]
 
     def call_each(self, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> list[Any]:
         """The script once per (keys, args), every call in one round trip. Anything
         unexpected runs each call again through redis-py's own way: for the enqueue, which
         is the caller, a job enqueued twice is harmless (its claim decides)."""
-        connection = thread_connection(self._pool)
-        try:
-            connection.send_packed_command(
-                [hiredis.pack_command(("EVALSHA", self._script.sha, len(keys), *keys, *args))
-                 for keys, args in calls], check_health=False)
-            return [connection.read_response() for _ in calls]
-        except (RedisError, OSError):
-            # Answers may be left unread: the connection goes; redis-py's path, call by call.
-            _local.connections.pop(self._pool, None)
-            connection.disconnect()
+        answers = _on_own_connection(self._pool, [self._evalsha(k, a) for k, a in calls])
+        if answers is None:
             return [self._script(keys=keys, args=args) for keys, args in calls]
+        return answers
 
 
 def commands(redis: Redis, *calls: Sequence[Any]) -> list[Any]:
@@ -67,18 +53,30 @@ def commands(redis: Redis, *calls: Sequence[Any]) -> list[Any]:
     connection, as DirectScript sends a script; their answers in order. Anything unexpected
     sends them all again through a redis-py pipeline, which reconnects and retries: only for
     commands that may run twice (a SET, a count that may then count one more)."""
-    connection = thread_connection(redis.connection_pool)
-    try:
-        connection.send_packed_command([hiredis.pack_command(tuple(call)) for call in calls],
-                                       check_health=False)
-        return [connection.read_response() for _ in calls]
-    except (RedisError, OSError):
-        _local.connections.pop(redis.connection_pool, None)
-        connection.disconnect()
+    answers = _on_own_connection(redis.connection_pool, [tuple(call) for call in calls])
+    if answers is None:
         pipe = redis.pipeline(transaction=False)
         for call in calls:
             pipe.execute_command(*call)
-        return pipe.execute()
+        answers = pipe.execute()
+    return answers
+
+
+def _on_own_connection(pool: ConnectionPool, packed: Sequence[tuple]) -> list[Any] | None:
+    """Each command sent in one round trip on this thread's connection to ``pool``'s server,
+    and their answers; None when the connection cannot be trusted (a dropped connection, an
+    error reply such as NOSCRIPT): it is then closed, answers perhaps unread, and the
+    caller goes redis-py's way, which reconnects, retries and loads scripts."""
+    connection = thread_connection(pool)
+    try:
+        # hiredis packs in C what redis-py's serializer would first copy arg by arg.
+        connection.send_packed_command([hiredis.pack_command(c) for c in packed],
+                                       check_health=False)
+        return [connection.read_response() for _ in packed]
+    except (RedisError, OSError):
+        _local.connections.pop(pool, None)
+        connection.disconnect()
+        return None
 
 
 _local = threading.local()
