@@ -158,28 +158,18 @@ def account(what: str = "send", seconds: float = 6.0) -> None:
 def account_web(seconds: float = 6.0) -> None:
     """CPU per request by part of the machine: the editor's preview of the 50 KB template
     (`web_preview`) and its floor, the API's preview of the same template, in turn."""
-    from bench import web
+    from bench.web import editor_bench
 
-    with redis_server() as redis:
-        env = bench_env(bench_database_url(), redis.url)
-        env["HERALD_RATE_LIMIT_WEB_PREVIEW"] = "100000000"
-        herald(env, "db", "upgrade")
-        key = json.loads(herald(env, "apply", "-", stdin=json.dumps(web.tenant())))[
-            "apiKeys"][0]["key"]
-        api_body = json.dumps({"tenantId": web.WS, "templateId": web.TPL, "tags": [
-            {"key": k, "value": v} for k, v in web.TAGS.items()]}).encode()
-        with server("cli.app:create_app", env) as (port, pid):
-            env["HERALD_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
-            path, form, headers = web._editor_request(web._sign_in(env, port))
-            pids = {pid, *children_of(pid)}
-            api = ("/api/v1/notifications/preview", api_body, {"X-Api-Key": key})
-            editor = (path, json.dumps(form).encode(), headers)
-            rows = {}
-            for label, (target, sent, sent_headers) in (
-                    ("API preview", api), ("web_preview", editor),
-                    ("API preview ", api), ("web_preview ", editor)):
-                rows[label] = cpu_per_request(port, pids, target, sent, sent_headers, 200,
-                                              seconds)
+    with editor_bench() as bench:
+        pids = {bench.pid, *children_of(bench.pid)}
+        api = ("/api/v1/notifications/preview", bench.api_body, bench.api_headers)
+        editor = (bench.path, json.dumps(bench.form).encode(), bench.headers)
+        rows = {}
+        for label, (target, sent, sent_headers) in (
+                ("API preview", api), ("web_preview", editor),
+                ("API preview ", api), ("web_preview ", editor)):
+            rows[label] = cpu_per_request(bench.port, pids, target, sent, sent_headers, 200,
+                                          seconds)
     _print_cpu(rows)
 
 
@@ -258,39 +248,31 @@ def keystrokes(seconds: float = 15.0) -> None:
     from bench import web
 
     spy = _py_spy()
-    database_url = bench_database_url()
-    with redis_server() as redis:
-        env = bench_env(database_url, redis.url)
-        env["HERALD_RATE_LIMIT_WEB_PREVIEW"] = "100000000"
-        herald(env, "db", "upgrade")
-        herald(env, "apply", "-", stdin=json.dumps(web.tenant()))
-        with server("cli.app:create_app", env) as (port, pid):
-            env["HERALD_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
-            path, form, headers = web._editor_request(web._sign_in(env, port))
-            stop = threading.Event()
+    with web.editor_bench() as bench:
+        stop = threading.Event()
 
-            def type_on() -> None:
-                count = 0
-                while not stop.is_set():
-                    edits = [json.dumps({**form, "body": web.BODY + f"<!-- {count} {n} -->"})
-                             .encode() for n in range(20)]
-                    count += 1
-                    median = web._sequential_ms(port, path, edits, headers)
-                    print(f"keystroke median {median:.1f} ms")
+        def type_on() -> None:
+            count = 0
+            while not stop.is_set():
+                edits = [json.dumps({**bench.form, "body": web.BODY + f"<!-- {count} {n} -->"})
+                         .encode() for n in range(20)]
+                count += 1
+                median = web._sequential_ms(bench.port, bench.path, edits, bench.headers)
+                print(f"keystroke median {median:.1f} ms")
 
-            typist = threading.Thread(target=type_on)
-            typist.start()
-            raw = HERE / "profile-edit.txt"
-            try:
-                for worker in children_of(pid):
-                    subprocess.run([spy, "record", "-p", str(worker), "-r", "997", "-d",
-                                    str(int(seconds)), "--nonblocking", "--gil", "-o",
-                                    str(raw.with_suffix(f".{worker}.txt")), "-f", "raw"],
-                                   check=True, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL)
-            finally:
-                stop.set()
-                typist.join()
+        typist = threading.Thread(target=type_on)
+        typist.start()
+        raw = HERE / "profile-edit.txt"
+        try:
+            for worker in children_of(bench.pid):
+                subprocess.run([spy, "record", "-p", str(worker), "-r", "997", "-d",
+                                str(int(seconds)), "--nonblocking", "--gil", "-o",
+                                str(raw.with_suffix(f".{worker}.txt")), "-f", "raw"],
+                               check=True, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+        finally:
+            stop.set()
+            typist.join()
 
 
 def _worker_cpu(args: list[str], env: dict[str, str]) -> float:

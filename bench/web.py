@@ -13,6 +13,7 @@ email template, both through gunicorn in the same run (issue 25).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import http.client
 import json
@@ -20,6 +21,8 @@ import re
 import statistics
 import time
 import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from bench.api import tenant as api_tenant
 from bench.common import (
@@ -154,10 +157,25 @@ def _rate(result: LoadResult) -> float:
     return result.rate
 
 
-def run(seconds: float = 2.0) -> list[dict]:
-    database_url = bench_database_url()
+@dataclass(frozen=True)
+class EditorBench:
+    """A running server with the bench's template, a signed-in editor and an API key."""
+
+    port: int
+    pid: int
+    path: str             # the editor's preview
+    form: dict            # the editor's form, as htmx posts it
+    headers: dict         # the editor's headers (session cookie, CSRF, htmx)
+    api_body: bytes       # the API preview of the same template with the same tags
+    api_headers: dict
+
+
+@contextlib.contextmanager
+def editor_bench() -> Iterator[EditorBench]:
+    """The database (recreated), the bench's Redis, `herald serve`'s gunicorn and an editor
+    signed in to it (this module's figures and `bench.profile`'s editor runs)."""
     with redis_server() as redis:
-        env = bench_env(database_url, redis.url)
+        env = bench_env(bench_database_url(), redis.url)
         # One person is the whole load here: their per-minute preview limit would measure
         # the 429 (docs/web.md, "Security").
         env["HERALD_RATE_LIMIT_WEB_PREVIEW"] = "100000000"
@@ -166,24 +184,30 @@ def run(seconds: float = 2.0) -> list[dict]:
             "key"]
         api_body = json.dumps({"tenantId": WS, "templateId": TPL, "tags": [
             {"key": k, "value": v} for k, v in TAGS.items()]}).encode()
-        api_headers = {"X-Api-Key": key}
-        rounds = []
-        with server("cli.app:create_app", env) as (port, _):
+        with server("cli.app:create_app", env) as (port, pid):
             env["HERALD_PUBLIC_URL"] = f"http://127.0.0.1:{port}"
             path, form, headers = _editor_request(_sign_in(env, port))
-            web_body = json.dumps(form).encode()
-            for number in range(ROUNDS):
-                warm = 2.0 if number == 0 else 0.3
-                rounds.append(paired(
-                    lambda warm=warm: run_load(
-                        "127.0.0.1", port, "/api/v1/notifications/preview", method="POST",
-                        body=api_body, headers=api_headers, seconds=seconds, warmup=warm),
-                    lambda warm=warm: run_load(
-                        "127.0.0.1", port, path, method="POST", body=web_body,
-                        headers=headers, seconds=seconds, warmup=warm),
-                    number))
-            edit = _edit_figure(port, path, form, headers, api_body, api_headers)
-        web, api = median_pair(rounds, _rate)
+            yield EditorBench(port, pid, path, form, headers, api_body, {"X-Api-Key": key})
+
+
+def run(seconds: float = 2.0) -> list[dict]:
+    rounds = []
+    with editor_bench() as bench:
+        port, path, headers = bench.port, bench.path, bench.headers
+        web_body = json.dumps(bench.form).encode()
+        for number in range(ROUNDS):
+            warm = 2.0 if number == 0 else 0.3
+            rounds.append(paired(
+                lambda warm=warm: run_load(
+                    "127.0.0.1", port, "/api/v1/notifications/preview", method="POST",
+                    body=bench.api_body, headers=bench.api_headers, seconds=seconds,
+                    warmup=warm),
+                lambda warm=warm: run_load(
+                    "127.0.0.1", port, path, method="POST", body=web_body,
+                    headers=headers, seconds=seconds, warmup=warm),
+                number))
+        edit = _edit_figure(port, path, bench.form, headers, bench.api_body, bench.api_headers)
+    web, api = median_pair(rounds, _rate)
     errors = sum(r.errors for pair in rounds for r in pair)
     figures = [figure("web_preview", web.rate, "req/s (50 KB template)", api.rate),
                figure("web_preview_p50", web.p50, "ms", api.p50, higher_is_better=False),
