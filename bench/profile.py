@@ -12,6 +12,7 @@ part's share of the worker's samples, grouped by the module that owns the frame
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
 import subprocess
@@ -79,13 +80,11 @@ def summarise(raw: Path, top: int = 25) -> list[tuple[str, float]]:
 
 
 def _cpu_by_part(server_pids: set[int]) -> dict[str, float]:
-    """CPU seconds (user + system) so far of every process on the machine, by part."""
+    """CPU seconds (user + system) so far of every process on the machine, by part;
+    ``server_pids`` holds the server's processes, its workers included."""
     import psutil
 
     parts: collections.Counter[str] = collections.Counter()
-    server_pids = set(server_pids)
-    for pid in list(server_pids):
-        server_pids.update(child.pid for child in psutil.Process(pid).children(recursive=True))
     for proc in psutil.process_iter(["pid", "name", "cmdline", "cpu_times"]):
         times = proc.info["cpu_times"]
         if times is None:
@@ -108,17 +107,43 @@ def _cpu_by_part(server_pids: set[int]) -> dict[str, float]:
     return parts
 
 
-def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
-                    headers: dict, expect: int, seconds: float) -> dict[str, float]:
-    """Microseconds of CPU per request spent by each part of the machine during a load run."""
+def _server_switches(server_pids: set[int]) -> tuple[float, int, int]:
+    """The server's system CPU seconds so far, and its threads' voluntary and involuntary
+    context switches (Linux: each thread's own counts, which its process's status leaves
+    out). A voluntary switch is a thread that blocked: on a socket, on the GIL, on a lock."""
     import psutil
 
+    system, voluntary, involuntary = 0.0, 0, 0
+    for pid in server_pids:
+        with contextlib.suppress(psutil.Error):
+            system += psutil.Process(pid).cpu_times().system
+        for status in Path(f"/proc/{pid}/task").glob("*/status"):
+            with contextlib.suppress(OSError):
+                for line in status.read_text().splitlines():
+                    if line.startswith("voluntary_ctxt_switches"):
+                        voluntary += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches"):
+                        involuntary += int(line.split()[1])
+    return system, voluntary, involuntary
+
+
+def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
+                    headers: dict, expect: int, seconds: float) -> dict[str, float]:
+    """Microseconds of CPU per request spent by each part of the machine during a load run,
+    with the server's share of system CPU and its context switches per request."""
+    import psutil
+
+    server_pids = set(server_pids)
+    for pid in list(server_pids):
+        server_pids.update(child.pid for child in psutil.Process(pid).children(recursive=True))
+    switches = _server_switches(server_pids)
     before = _cpu_by_part(server_pids)
     children, machine = os.times(), psutil.cpu_times()
     result = run_load("127.0.0.1", port, path, method="POST", body=body, headers=headers,
                       expect=expect, seconds=seconds, warmup=0)
     after = _cpu_by_part(server_pids)
     children_after, machine_after = os.times(), psutil.cpu_times()
+    switched = [b - a for a, b in zip(switches, _server_switches(server_pids), strict=True)]
     after["load generator"] = (children_after.children_user + children_after.children_system
                                - children.children_user - children.children_system)
     before["load generator"] = 0.0
@@ -128,6 +153,9 @@ def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
     shares = {part: 1e6 * (after[part] - before.get(part, 0.0)) / max(1, result.requests)
               for part in after}
     shares["requests/s"] = result.rate
+    count = max(1, result.requests)
+    shares["server sys"] = 1e6 * switched[0] / count
+    shares["voluntary"], shares["involuntary"] = switched[1] / count, switched[2] / count
     return shares
 
 
@@ -181,11 +209,14 @@ def _print_cpu(rows: dict[str, dict[str, float]]) -> None:
             for part, value in sorted(shares.items(), key=lambda kv: -kv[1])[:12]:
                 print(label, f"{value:8.0f}", part)
     print(f"{'µs of CPU per request':<22}" + "".join(f"{p:>15}" for p in parts)
-          + f"{'total':>10}{'req/s':>10}")
+          + f"{'total':>10}{'req/s':>10}{'server sys':>12}{'switches':>14}")
     for label, shares in rows.items():
         print(f"{label:<22}" + "".join(f"{shares.get(p, 0.0):>15.0f}" for p in parts)
               + f"{sum(shares.get(p, 0.0) for p in parts[:-1]):>10.0f}"
-              + f"{shares['requests/s']:>10.0f}")
+              + f"{shares['requests/s']:>10.0f}{shares['server sys']:>12.0f}"
+              + f"{shares['voluntary']:>8.1f}/{shares['involuntary']:<5.1f}")
+    print("server sys: the server's system CPU in its column; switches: the server threads' "
+          "voluntary/involuntary context switches per request")
 
 
 def in_process(what: str = "send", count: int = 2000, profile: bool = False) -> None:
