@@ -150,10 +150,9 @@ def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
     after["idle"] = machine_after.idle - machine.idle
     # The load generator's processes end with the run: their whole CPU counts (run_load
     # starts them after ``before``), which includes their start; the same for both sides.
-    shares = {part: 1e6 * (after[part] - before.get(part, 0.0)) / max(1, result.requests)
-              for part in after}
-    shares["requests/s"] = result.rate
     count = max(1, result.requests)
+    shares = {part: 1e6 * (after[part] - before.get(part, 0.0)) / count for part in after}
+    shares["requests/s"] = result.rate
     shares["server sys"] = 1e6 * switched[0] / count
     shares["voluntary"], shares["involuntary"] = switched[1] / count, switched[2] / count
     return shares
