@@ -54,7 +54,7 @@ def bench_tenant() -> Iterator[tuple[dict[str, str], str, bytes]]:
 
 
 # Thirteen pairs (nine until the ninth round): the median of more pairs moves less with a
-# noisy minute; the API figures take about four minutes.
+# noisy minute; the API figures take about five to eight minutes.
 ROUNDS = 13
 
 
@@ -68,7 +68,7 @@ def run(seconds: float = 2.0) -> list[dict]:
         database_url = env["HERALD_DATABASE_URL"]
         headers = {"X-Api-Key": key}
 
-        send_rounds, preview_rounds, idempotent_rounds = [], [], []
+        send_rounds, preview_rounds, idempotent_rounds, durable_rounds = [], [], [], []
         with server("bench.floor_app:app", env) as (floor_port, _), \
                 server("cli.app:create_app", env) as (port, pid):
             # Floor and subject alternate, a short run each, so that a burst of noise on
@@ -92,6 +92,11 @@ def run(seconds: float = 2.0) -> list[dict]:
                     lambda: load(floor_port, "/json", b"{}"),
                     lambda: load(port, "/api/v1/notifications/preview", request, 200,
                                  headers), number))
+                # The send against a floor that also commits a row before its 202.
+                durable_rounds.append(paired(
+                    lambda: load(floor_port, "/enqueue-durable", b"{}", 202),
+                    lambda: load(port, "/api/v1/notifications/send", request, 202, headers),
+                    number))
                 # A send with a fresh Idempotency-Key each time, against the plain send.
                 idempotent_rounds.append(paired(
                     lambda: load(port, "/api/v1/notifications/send", request, 202, headers),
@@ -101,6 +106,7 @@ def run(seconds: float = 2.0) -> list[dict]:
         send, floor_send = median_pair(send_rounds, _rate)
         preview, floor_json = median_pair(preview_rounds, _rate)
         idempotent, plain_send = median_pair(idempotent_rounds, _rate)
+        durable_send, floor_durable = median_pair(durable_rounds, _rate)
 
     db_name = "postgresql" if database_url.startswith("postgres") else "sqlite"
     figures.append(figure("send", send.rate, f"req/s ({db_name})", floor_send.rate))
@@ -109,10 +115,13 @@ def run(seconds: float = 2.0) -> list[dict]:
                           higher_is_better=False))
     figures.append(figure("send_idempotent", idempotent.rate, "req/s (floor: send)",
                           plain_send.rate))
+    figures.append(figure("send_durable", durable_send.rate,
+                          "req/s (floor: Flask, one INSERT committed, one enqueue)",
+                          floor_durable.rate))
     figures.append(figure("preview", preview.rate, "req/s", floor_json.rate))
     figures.append(figure("rss_api", rss, "MiB", None))
     errors = sum(r.errors for pair in send_rounds + preview_rounds + idempotent_rounds
-                 for r in pair)
+                 + durable_rounds for r in pair)
     if errors:
         figures.append(figure("api_errors", errors, "responses not 2xx", None))
     return figures

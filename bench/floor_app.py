@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import threading
 import uuid
+from typing import Any
 
 from flask import Flask, jsonify
 from redis import Redis
@@ -11,12 +14,54 @@ from rq import Queue
 
 app = Flask(__name__)
 _queue = Queue("bench-floor", connection=Redis.from_url(os.environ["HERALD_REDIS_URL"]))
+# A row about the size of a bench send's notification (its payload: 1,950 characters).
+_PAYLOAD = "x" * 2048
+_TABLE = "CREATE TABLE IF NOT EXISTS bench_floor (id VARCHAR(36) PRIMARY KEY, payload TEXT)"
+_local = threading.local()
+
+
+def _connect() -> tuple[Any, str]:
+    """This thread's connection to the bench's database, kept between requests as
+    Herald keeps its own; returns it with the driver's placeholder."""
+    url = os.environ["HERALD_DATABASE_URL"]
+    if url.startswith("sqlite:///"):
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None,
+                               check_same_thread=False, timeout=10)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute(_TABLE)
+        return conn, "?"
+    import psycopg2
+    import psycopg2.errors
+
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    try:
+        with conn.cursor() as cur:
+            cur.execute(_TABLE)
+    except (psycopg2.errors.UniqueViolation, psycopg2.errors.DuplicateTable):
+        pass  # the other worker's thread made it at the same moment
+    return conn, "%s"
 
 
 @app.post("/enqueue")
 def enqueue():
     """One RQ enqueue and a 202: the least a durable send endpoint can do."""
     job_id = str(uuid.uuid4())
+    _queue.enqueue("bench.floor_jobs.noop", job_id, job_id=job_id)
+    return jsonify(accepted=True, correlationId=job_id), 202
+
+
+@app.post("/enqueue-durable")
+def enqueue_durable():
+    """A committed INSERT of one row, then one RQ enqueue and a 202: what a send must do
+    before its 202 (the row durable, its job queued), with nothing of Herald's own."""
+    if getattr(_local, "conn", None) is None:
+        _local.conn, _local.mark = _connect()
+    job_id = str(uuid.uuid4())
+    cursor = _local.conn.cursor()
+    cursor.execute(f"INSERT INTO bench_floor (id, payload) VALUES ({_local.mark}, "
+                   f"{_local.mark})", (job_id, _PAYLOAD))
+    cursor.close()
     _queue.enqueue("bench.floor_jobs.noop", job_id, job_id=job_id)
     return jsonify(accepted=True, correlationId=job_id), 202
 
