@@ -26,7 +26,7 @@ def _connect() -> tuple[Any, str]:
     url = os.environ["HERALD_DATABASE_URL"]
     if url.startswith("sqlite:///"):
         conn = sqlite3.connect(url.removeprefix("sqlite:///"), isolation_level=None,
-                               check_same_thread=False, timeout=10)
+                               timeout=10)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(_TABLE)
         return conn, "?"
@@ -43,12 +43,16 @@ def _connect() -> tuple[Any, str]:
     return conn, "%s"
 
 
-@app.post("/enqueue")
-def enqueue():
-    """One RQ enqueue and a 202: the least a durable send endpoint can do."""
-    job_id = str(uuid.uuid4())
+def _enqueued(job_id: str):
+    """One RQ enqueue of a no-op job, then the 202 a send answers."""
     _queue.enqueue("bench.floor_jobs.noop", job_id, job_id=job_id)
     return jsonify(accepted=True, correlationId=job_id), 202
+
+
+@app.post("/enqueue")
+def enqueue():
+    """One RQ enqueue and a 202: the least a send endpoint can do."""
+    return _enqueued(str(uuid.uuid4()))
 
 
 @app.post("/enqueue-durable")
@@ -62,8 +66,7 @@ def enqueue_durable():
     cursor.execute(f"INSERT INTO bench_floor (id, payload) VALUES ({_local.mark}, "
                    f"{_local.mark})", (job_id, _PAYLOAD))
     cursor.close()
-    _queue.enqueue("bench.floor_jobs.noop", job_id, job_id=job_id)
-    return jsonify(accepted=True, correlationId=job_id), 202
+    return _enqueued(job_id)
 
 
 @app.post("/json")

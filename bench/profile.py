@@ -80,8 +80,9 @@ def summarise(raw: Path, top: int = 25) -> list[tuple[str, float]]:
 
 
 def _cpu_by_part(server_pids: set[int]) -> dict[str, float]:
-    """CPU seconds (user + system) so far of every process on the machine, by part;
-    ``server_pids`` holds the server's processes, its workers included."""
+    """CPU seconds (user + system) so far of every process on the machine, by part, and
+    the server's system CPU apart ("server sys", also inside "server"); ``server_pids``
+    holds the server's processes, its workers included."""
     import psutil
 
     parts: collections.Counter[str] = collections.Counter()
@@ -93,6 +94,7 @@ def _cpu_by_part(server_pids: set[int]) -> dict[str, float]:
         cmdline = " ".join(proc.info["cmdline"] or [])
         if proc.info["pid"] in server_pids:
             part = "server"
+            parts["server sys"] += times.system
         elif name.startswith("postgres") or "postgres:" in cmdline:
             part = "postgresql"
         elif name.startswith("redis-server"):
@@ -107,16 +109,12 @@ def _cpu_by_part(server_pids: set[int]) -> dict[str, float]:
     return parts
 
 
-def _server_switches(server_pids: set[int]) -> tuple[float, int, int]:
-    """The server's system CPU seconds so far, and its threads' voluntary and involuntary
-    context switches (Linux: each thread's own counts, which its process's status leaves
-    out). A voluntary switch is a thread that blocked: on a socket, on the GIL, on a lock."""
-    import psutil
-
-    system, voluntary, involuntary = 0.0, 0, 0
+def _server_switches(server_pids: set[int]) -> tuple[int, int]:
+    """The server threads' voluntary and involuntary context switches so far (Linux: each
+    thread's own counts, which its process's status leaves out). A voluntary switch is a
+    thread that blocked: on a socket, on the GIL, on a lock."""
+    voluntary, involuntary = 0, 0
     for pid in server_pids:
-        with contextlib.suppress(psutil.Error):
-            system += psutil.Process(pid).cpu_times().system
         for status in Path(f"/proc/{pid}/task").glob("*/status"):
             with contextlib.suppress(OSError):
                 for line in status.read_text().splitlines():
@@ -124,7 +122,7 @@ def _server_switches(server_pids: set[int]) -> tuple[float, int, int]:
                         voluntary += int(line.split()[1])
                     elif line.startswith("nonvoluntary_ctxt_switches"):
                         involuntary += int(line.split()[1])
-    return system, voluntary, involuntary
+    return voluntary, involuntary
 
 
 def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
@@ -153,8 +151,7 @@ def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
     count = max(1, result.requests)
     shares = {part: 1e6 * (after[part] - before.get(part, 0.0)) / count for part in after}
     shares["requests/s"] = result.rate
-    shares["server sys"] = 1e6 * switched[0] / count
-    shares["voluntary"], shares["involuntary"] = switched[1] / count, switched[2] / count
+    shares["voluntary"], shares["involuntary"] = switched[0] / count, switched[1] / count
     return shares
 
 
