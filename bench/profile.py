@@ -376,6 +376,11 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] == "cpu":
         account(argv[1] if len(argv) > 1 else "send")
         return 0
+    if argv and argv[0] == "table":
+        from bench.table_cost import run as table_cost
+
+        table_cost()
+        return 0
     if argv and argv[0] == "inprocess":
         in_process(argv[1] if len(argv) > 1 else "send", profile="--profile" in argv)
         return 0

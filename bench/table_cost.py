@@ -1,0 +1,146 @@
+"""What one committed notification row costs PostgreSQL, by the shape of its table.
+
+``python -m bench.profile table`` (PostgreSQL only) makes one real send, then copies
+`notification` four ways in the bench's database: as it is, its payload compressed with
+lz4 instead of pglz, without its foreign keys, and with its primary key as its only
+index. Eight client processes fill each copy for a few seconds with that send's row (a new
+id each time) through a prepared statement in autocommit, as `insert_rows` sends it, and
+PostgreSQL's CPU over the run is divided by the rows. The copies take turns, round after
+round, because this machine's speed drifts (docs/performance.md, "The eighth sitting").
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import uuid
+from typing import Any
+
+import psutil
+import requests
+
+from bench.api import bench_tenant
+from bench.common import server
+
+CLIENTS = 8
+COPIES = {
+    "as notification is": "bench_row_as_is",
+    "the payload compressed with lz4": "bench_row_lz4",
+    "no foreign keys": "bench_row_no_keys",
+    "no foreign keys, the primary key its only index": "bench_row_pk_only",
+}
+
+
+def _postgres_cpu() -> float:
+    """CPU seconds so far of the machine's PostgreSQL processes (backends still open)."""
+    total = 0.0
+    for proc in psutil.process_iter(["name", "cmdline", "cpu_times"]):
+        name, cmdline = proc.info["name"] or "", " ".join(proc.info["cmdline"] or [])
+        if (name.startswith("postgres") or "postgres:" in cmdline) and proc.info["cpu_times"]:
+            total += proc.info["cpu_times"].user + proc.info["cpu_times"].system
+    return total
+
+
+def _make_copies(cur: Any) -> None:
+    """The four copies of `notification`, its foreign keys copied where the copy keeps
+    them."""
+    cur.execute("SELECT pg_get_constraintdef(oid) FROM pg_constraint "
+                "WHERE conrelid = 'notification'::regclass AND contype = 'f'")
+    keys = [definition for (definition,) in cur.fetchall()]
+    for table in COPIES.values():
+        cur.execute(f"DROP TABLE IF EXISTS {table}")
+    for table in ("bench_row_as_is", "bench_row_lz4", "bench_row_no_keys"):
+        cur.execute(f"CREATE TABLE {table} (LIKE notification INCLUDING ALL)")
+    for table in ("bench_row_as_is", "bench_row_lz4"):
+        for definition in keys:
+            cur.execute(f"ALTER TABLE {table} ADD {definition}")
+    cur.execute("ALTER TABLE bench_row_lz4 ALTER COLUMN payload SET COMPRESSION lz4")
+    cur.execute("CREATE TABLE bench_row_pk_only (LIKE notification INCLUDING DEFAULTS)")
+    cur.execute("ALTER TABLE bench_row_pk_only ADD PRIMARY KEY (id)")
+
+
+def _client(url: str, table: str, row: dict[str, Any], seconds: float,
+            start: Any, counts: Any, measured: Any) -> None:
+    """Insert ``row`` with a new id into ``table`` until ``seconds`` are up; the connection
+    stays open until the parent has read PostgreSQL's CPU (a closed backend's CPU is gone
+    from the process table)."""
+    import psycopg2
+
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    cur = conn.cursor()
+    columns = list(row)
+    cur.execute(f"PREPARE bench_row AS INSERT INTO {table} ({', '.join(columns)}) VALUES "
+                f"({', '.join(f'${n}' for n in range(1, len(columns) + 1))})")
+    execute = f"EXECUTE bench_row ({', '.join(['%s'] * len(columns))})"
+    values = [row[c] for c in columns]
+    start.wait()
+    inserted, end = 0, time.monotonic() + seconds
+    while time.monotonic() < end:
+        values[0] = str(uuid.uuid4())
+        cur.execute(execute, values)
+        inserted += 1
+    counts.put(inserted)
+    measured.wait()
+    conn.close()
+
+
+def _fill(url: str, table: str, row: dict[str, Any], seconds: float) -> tuple[float, float]:
+    """(PostgreSQL µs of CPU a row, rows/s) for ``CLIENTS`` processes filling ``table``."""
+    context = multiprocessing.get_context("spawn")
+    start, measured = context.Barrier(CLIENTS + 1), context.Event()
+    counts = context.Queue()
+    clients = [context.Process(target=_client, args=(url, table, row, seconds, start, counts,
+                                                     measured)) for _ in range(CLIENTS)]
+    for client in clients:
+        client.start()
+    start.wait()  # every client connected and prepared
+    before = _postgres_cpu()
+    rows = sum(counts.get() for _ in clients)
+    after = _postgres_cpu()
+    measured.set()
+    for client in clients:
+        client.join()
+    return 1e6 * (after - before) / max(rows, 1), rows / seconds
+
+
+def run(rounds: int = 4, seconds: float = 6.0) -> None:
+    """Print PostgreSQL's CPU a row for each copy, as a range over ``rounds`` rounds."""
+    import psycopg2
+
+    with bench_tenant() as (env, key, body):
+        url = env["HERALD_DATABASE_URL"]
+        if not url.startswith("postgresql"):
+            raise SystemExit("bench.profile table measures PostgreSQL; none answers here")
+        with server("cli.app:create_app", env) as (port, _):
+            answer = requests.post(f"http://127.0.0.1:{port}/api/v1/notifications/send",
+                                   data=body, headers={"X-Api-Key": key,
+                                                       "Content-Type": "application/json"},
+                                   timeout=30)
+            answer.raise_for_status()
+        conn = psycopg2.connect(url)
+        conn.autocommit = True
+        try:
+            with conn.cursor() as cur:
+                cur.execute("SELECT * FROM notification LIMIT 1")
+                names = [column.name for column in cur.description]
+                row = dict(zip(names, cur.fetchone(), strict=True))
+                _make_copies(cur)
+            results: dict[str, list[tuple[float, float]]] = {label: [] for label in COPIES}
+            for number in range(rounds):
+                for label, table in COPIES.items():
+                    results[label].append(_fill(url, table, row, seconds))
+                    cpu, rate = results[label][-1]
+                    print(f"round {number + 1}: {label}: {cpu:.0f} µs a row, {rate:,.0f} rows/s",
+                          flush=True)
+            print(f"\nPostgreSQL µs of CPU a row ({CLIENTS} clients, {rounds} rounds of "
+                  f"{seconds:.0f} s; {len(row['payload'])} characters of payload)")
+            for label, pairs in results.items():
+                cpus, rates = sorted(c for c, _ in pairs), sorted(r for _, r in pairs)
+                print(f"{label:50} {cpus[0]:4.0f}-{cpus[-1]:<4.0f} "
+                      f"{rates[0]:7,.0f}-{rates[-1]:,.0f} rows/s")
+        finally:
+            with conn.cursor() as cur:
+                for table in COPIES.values():
+                    cur.execute(f"DROP TABLE IF EXISTS {table}")
+            conn.close()
