@@ -1,0 +1,50 @@
+"""Step 18: a notification's payload compressed with lz4 where PostgreSQL has it; rows
+written before keep pglz and read as they were written."""
+
+from __future__ import annotations
+
+from peewee import SqliteDatabase
+
+from engine.store.migrations import MIGRATIONS, _lz4_payloads, upgrade
+from engine.store.models import Notification, SchemaVersion
+from tests import factories
+
+STEP = MIGRATIONS.index(_lz4_payloads) + 1
+
+
+def _method(db, notification_id) -> str | None:
+    """How PostgreSQL stored the row's payload (None: not compressed, or SQLite)."""
+    if isinstance(db, SqliteDatabase):
+        return None
+    return db.execute_sql("SELECT pg_column_compression(payload) FROM notification "
+                          "WHERE id = %s", (notification_id,)).fetchone()[0]
+
+
+def _lz4_available(db) -> bool:
+    return db.execute_sql("SELECT 'lz4' = ANY(enumvals) FROM pg_settings "
+                          "WHERE name = 'default_toast_compression'").fetchone()[0]
+
+
+def test_a_database_of_the_step_before_writes_lz4_after_it_and_reads_both(db):
+    postgres = not isinstance(db, SqliteDatabase)
+    if postgres:  # as a database of the step before has it
+        db.execute_sql('ALTER TABLE "notification" ALTER COLUMN "payload" SET COMPRESSION '
+                       "pglz")
+    SchemaVersion.delete().where(SchemaVersion.version >= STEP).execute()
+    ws = factories.workspace()
+    # A receipt's payload: past what PostgreSQL keeps inline, and compressible.
+    payload = factories.email_payload(html="<p>Thanks for your order A-1001.</p>" * 80)
+    before = factories.notification(ws, payload)
+
+    assert upgrade(db) == {"from": STEP - 1, "to": len(MIGRATIONS)}
+
+    after = factories.notification(ws, payload)
+    assert Notification.get_by_id(before.id).payload == payload
+    assert Notification.get_by_id(after.id).payload == payload
+    if postgres:
+        assert _method(db, before.id) == "pglz"
+        assert _method(db, after.id) == ("lz4" if _lz4_available(db) else "pglz")
+    else:
+        assert _method(db, after.id) is None  # SQLite: the step changes nothing
+    _lz4_payloads(db)  # again: harmless
+    assert Notification.get_by_id(after.id).payload == payload
