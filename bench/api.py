@@ -69,6 +69,7 @@ def run(seconds: float = 2.0) -> list[dict]:
         headers = {"X-Api-Key": key}
 
         send_rounds, preview_rounds, idempotent_rounds, durable_rounds = [], [], [], []
+        floor_rounds: list[tuple[LoadResult, LoadResult]] = []
         with server("bench.floor_app:app", env) as (floor_port, _), \
                 server("cli.app:create_app", env) as (port, pid):
             # Floor and subject alternate, a short run each, so that a burst of noise on
@@ -97,6 +98,11 @@ def run(seconds: float = 2.0) -> list[dict]:
                     lambda: load(floor_port, "/enqueue-durable", b"{}", 202),
                     lambda: load(port, "/api/v1/notifications/send", request, 202, headers),
                     number))
+                # The two floors against each other: what committing its row costs an
+                # endpoint with nothing else to do, the most any durable send can reach.
+                floor_rounds.append(paired(
+                    lambda: load(floor_port, "/enqueue", b"{}", 202),
+                    lambda: load(floor_port, "/enqueue-durable", b"{}", 202), number))
                 # A send with a fresh Idempotency-Key each time, against the plain send.
                 idempotent_rounds.append(paired(
                     lambda: load(port, "/api/v1/notifications/send", request, 202, headers),
@@ -107,6 +113,7 @@ def run(seconds: float = 2.0) -> list[dict]:
         preview, floor_json = median_pair(preview_rounds, _rate)
         idempotent, plain_send = median_pair(idempotent_rounds, _rate)
         durable_send, floor_durable = median_pair(durable_rounds, _rate)
+        durable_floor, plain_floor = median_pair(floor_rounds, _rate)
 
     db_name = "postgresql" if database_url.startswith("postgres") else "sqlite"
     figures.append(figure("send", send.rate, f"req/s ({db_name})", floor_send.rate))
@@ -118,10 +125,12 @@ def run(seconds: float = 2.0) -> list[dict]:
     figures.append(figure("send_durable", durable_send.rate,
                           "req/s (floor: Flask, one INSERT committed, one enqueue)",
                           floor_durable.rate))
+    figures.append(figure("durable_floor", durable_floor.rate,
+                          "req/s (floor: the send's floor; no Herald code)", plain_floor.rate))
     figures.append(figure("preview", preview.rate, "req/s", floor_json.rate))
     figures.append(figure("rss_api", rss, "MiB", None))
     errors = sum(r.errors for pair in send_rounds + preview_rounds + idempotent_rounds
-                 + durable_rounds for r in pair)
+                 + durable_rounds + floor_rounds for r in pair)
     if errors:
         figures.append(figure("api_errors", errors, "responses not 2xx", None))
     return figures
