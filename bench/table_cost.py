@@ -77,7 +77,7 @@ def _client(url: str, table: str, row: dict[str, Any], seconds: float,
                 f"({', '.join(f'${n}' for n in range(1, len(columns) + 1))})")
     execute = f"EXECUTE bench_row ({', '.join(['%s'] * len(columns))})"
     values = [row[c] for c in columns]
-    start.wait()
+    start.wait(timeout=120)
     inserted, end = 0, time.monotonic() + seconds
     while time.monotonic() < end:
         values[0] = str(uuid.uuid4())
@@ -94,12 +94,13 @@ def _fill(url: str, table: str, row: dict[str, Any], seconds: float) -> tuple[fl
     start, measured = context.Barrier(CLIENTS + 1), context.Event()
     counts = context.Queue()
     clients = [context.Process(target=_client, args=(url, table, row, seconds, start, counts,
-                                                     measured)) for _ in range(CLIENTS)]
+                                                     measured), daemon=True)
+               for _ in range(CLIENTS)]
     for client in clients:
         client.start()
-    start.wait()  # every client connected and prepared
+    start.wait(timeout=120)  # every client connected and prepared (a broken one: raises)
     before = _postgres_cpu()
-    rows = sum(counts.get() for _ in clients)
+    rows = sum(counts.get(timeout=seconds + 120) for _ in clients)
     after = _postgres_cpu()
     measured.set()
     for client in clients:
