@@ -18,7 +18,6 @@ import time
 import uuid
 from typing import Any
 
-import psutil
 import requests
 
 from bench.api import bench_tenant
@@ -34,13 +33,11 @@ COPIES = {
 
 
 def _postgres_cpu() -> float:
-    """CPU seconds so far of the machine's PostgreSQL processes (backends still open)."""
-    total = 0.0
-    for proc in psutil.process_iter(["name", "cmdline", "cpu_times"]):
-        name, cmdline = proc.info["name"] or "", " ".join(proc.info["cmdline"] or [])
-        if (name.startswith("postgres") or "postgres:" in cmdline) and proc.info["cpu_times"]:
-            total += proc.info["cpu_times"].user + proc.info["cpu_times"].system
-    return total
+    """CPU seconds so far of the machine's PostgreSQL processes (backends still open), as
+    ``bench.profile cpu`` counts them."""
+    from bench.profile import _cpu_by_part
+
+    return _cpu_by_part(set())["postgresql"]
 
 
 def _make_copies(cur: Any) -> None:
