@@ -7,13 +7,16 @@ lastUsedAt is written behind, at most once a minute per key and process.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
 import time
 from dataclasses import dataclass
 
 from engine import runtime
+from engine.observability.outages import DATABASE_DOWN, dependency_of, incidents
 from engine.store import generations, secrets
+from engine.store.db import database
 from engine.store.generations import KEYS_SCOPE
 from engine.store.models import ApiKey, key_status, utcnow
 
@@ -60,13 +63,24 @@ def lookup(value: str) -> KeyInfo | None:
 
 
 def touch(info: KeyInfo) -> None:
-    """Record use, at most once a minute per key from this process."""
+    """Record use, at most once a minute per key from this process; never fails the request
+    for a database lost meanwhile."""
     now = time.monotonic()
     last = _last_written.get(info.id)
     if last is not None and now - last < LAST_USED_EVERY:
         return
     _last_written[info.id] = now
-    ApiKey.update(last_used_at=utcnow()).where(ApiKey.id == info.id).execute()
+    try:
+        ApiKey.update(last_used_at=utcnow()).where(ApiKey.id == info.id).execute()
+    except DATABASE_DOWN as err:
+        # Written after the send's commit: a database lost now must not turn an accepted
+        # send into a 503. The next request writes it; the broken connection is dropped.
+        if dependency_of(err) is None:
+            raise
+        _last_written.pop(info.id, None)
+        incidents.failed("database", err)
+        with contextlib.suppress(Exception):
+            database.close()
 
 
 def clear() -> None:

@@ -24,7 +24,7 @@ from engine.sending.group_commit import GroupCommit
 from engine.sending.idempotency import ACCEPTED_MESSAGE, IdempotencyKey, Replayed
 from engine.sending.payload import payload, render_parts, rendering_failed
 from engine.sending.resolution import Resolved
-from engine.store import notification_store
+from engine.store import notification_store, unheard_commits
 from engine.store.queueing import enqueue_notification, enqueue_notifications, is_bulk
 from engine.store.vocabulary import NotificationStatus
 
@@ -78,9 +78,11 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
     returns its id.
 
     Raises only while inserting (nothing is accepted then: the caller gives back what it
-    took). Once the row is committed the notification is accepted: a job that cannot be
-    enqueued is left to the reconciler. ``keyed``: the Idempotency-Key the row is unique
-    by, its record written with the job. ``is_test``: an editor's test send (no allowance,
+    took; a database lost meanwhile may have committed the row unheard, so its id is
+    marked for the reconciler to drop, engine/store/unheard_commits.py). Once the row is
+    committed the notification is accepted: a job that cannot be enqueued is left to the
+    reconciler. ``keyed``: the Idempotency-Key the row is unique by, its record written
+    with the job. ``is_test``: an editor's test send (no allowance,
     left out of reports and metrics, no ``notification_accepted`` event, the default
     queue). ``notification_id``: the id to give it (a new one by default). ``bulk``: on
     the bulk queue whatever the template's type (each row of a list, engine/lists/).
@@ -97,12 +99,18 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
         idempotency_key=keyed.key if keyed else None,
         idempotency_digest=keyed.digest if keyed else None)
     queued_bulk = not is_test and (bulk or is_bulk(channel, built))
-    if keyed is None:
-        # With the sends beside it: one INSERT, one commit, one enqueue round trip.
-        _group().submit(row, (str(notification_id), queued_bulk, workspace_id))
-    else:
-        idempotency.insert_once(lambda: notification_store.insert_rows([row]), keyed,
-                                workspace_id)
+    try:
+        if keyed is None:
+            # With the sends beside it: one INSERT, one commit, one enqueue round trip.
+            _group().submit(row, (str(notification_id), queued_bulk, workspace_id))
+        else:
+            idempotency.insert_once(lambda: notification_store.insert_rows([row]), keyed,
+                                    workspace_id)
+    except BaseException as err:
+        if dependency_of(err) == "database":  # the commit may have happened unheard
+            unheard_commits.mark(str(notification_id), correlation_id)
+        raise
+    if keyed is not None:
         # Committed: from here the send is accepted; Redis gone, the reconciler enqueues it.
         try:
             enqueue_notification(str(notification_id), record=(

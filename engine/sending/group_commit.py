@@ -8,7 +8,8 @@ and no window: a group holds only sends that would otherwise have waited for the
 anyway, so a send alone takes the path it always took. A send still answers 202 only once
 its own row is committed and its job enqueued (or, Redis gone, left to the reconciler, as
 before). A row that the database refuses fails its own send only: the group is then
-inserted row by row.
+inserted row by row. A database lost fails the whole group (its commit may have happened
+unheard: engine/store/unheard_commits.py).
 
 Measured (docs/performance.md): under the bench's load half the sends join a group of two
 to four, and the machine spends about a tenth less CPU per send.
@@ -92,8 +93,11 @@ class GroupCommit:
         try:
             self._insert_rows([s.row for s in group])
         except BaseException as err:
-            if len(group) == 1:
-                group[0].error = err
+            if len(group) == 1 or dependency_of(err) is not None:
+                # A database lost may have committed the group unheard: inserted again, its
+                # rows would meet their own. Each send answers 503 (and marks its row).
+                for send in group:
+                    send.error = err
                 return
             for send in group:  # which row it was: each alone, as if none had been grouped
                 try:

@@ -31,7 +31,7 @@ from peewee import IntegrityError
 from engine import runtime
 from engine.errors import ApiError
 from engine.sending import limits
-from engine.store import generations
+from engine.store import generations, unheard_commits
 from engine.store.models import Notification, utcnow
 from engine.store.redis_scripts import DirectScript
 
@@ -213,6 +213,8 @@ def insert_once(insert: Callable[[], None], idem: IdempotencyKey, workspace_id: 
     notification in this workspace (Redis had lost the record), answer as the record would.
 
     A notification older than the 24 hours lets go of the key and the insert runs again.
+    The row found may be one whose send was answered 503 (engine/store/unheard_commits.py):
+    this answer names it, so it is delivered after all.
     """
     try:
         insert()
@@ -226,8 +228,12 @@ def insert_once(insert: Callable[[], None], idem: IdempotencyKey, workspace_id: 
     if row is not None and row.created_at > utcnow() - dt.timedelta(seconds=KEEP_SECONDS):
         if row.idempotency_digest != idem.digest:
             raise _reused()
-        runtime.redis().set(idem.record(workspace_id), idem.done(row.correlation_id),
-                            ex=KEEP_SECONDS)
+        pipe = runtime.redis().pipeline(transaction=False)
+        pipe.set(idem.record(workspace_id), idem.done(row.correlation_id), ex=KEEP_SECONDS)
+        # A row whose first send was answered 503 (its commit unheard) is this answer's
+        # now: the reconciler delivers it instead of dropping it.
+        unheard_commits.lift(str(row.id), pipe)
+        pipe.execute()
         raise Replayed(row.correlation_id)
     if row is not None:
         Notification.update(idempotency_key=None, idempotency_digest=None).where(

@@ -3,7 +3,9 @@
 Runs in every worker (one at a time, through a Redis lock) and much faster than RQ's own
 maintenance, which leaves a killed worker's job in StartedJobRegistry for up to 10 minutes.
 A row whose attempts reached its channel's maximum is ended instead: however its attempts
-ended (a crash, a database gone), a notification is never tried more often than that.
+ended (a crash, a database gone), a notification is never tried more often than that. A
+row whose send was answered 503 though the database committed it unheard is deleted
+(engine/store/unheard_commits.py).
 
 A queued row is taken up once it is ``HERALD_RECONCILE_AFTER_SECONDS`` old, except when the
 worker knows Redis lost jobs (it restarted, was emptied or was away: redis_watch,
@@ -29,7 +31,7 @@ from engine.delivery import outcome_events
 from engine.delivery.attempts import attempt_row
 from engine.delivery.retry import max_attempts
 from engine.observability.outages import DATABASE_DOWN
-from engine.store import notification_facts, redis_outages
+from engine.store import notification_facts, redis_outages, unheard_commits
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, utcnow
 from engine.store.queueing import JOB_FUNCTION, enqueue_notification, queue
@@ -80,7 +82,8 @@ def reconcile(batch: int = 500) -> dict[str, int]:
                  & (Notification.next_attempt_at <= now))
     stuck = ((Notification.status == NotificationStatus.SENDING)
              & (Notification.updated_at < grace))
-    counts = {"retries": 0, "lost": 0, "stuck": 0, "exhausted": 0, "pending": 0}
+    counts = {"retries": 0, "lost": 0, "stuck": 0, "exhausted": 0, "dropped": 0,
+              "pending": 0}
     database.connect(reuse_if_open=True)
     for kind, condition in (("retries", due_retry), ("lost", _lost(grace)), ("stuck", stuck)):
         for row in _rows(condition).order_by(Notification.updated_at).limit(batch):
@@ -93,7 +96,7 @@ def reconcile_lost_now(batch: int = 500) -> dict[str, int]:
     """After Redis lost its jobs: every queued row whose job is gone, however recent, page by
     page (a pass of reconcile() reads the oldest ``batch`` rows of each kind only)."""
     lost = _lost(utcnow())
-    counts = {"lost": 0, "exhausted": 0, "pending": 0}
+    counts = {"lost": 0, "exhausted": 0, "dropped": 0, "pending": 0}
     database.connect(reuse_if_open=True)
     after: tuple[Any, Any] | None = None
     while True:
@@ -128,11 +131,25 @@ def _take_up(row: Notification, kind: str, condition: Any) -> str:
         return "exhausted" if _give_up(row, condition) else "pending"
     if kind != "stuck" and _job_pending(str(row.id)):
         return "pending"
+    if kind == "lost" and unheard_commits.marked(str(row.id)):
+        return "dropped" if _drop(row, condition) else "pending"
     bulk = row.channel == "email" and notification_facts.email_type(row.id) == "Marketing"
     enqueue_notification(str(row.id), bulk=bulk, workspace=row.workspace_id)
     log.info("re-enqueued notification %s: %s", row.id, _WHY.get(kind, kind),
              extra={**_ids(row), "reason": kind})
     return kind
+
+
+def _drop(row: Notification, condition: Any) -> int:
+    """Delete a row whose send was answered 503 though the database committed it unheard
+    (engine/store/unheard_commits.py): its sender was told nothing was accepted. 1, or 0
+    when a job took it meanwhile."""
+    if not Notification.delete().where(Notification.id == row.id, condition).execute():
+        return 0
+    log.warning("dropped notification %s: its send was answered 503 service.unavailable, "
+                "and the database had committed its row without saying so", row.id,
+                extra={**_ids(row), "reason": "unheard commit"})
+    return 1
 
 
 _WHY = {"retries": "its retry is due", "lost": "queued, and its job is gone from Redis",

@@ -1,5 +1,9 @@
 """A TCP proxy on loopback that a test can cut and restore: every connection through it
-drops at once, and new ones are refused until it listens again (a database going away)."""
+drops at once, and new ones are refused until it listens again (a database going away).
+
+It can also lose one answer: the next request that holds a given marker reaches the server
+and is carried out, and the connection is cut before its answer gets back (a database that
+committed a statement whose client never heard so)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ class TcpProxy:
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
         self._listener: socket.socket | None = None
+        self._marker: bytes | None = None
+        self.lost = threading.Event()  # set once an answer was lost
         self.start()
 
     def start(self) -> None:
@@ -33,9 +39,13 @@ class TcpProxy:
         with self._lock:
             doomed, self._sockets = [*self._sockets, *([listener] if listener else [])], []
         for sock in doomed:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()
+            _cut(sock)
+
+    def lose_answer_to(self, marker: bytes) -> None:
+        """The next request holding ``marker`` is carried out; its answer is thrown away and
+        its connection cut (``lost`` is set then)."""
+        self.lost.clear()
+        self._marker = marker
 
     def _accept(self, listener: socket.socket) -> None:
         while True:
@@ -51,13 +61,39 @@ class TcpProxy:
             server.settimeout(None)
             with self._lock:
                 self._sockets += [client, server]
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=_pump, args=(a, b), daemon=True).start()
+            doomed = threading.Event()  # this connection's next answer is to be lost
+            threading.Thread(target=self._requests, args=(client, server, doomed),
+                             daemon=True).start()
+            threading.Thread(target=self._answers, args=(server, client, doomed),
+                             daemon=True).start()
+
+    def _requests(self, client: socket.socket, server: socket.socket,
+                  doomed: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while data := client.recv(65536):
+                marker = self._marker
+                if marker is not None and marker in data:
+                    self._marker = None
+                    doomed.set()
+                server.sendall(data)
+        with contextlib.suppress(OSError):
+            server.shutdown(socket.SHUT_WR)
+
+    def _answers(self, server: socket.socket, client: socket.socket,
+                 doomed: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while data := server.recv(65536):
+                if doomed.is_set():  # the server answered: it has carried the request out
+                    _cut(client)
+                    _cut(server)
+                    self.lost.set()
+                    return
+                client.sendall(data)
+        with contextlib.suppress(OSError):
+            client.shutdown(socket.SHUT_WR)
 
 
-def _pump(source: socket.socket, target: socket.socket) -> None:
+def _cut(sock: socket.socket) -> None:
     with contextlib.suppress(OSError):
-        while data := source.recv(65536):
-            target.sendall(data)
-    with contextlib.suppress(OSError):
-        target.shutdown(socket.SHUT_WR)
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()

@@ -7,7 +7,7 @@ import threading
 import uuid
 
 import pytest
-from peewee import IntegrityError
+from peewee import IntegrityError, OperationalError
 
 from engine.sending.group_commit import GroupCommit
 from engine.store import notification_store
@@ -92,6 +92,30 @@ def test_a_row_the_database_refuses_fails_its_own_send_only(settings):
     ids = {str(nid) for nid, _ in good}
     assert {str(n.id) for n in Notification.select()} == ids | {str(taken)}
     assert set(queue(QUEUE_NAME).get_job_ids()) == ids  # the refused send enqueued nothing
+
+
+class _AnswerLost(_Held):
+    """The real insert, whose group of several is committed but answered by a lost
+    connection (as tests/api/test_lost_commit_answer.py makes PostgreSQL do)."""
+
+    def __call__(self, rows: list[tuple]) -> None:
+        super().__call__(rows)
+        if len(rows) > 1:
+            raise OperationalError("server closed the connection unexpectedly")
+
+
+def test_a_group_whose_commit_was_not_heard_fails_every_send_in_it(settings):
+    ws = factories.workspace()
+    held = _AnswerLost()
+    group = GroupCommit(held, enqueue_notifications)
+    rows = [_row(ws) for _ in range(4)]
+    errors = _run(group, held, ws, rows)
+    # Not inserted again row by row: that would meet their own committed rows and answer
+    # 500; each send is told the database was lost (503), and the reconciler drops them.
+    assert held.sizes == [1, 3]
+    assert {nid for nid, _ in rows[1:]} == set(errors)
+    assert all(isinstance(err, OperationalError) for err in errors.values())
+    assert queue(QUEUE_NAME).get_job_ids() == [str(rows[0][0])]
 
 
 def test_a_send_alone_commits_and_enqueues_as_before(settings):

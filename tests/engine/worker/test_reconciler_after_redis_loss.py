@@ -47,9 +47,10 @@ def test_every_recent_queued_row_whose_job_is_gone_is_enqueued_once(settings):
     Notification.update(status="delivered").where(Notification.id == ids[2]).execute()
     assert reconcile()["lost"] == 0, "younger than HERALD_RECONCILE_AFTER_SECONDS"
     counts = reconcile_lost_now(batch=2)  # pages of two: every page is read
-    assert counts == {"lost": 4, "exhausted": 0}
+    assert counts == {"lost": 4, "exhausted": 0, "dropped": 0}
     assert sorted(_in_queue()) == sorted(ids[:2] + ids[3:])
-    assert reconcile_lost_now(batch=2) == {"lost": 0, "exhausted": 0}
+    assert reconcile_lost_now(batch=2) == {"lost": 0, "exhausted": 0,
+                                          "dropped": 0}
 
 
 def test_the_reconciler_acts_at_once_when_redis_is_emptied(settings):
