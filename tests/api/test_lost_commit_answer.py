@@ -89,7 +89,7 @@ def test_a_committed_send_is_202_when_recording_the_keys_use_loses_its_answer(
     proxy, client = lossy
     proxy.lose_answer_to(b'UPDATE "api_key"')  # the key's last use, written after the commit
     answer = post(client, tenant["body"], tenant["key"])
-    assert proxy.lost.is_set(), "the send never wrote the key's last use"
+    assert proxy.lost.is_set(), ("the send never wrote the key's last use", answer.json)
     assert answer.status_code == 202, answer.json
     stored = Notification.get()
     assert _job_ids() == [str(stored.id)]

@@ -84,9 +84,9 @@ class TcpProxy:
         with contextlib.suppress(OSError):
             while data := server.recv(65536):
                 if doomed.is_set():  # the server answered: it has carried the request out
+                    self.lost.set()  # before the cut, which the client may see at once
                     _cut(client)
                     _cut(server)
-                    self.lost.set()
                     return
                 client.sendall(data)
         with contextlib.suppress(OSError):
