@@ -82,10 +82,10 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
     marked for the reconciler to drop, engine/store/unheard_commits.py). Once the row is
     committed the notification is accepted: a job that cannot be enqueued is left to the
     reconciler. ``keyed``: the Idempotency-Key the row is unique by, its record written
-    with the job. ``is_test``: an editor's test send (no allowance,
-    left out of reports and metrics, no ``notification_accepted`` event, the default
-    queue). ``notification_id``: the id to give it (a new one by default). ``bulk``: on
-    the bulk queue whatever the template's type (each row of a list, engine/lists/).
+    with the job. ``is_test``: an editor's test send (no allowance, left out of reports
+    and metrics, no ``notification_accepted`` event, the default queue).
+    ``notification_id``: the id to give it (a new one by default). ``bulk``: on the bulk
+    queue whatever the template's type (each row of a list, engine/lists/).
     """
     workspace_id = str(resolved.workspace.id)
     channel = resolved.template.channel

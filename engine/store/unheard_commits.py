@@ -17,7 +17,8 @@ line at ERROR names the row then).
 from __future__ import annotations
 
 import logging
-from typing import Any
+
+from redis.client import Pipeline
 
 from engine import runtime
 
@@ -46,7 +47,7 @@ def marked(notification_id: str) -> bool:
     return bool(runtime.redis().exists(_key(notification_id)))
 
 
-def lift(notification_id: str, redis: Any = None) -> None:
-    """The row is accepted after all (a retry's 202 names it): deliver it. ``redis``: a
+def lift(notification_id: str, pipe: Pipeline | None = None) -> None:
+    """The row is accepted after all (a retry's 202 names it): deliver it. ``pipe``: a
     pipeline to add the command to (the caller executes it)."""
-    (redis if redis is not None else runtime.redis()).delete(_key(notification_id))
+    (pipe if pipe is not None else runtime.redis()).delete(_key(notification_id))
