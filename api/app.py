@@ -4,7 +4,6 @@ API and the web application side by side is cli/app.py."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 
 from flask import Flask, g, request
@@ -24,7 +23,7 @@ from config.settings import Settings, provider_scheme_of, provider_urls
 from engine.errors import ApiError
 from engine.observability import context
 from engine.observability.outages import RETRY_AFTER_SECONDS, dependency_of, incidents
-from engine.store.db import database
+from engine.store.db import database, drop_connection
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 log = logging.getLogger("herald.api")
@@ -164,9 +163,8 @@ def unavailable(part: str, err: BaseException):
     """503 service.unavailable with Retry-After; one log line per incident, not per request.
     A connection that failed is dropped, so the next request opens a fresh one."""
     incidents.failed(part, err)
-    if part == "database" and not database.is_closed():
-        with contextlib.suppress(Exception):
-            database.close()
+    if part == "database":
+        drop_connection()
     return problems.problem(
         503, f"The service cannot reach its {part} just now; try again after Retry-After.",
         "service.unavailable", headers={"Retry-After": str(RETRY_AFTER_SECONDS)})

@@ -7,7 +7,6 @@ lastUsedAt is written behind, at most once a minute per key and process.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import threading
 import time
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from engine import runtime
 from engine.observability.outages import DATABASE_DOWN, dependency_of, incidents
 from engine.store import generations, secrets
-from engine.store.db import database
+from engine.store.db import drop_connection
 from engine.store.generations import KEYS_SCOPE
 from engine.store.models import ApiKey, key_status, utcnow
 
@@ -79,8 +78,7 @@ def touch(info: KeyInfo) -> None:
             raise
         _last_written.pop(info.id, None)
         incidents.failed("database", err)
-        with contextlib.suppress(Exception):
-            database.close()
+        drop_connection()
 
 
 def clear() -> None:

@@ -7,7 +7,6 @@ waiting reports the part as not ready without starting another.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -17,7 +16,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 from engine import runtime
 from engine.observability.outages import one_line
-from engine.store.db import database
+from engine.store.db import database, drop_connection
 
 BOUND = 1.0
 
@@ -69,9 +68,7 @@ def _ping_database() -> None:
         database.connect(reuse_if_open=True)
         database.execute_sql("SELECT 1").fetchone()
     finally:
-        if not database.is_closed():
-            with contextlib.suppress(Exception):
-                database.close()
+        drop_connection()
 
 
 def _ping_redis() -> None:

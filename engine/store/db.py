@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -57,6 +58,14 @@ def make_database(url: str) -> Database:
         db.herald_prepare = prepare  # read by engine/store/prepared.py
         return db
     raise ValueError(f"unsupported database URL scheme: {parts.scheme!r}")
+
+
+def drop_connection() -> None:
+    """Close this thread's connection after the database went away: peewee would hand the
+    dead one to the next query. A broken connection may refuse to close; that is fine."""
+    if not database.is_closed():
+        with contextlib.suppress(Exception):
+            database.close()
 
 
 def bind_database(url: str) -> Database:

@@ -8,13 +8,12 @@ is taken up by the reconciler after its grace).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import time
 
 from engine.observability.outages import DATABASE_DOWN, one_line
 from engine.store import redis_outages
-from engine.store.db import database
+from engine.store.db import database, drop_connection
 
 log = logging.getLogger("herald.delivery")
 FIRST_PAUSE = 0.2
@@ -28,9 +27,7 @@ def wait_for_database(error: BaseException) -> bool:
                 extra={"dependency": "database", "setting": "HERALD_DATABASE_URL"})
     started, pause = time.monotonic(), FIRST_PAUSE
     while not redis_outages.waiting_stopped():
-        if not database.is_closed():
-            with contextlib.suppress(Exception):  # a broken connection may refuse to close
-                database.close()
+        drop_connection()
         try:
             database.connect(reuse_if_open=True)
             database.execute_sql("SELECT 1").fetchone()

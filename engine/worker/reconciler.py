@@ -14,7 +14,6 @@ redis_outages): then every queued row whose job is gone is enqueued at once.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import logging
 import threading
@@ -32,7 +31,7 @@ from engine.delivery.attempts import attempt_row
 from engine.delivery.retry import max_attempts
 from engine.observability.outages import DATABASE_DOWN
 from engine.store import notification_facts, redis_outages, unheard_commits
-from engine.store.db import database
+from engine.store.db import database, drop_connection
 from engine.store.models import DeliveryAttempt, Notification, utcnow
 from engine.store.queueing import JOB_FUNCTION, enqueue_notification, queue
 from engine.store.vocabulary import NotificationStatus, Outcome
@@ -227,18 +226,12 @@ def run_periodically(stop: threading.Event, interval: float | None = None,
             if redis_outages.waiting_stopped():
                 return
             if isinstance(error, DATABASE_DOWN):
-                _drop_connection()
+                # Else every later pass gets the dead connection, and the rows a restart
+                # left `sending` wait for ever (logged once per incident: nothing says so).
+                drop_connection()
             log.exception("reconciler pass failed")
         if stop.wait(TICK_SECONDS):
             return
-
-
-def _drop_connection() -> None:
-    """Close this thread's database connection after the database went away: peewee would
-    hand the dead one to every later pass, and the rows a restart left ``sending`` would
-    wait for ever (the error is logged once per incident, so nothing would say so)."""
-    with contextlib.suppress(Exception):  # a broken connection may refuse to close
-        database.close()
 
 
 def _one_pass(interval: float, urgent: bool) -> bool:
