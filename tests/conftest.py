@@ -221,3 +221,21 @@ def sender_settings(settings: Settings, zone, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(runtime, "_settings", changed)
     identity.clear()
     return changed
+
+
+@pytest.fixture
+def windows_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clocks of the windowed counters (the API's per-minute limits, the tracking
+    guard, the web throttle) held at one instant, a second into a minute and into a
+    15-minute window: a test that counts requests up to a limit cannot see its window turn
+    over between the first and the last (the count would start afresh and no 429 come)."""
+    import time
+    from types import SimpleNamespace
+
+    from engine.delivery import tracking_guard
+    from engine.sending import limits
+    from web import throttle
+
+    held = time.time() // throttle.WINDOW * throttle.WINDOW + 1
+    for module in (limits, tracking_guard, throttle):
+        monkeypatch.setattr(module, "time", SimpleNamespace(time=lambda: held))

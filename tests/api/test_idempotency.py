@@ -133,7 +133,7 @@ def test_the_allowance_counts_the_first_request_only(client, tenant, settings):
     assert _post(client, tenant["body"], tenant["key"], "another").status_code == 429
 
 
-def test_rate_limits_count_the_first_request_only(settings, tenant):
+def test_rate_limits_count_the_first_request_only(settings, tenant, windows_held):
     keycache.clear()
     client = create_app(settings.with_changes(rate_limit_send_per_key=2)).test_client()
     for _ in range(5):

@@ -77,7 +77,7 @@ def test_failed_render_gives_the_allowance_back(client, tenant):
     assert _post(client, body, tenant["key"]).status_code == 429
 
 
-def test_per_key_rate_limit_is_429_without_error_code(settings, tenant):
+def test_per_key_rate_limit_is_429_without_error_code(settings, tenant, windows_held):
     keycache.clear()
     app = create_app(settings.with_changes(rate_limit_send_per_key=3))
     client = app.test_client()
@@ -88,7 +88,7 @@ def test_per_key_rate_limit_is_429_without_error_code(settings, tenant):
     assert 1 <= int(response.headers["Retry-After"]) <= 60
 
 
-def test_per_ip_limit_precedes_authentication(settings, tenant):
+def test_per_ip_limit_precedes_authentication(settings, tenant, windows_held):
     app = create_app(settings.with_changes(rate_limit_send_per_ip=2))
     client = app.test_client()
     assert _post(client, tenant["body"], "hk_bad").status_code == 401
@@ -97,7 +97,7 @@ def test_per_ip_limit_precedes_authentication(settings, tenant):
     assert response.status_code == 429 and "Retry-After" in response.headers
 
 
-def test_validate_has_its_own_ip_limit(settings):
+def test_validate_has_its_own_ip_limit(settings, windows_held):
     app = create_app(settings.with_changes(rate_limit_validate_per_ip=2))
     client = app.test_client()
     codes = [client.get("/api/v1/api-keys/validate", headers={"X-Api-Key": "x"}).status_code
@@ -105,7 +105,7 @@ def test_validate_has_its_own_ip_limit(settings):
     assert codes == [200, 200, 429]
 
 
-def test_rate_limits_are_shared_between_processes(settings, tenant):
+def test_rate_limits_are_shared_between_processes(settings, tenant, windows_held):
     """Two app instances (as two gunicorn workers) count in the same Redis window."""
     first = create_app(settings.with_changes(rate_limit_send_per_key=2)).test_client()
     second = create_app(settings.with_changes(rate_limit_send_per_key=2)).test_client()
@@ -114,7 +114,7 @@ def test_rate_limits_are_shared_between_processes(settings, tenant):
     assert _post(first, tenant["body"], tenant["key"]).status_code == 429
 
 
-def test_a_body_is_not_worth_parsing_without_a_key_or_over_a_limit(settings, tenant):
+def test_a_body_is_not_worth_parsing_without_a_key_or_over_a_limit(settings, tenant, windows_held):
     """The cheap checks run before the parse: no key, an unknown or revoked one, or an
     address or key whose window is already full (real Redis), and the body is skipped."""
     from engine.sending.body_gate import SMALL_BODY, body_worth_parsing

@@ -189,7 +189,7 @@ def test_successful_sign_ins_are_not_counted(app):
         browser.post("/sign-out", token_from="/workspaces")
 
 
-def test_a_strangers_guesses_delay_the_owner_never_lock_them_out(app):
+def test_a_strangers_guesses_delay_the_owner_never_lock_them_out(app, windows_held):
     make_user("ada@example.com", factories.workspace(), "owner", "Ada")
     stranger = Browser(app, STRANGER)
     answers = [stranger.sign_in("ada@example.com", f"guess number {i}").status_code
@@ -206,7 +206,7 @@ def test_a_strangers_guesses_delay_the_owner_never_lock_them_out(app):
     assert owner.signed_in()
 
 
-def test_ten_failures_from_one_address_wall_that_address_and_account_only(app):
+def test_ten_failures_from_one_address_wall_that_address_and_account_only(app, windows_held):
     make_user("ada@example.com", factories.workspace(), "owner", "Ada")
     make_user("bob@example.com", factories.workspace(), "owner", "Bob")
     typo = Browser(app, STRANGER)
@@ -236,7 +236,7 @@ def _member(app):
     return ws, factories.template(ws), browser
 
 
-def test_previews_draft_saves_and_test_sends_are_limited_per_person(app):
+def test_previews_draft_saves_and_test_sends_are_limited_per_person(app, windows_held):
     ws, template, member = _member(app)
     editor = f"/w/{ws.id}/templates/{template.id}"
     body = json.dumps({"subject": "Hi", "body": "<p>Hi</p>", "sample": "{}",

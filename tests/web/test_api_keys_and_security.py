@@ -116,7 +116,7 @@ def test_the_session_changes_at_sign_in(page: Page, live):
     other.close()
 
 
-def test_sign_in_attempts_are_limited_per_address(page: Page, live):
+def test_sign_in_attempts_are_limited_per_address(page: Page, live, windows_held):
     ws = factories.workspace()
     make_user("ada@example.com", ws, "owner")
     token = None

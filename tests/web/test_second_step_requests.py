@@ -48,7 +48,7 @@ def test_no_session_exists_until_the_code_and_its_id_is_new(app, totp):
     assert WebSession.select().count() == 1
 
 
-def test_wrong_codes_are_limited_like_passwords(app, totp):
+def test_wrong_codes_are_limited_like_passwords(app, totp, windows_held):
     browser = Browser(app, "203.0.113.50")
     browser.sign_in("ada@example.com")
     codes = []
