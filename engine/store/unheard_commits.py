@@ -47,7 +47,7 @@ def marked(notification_id: str) -> bool:
     return bool(runtime.redis().exists(_key(notification_id)))
 
 
-def lift(notification_id: str, pipe: Pipeline | None = None) -> None:
-    """The row is accepted after all (a retry's 202 names it): deliver it. ``pipe``: a
-    pipeline to add the command to (the caller executes it)."""
-    (pipe if pipe is not None else runtime.redis()).delete(_key(notification_id))
+def lift(notification_id: str, pipe: Pipeline) -> None:
+    """The row is accepted after all (a retry's 202 names it): deliver it. Added to
+    ``pipe``, which carries the retry's record (the caller executes it)."""
+    pipe.delete(_key(notification_id))
