@@ -10,6 +10,7 @@ from flask_login import LoginManager, UserMixin, login_user, logout_user
 
 from engine.people import sessions
 from engine.people.models import User
+from web import devices
 
 manager = LoginManager()
 SESSION_TOKEN = "herald_sid"
@@ -80,6 +81,7 @@ def sign_in(user: User, second_step: bool = False) -> None:
         session[SECOND_STEP] = True
     session.permanent = True
     login_user(SignedIn(user))
+    devices.remember(str(user.id))
 
 
 def await_second_step(user: User, target: str) -> None:

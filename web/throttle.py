@@ -7,6 +7,10 @@ Sign-in (and its second step) counts failures only, in 15-minute windows, three 
   from 1 s up to 60 s after the last failure. Never a wall: a stranger's guesses can make
   the owner, signing in from a fresh address, wait a minute at most, never lock them out,
   and a guesser spread over many IPs gets one try a minute.
+A browser where the person signed in before carries a device cookie (web/devices.py): the
+account's delay does not hold it; its own failures are counted instead, and past
+``devices.FAILURES`` it waits with every other device. A right password from a new device
+still waits (else the wait would tell a guesser which password was right).
 A success counts nothing and clears its pair. The reset form counts every request (each
 may mail), per address and per IP. The editor's costly requests (preview, draft save, test
 send) are limited per person, per minute (settings, for a load test's sake).
@@ -19,6 +23,7 @@ import time
 
 from engine import runtime
 from engine.store import redis_scripts
+from web import devices
 
 WINDOW = 15 * 60
 PAIR_FAILURES = 10
@@ -56,16 +61,28 @@ def delay_after(failures: int) -> int:
     return min(MAX_DELAY, 2 ** (failures - FREE_FAILURES))
 
 
-def wait_before(kind: str, account: str, ip: str) -> int | None:
+def _device_key(kind: str, device: str, window: int) -> str:
+    return _key(kind, "device", device, window)
+
+
+def wait_before(kind: str, account: str, ip: str, device: str | None = None) -> int | None:
     """Before checking a password or a code: None when this try may go ahead, else the
     seconds to wait. ``account``: the address typed (sign-in) or the user's id (second
-    step). Counts nothing."""
+    step); ``device``: the nonce of a valid device cookie of that person (web/devices.py),
+    which the account's delay does not hold while the device has failures to spare.
+    Counts nothing."""
     now = time.time()
-    pair, by_ip, by_account, last = _keys(kind, account, ip, int(now // WINDOW))
-    counts = runtime.redis().mget([pair, by_ip, by_account, last])
+    window = int(now // WINDOW)
+    pair, by_ip, by_account, last = _keys(kind, account, ip, window)
+    keys = [pair, by_ip, by_account, last]
+    if device:
+        keys.append(_device_key(kind, device, window))
+    counts = runtime.redis().mget(keys)
     pair_n, ip_n, account_n = (int(c or 0) for c in counts[:3])
     if pair_n >= PAIR_FAILURES or ip_n >= IP_FAILURES:
         return _window_left(now)
+    if device and int(counts[4] or 0) < devices.FAILURES:
+        return None
     delay = delay_after(account_n)
     if delay and counts[3] is not None:
         left = float(counts[3]) + delay - now
@@ -74,11 +91,23 @@ def wait_before(kind: str, account: str, ip: str) -> int | None:
     return None
 
 
-def failed(kind: str, account: str, ip: str) -> None:
-    """Count one failed try."""
+def failed(kind: str, account: str, ip: str, device: str | None = None) -> None:
+    """Count one failed try: a trusted device's against that device (until it has none to
+    spare), any other against the account and its delay."""
     now = time.time()
-    pair, by_ip, by_account, last = _keys(kind, account, ip, int(now // WINDOW))
-    pipe = runtime.redis().pipeline()
+    window = int(now // WINDOW)
+    pair, by_ip, by_account, last = _keys(kind, account, ip, window)
+    redis = runtime.redis()
+    if device:
+        device_key = _device_key(kind, device, window)
+        if int(redis.get(device_key) or 0) < devices.FAILURES:
+            pipe = redis.pipeline()
+            for key in (pair, by_ip, device_key):
+                pipe.incr(key)
+                pipe.expire(key, WINDOW + 60)
+            pipe.execute()
+            return
+    pipe = redis.pipeline()
     for key in (pair, by_ip, by_account):
         pipe.incr(key)
         pipe.expire(key, WINDOW + 60)

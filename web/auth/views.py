@@ -10,7 +10,7 @@ from flask_login import current_user
 
 from engine.people import invitations, outbox, resets, two_factor, users
 from engine.people.errors import PeopleError
-from web import login, throttle
+from web import devices, login, throttle
 from web.auth.forms import (
     AcceptForm,
     CodeForm,
@@ -59,11 +59,13 @@ def sign_in():
     if not form.validate_on_submit():
         return render_template("auth/sign_in.html", form=form), 400 if form.errors else 200
     address, ip = form.email.data, _client_ip()
-    if (wait := throttle.wait_before("sign-in", address, ip)):
+    known = users.find(address)
+    device = devices.device_of(str(known.id) if known else None)
+    if (wait := throttle.wait_before("sign-in", address, ip, device)):
         return _too_many(form, "auth/sign_in.html", wait)
     user = users.authenticate(address, form.password.data)
     if user is None:
-        throttle.failed("sign-in", address, ip)
+        throttle.failed("sign-in", address, ip, device)
         # One message for both: which addresses have an account is nobody's business.
         form.password.errors = ["The email address or the password is not right."]
         return render_template("auth/sign_in.html", form=form), 400
@@ -89,11 +91,12 @@ def second_step():
     if not form.validate_on_submit():
         return render_template("auth/second_step.html", form=form), 400 if form.errors else 200
     account, ip = str(user.id), _client_ip()
-    if (wait := throttle.wait_before("second-step", account, ip)):
+    device = devices.device_of(account)
+    if (wait := throttle.wait_before("second-step", account, ip, device)):
         return _too_many(form, "auth/second_step.html", wait)
     kind = two_factor.verify(user, form.code.data or "")
     if kind is None:
-        throttle.failed("second-step", account, ip)
+        throttle.failed("second-step", account, ip, device)
         form.code.errors = ["That code is not right, or it was used already. Enter the code "
                             "your app shows now, or an unused recovery code."]
         return render_template("auth/second_step.html", form=form), 400
