@@ -27,15 +27,27 @@ DEV_SECRET_KEY = "herald-development-secret-key-not-for-production"
 # entropy floor would take): anyone can read them, so with one anyone forges click
 # redirects, unsubscribes anyone and opens every stored credential. Checking "anywhere in
 # the repository" at start-up is not possible (a deployment has no repository), so the
-# rule is this list plus an entropy floor; the tests' own key is made afresh each run.
+# rule is this list, an entropy floor and zxcvbn's guess count; the tests' own key is made
+# afresh each run. The tests also read every key deploy/'s manifests, the chart's values
+# and the example env files give, so a new placeholder cannot ship unrefused.
 PUBLISHED_SECRET_KEYS = frozenset({
     DEV_SECRET_KEY,
-    "test-secret-key-0123456789-abcdefghijklmnop",  # the tests' key until issue 37
+    "test-secret-key-0123456789-abcdefghijklmnop",  # the tests' key once
     "bench-secret-key-0123456789-abcdefghijklmnop",  # bench/common.py
+    "CHANGE-ME-at-least-32-characters-of-randomness",  # the manifests' and chart's once
+    "CHANGE-ME-generate-your-own-with-secrets.token_urlsafe-48",  # deploy/kubernetes/
 })
 # Shannon's estimate over the key's own characters, times its length: 'x' * 40 has none,
 # a word repeated has little; secrets.token_urlsafe(48) has about 350 bits.
 MIN_SECRET_BITS = 100
+# zxcvbn's estimate of the guesses a key needs, as a power of ten: it sees what Shannon's
+# count cannot (a digit run repeated, a keyboard row, words). 10^24 is about 80 bits: ten
+# digits repeated score 10^2, a keyboard row 10^16, while the lowest of a thousand random
+# 32-character hex keys (128 bits, zxcvbn finding dates and runs in some) scored 10^28.
+# Only the first characters are scored: zxcvbn's time grows with the length, and a
+# longer key only adds guesses.
+MIN_SECRET_GUESSES_LOG10 = 24
+SCORED_SECRET_PREFIX = 64
 DEFAULT_DATABASE_URL = "sqlite:///var/herald.sqlite3"
 # Whole-number settings reach SQL parameters and Redis scripts: a 32-bit integer fits all.
 MAX_WHOLE = 2**31 - 1
@@ -210,6 +222,14 @@ def entropy_bits(text: str) -> float:
     return -total * sum(n / total * math.log2(n / total) for n in counts.values())
 
 
+def guesses_log10(text: str) -> float:
+    """zxcvbn's estimate of how many guesses ``text`` needs, as a power of ten (its
+    sequences, repeats, keyboard patterns and dictionary words counted)."""
+    from zxcvbn import zxcvbn  # at use: only production start-up pays its import
+
+    return float(zxcvbn(text[:SCORED_SECRET_PREFIX])["guesses_log10"])
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Read and check every ``HERALD_*`` variable; raise ConfigError naming the first bad one."""
     env = dict(os.environ if environ is None else environ)
@@ -238,6 +258,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
                               f"{MIN_SECRET_BITS} bits by Shannon's estimate of its "
                               f"characters; this key has {bits:.0f}): generate one with "
                               "python -c 'import secrets; print(secrets.token_urlsafe(48))'")
+        if mode == "production" and (guesses := guesses_log10(secret)) < MIN_SECRET_GUESSES_LOG10:
+            raise ConfigError("HERALD_SECRET_KEY", f"follows a guessable pattern (rule: at "
+                              f"least 10^{MIN_SECRET_GUESSES_LOG10} guesses by zxcvbn's "
+                              f"estimate; this key needs about 10^{guesses:.0f}): generate "
+                              "one with python -c 'import secrets; "
+                              "print(secrets.token_urlsafe(48))'")
         values["secret_key"] = secret
     elif mode == "production":
         raise ConfigError("HERALD_SECRET_KEY", "is required in production")

@@ -196,3 +196,83 @@ def test_production_refuses_the_dev_inbox_in_any_spelling_the_resolver_takes(set
         load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": TEST_SECRET_KEY,
                        setting: url})
     assert err.value.setting == setting
+
+
+def _shipped_yaml_secrets() -> set[str]:
+    """Every value that deploy/'s manifests, the chart's values and the example env files
+    give a setting whose name holds SECRET_KEY, quoted or not (a placeholder is a key
+    anyone can read)."""
+    import pathlib
+
+    import yaml
+
+    root = pathlib.Path(__file__).resolve().parents[2] / "deploy"
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for name, value in node.items():
+                if "SECRET_KEY" in str(name).upper() and isinstance(value, str) and value:
+                    found.add(value)
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    for path in root.rglob("*.yaml"):
+        if "templates" in path.parts:  # Helm templates are not YAML until rendered
+            continue
+        for doc in yaml.safe_load_all(path.read_text()):
+            walk(doc)
+    for path in root.rglob("*.env*"):
+        for line in path.read_text().splitlines():
+            name, _, value = line.partition("=")
+            if "SECRET_KEY" in name and not name.lstrip().startswith("#") and value:
+                found.add(value.strip().strip("'\""))
+    return found
+
+
+def test_the_scan_of_deploy_finds_the_manifests_placeholder():
+    import pathlib
+
+    import yaml
+
+    secret = pathlib.Path(__file__).resolve().parents[2] / "deploy/kubernetes/secret.yaml"
+    placeholder = yaml.safe_load(secret.read_text())["stringData"]["HERALD_SECRET_KEY"]
+    assert placeholder in _shipped_yaml_secrets()
+
+
+@pytest.mark.parametrize("key", sorted(_shipped_yaml_secrets()))
+def test_production_refuses_every_key_deploy_ships(key):
+    with pytest.raises(ConfigError) as err:
+        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": key,
+                       "HERALD_EMAIL_PROVIDER": "smtp://mx.example:25"})
+    assert err.value.setting == "HERALD_SECRET_KEY"
+
+
+@pytest.mark.parametrize("key", [
+    "CHANGE-ME-at-least-32-characters-of-randomness",
+    "0123456789" * 5,
+    "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ",
+    "Tr0ub4dor&3Tr0ub4dor&3Tr0ub4dor&3Tr0ub4dor&3",
+    "herald-herald-herald-herald-herald-herald",
+    "qwertyuiopasdfghjklzxcvbnm1234567890qwertyuiop",
+])
+def test_production_refuses_a_key_with_a_guessable_pattern(key):
+    """Shannon's estimate counts characters: ten digits repeated pass it. zxcvbn sees the
+    sequence, the repeat, the keyboard row and the words."""
+    with pytest.raises(ConfigError) as err:
+        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": key,
+                       "HERALD_EMAIL_PROVIDER": "smtp://mx.example:25"})
+    assert err.value.setting == "HERALD_SECRET_KEY"
+    assert "rule:" in str(err.value)
+
+
+def test_a_generated_key_passes_every_rule():
+    import secrets
+
+    for _ in range(20):
+        for key in (secrets.token_urlsafe(48), secrets.token_hex(32), secrets.token_hex(16)):
+            settings = load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": key,
+                                      "HERALD_EMAIL_PROVIDER": "smtp://mx.example:25"})
+            assert settings.secret_key == key

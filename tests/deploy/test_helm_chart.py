@@ -35,6 +35,9 @@ def _without_helm_additions(obj: dict) -> dict:
     template.pop("annotations", None)  # checksum/config: restarts Pods on a settings change
     if obj["kind"] == "Job":
         obj["metadata"]["name"] = obj["metadata"]["name"].rsplit("-", 1)[0]
+    if obj["kind"] == "Secret":  # the chart generates the key the manifests leave to you
+        obj["metadata"].pop("annotations", None)
+        obj["stringData"].pop("HERALD_SECRET_KEY")
     return obj
 
 
@@ -53,6 +56,7 @@ def test_the_default_values_render_the_plain_manifests():
     rendered = {(o["kind"], o["metadata"]["name"]): o
                 for o in map(_without_helm_additions, rendered_objects())}
     plain = {(o["kind"], o["metadata"]["name"]): o for o in plain_objects()}
+    plain["Secret", "herald"]["stringData"].pop("HERALD_SECRET_KEY")
     assert rendered.keys() == plain.keys()
     for key, obj in plain.items():
         assert rendered[key] == obj, key
@@ -76,3 +80,22 @@ def test_values_reach_the_objects():
     assert api["spec"]["replicas"] == 5
     assert api["spec"]["template"]["spec"]["containers"][0]["image"] == \
         "images.example/herald:1.2"
+
+
+def _rendered_key(values: dict | None = None) -> str:
+    return by_kind(rendered_objects(values), "Secret")["herald"]["stringData"]["HERALD_SECRET_KEY"]
+
+
+def test_the_chart_never_creates_a_secret_with_a_known_key():
+    """A default install once wrote the same placeholder key into every cluster; now each
+    install generates one, which production accepts, and which the Secret keeps on
+    uninstall (the data it encrypted)."""
+    from config.settings import load_settings
+
+    first, second = _rendered_key(), _rendered_key()
+    assert first != second and len(first) == 64
+    assert load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": first,
+                          "HERALD_EMAIL_PROVIDER": "smtp://mx.example:25"}).secret_key == first
+    secret = by_kind(rendered_objects(), "Secret")["herald"]
+    assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    assert _rendered_key({"secret": {"values": {"HERALD_SECRET_KEY": "mine"}}}) == "mine"
