@@ -24,11 +24,13 @@ from engine.store.embedded_redis import EmbeddedRedis, start_redis
 from engine.store.migrations import upgrade
 from engine.store.models import ALL_MODELS as ENGINE_MODELS
 from engine.store.report_models import REPORT_MODELS
+from engine.store.retention_models import RETENTION_MODELS
 from tests.support.dns_server import LoopbackDns
 from tests.support.https_receiver import HttpsReceiver
 
 # Every table the migrations make, in dependency order (emptied in reverse).
-ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS, *CALLBACK_MODELS)
+ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS, *CALLBACK_MODELS,
+              *RETENTION_MODELS)
 
 # Made afresh for each run: a key written in the repository is published, and production
 # refuses every published key (config/settings.py, issue 37).

@@ -164,6 +164,20 @@ class _Checker:
         if not isinstance(node.get("callbackTracking", True), bool):
             self.fail(f"{path}.callbackTracking", "expected true or false")
 
+    def retention(self, node: dict[str, Any], path: str) -> None:
+        """``retentionDays``: 1 to 3650, or null to keep forever (docs/apply.md)."""
+        from engine.retention.policy import RetentionError, parse_days
+
+        days = node.get("retentionDays")
+        if days is None:
+            return
+        try:
+            if not isinstance(days, int) or isinstance(days, bool):
+                raise RetentionError("expected a whole number of days from 1 to 3650, or null")
+            parse_days(days)
+        except RetentionError as err:
+            self.fail(f"{path}.retentionDays", str(err))
+
     def workspace(self, node: dict[str, Any], path: str) -> None:
         self.ident(node, path)
         self.name(node, path)
@@ -177,6 +191,7 @@ class _Checker:
         elif provider is not None:
             self.email_provider(provider, f"{path}.emailProvider")
         self.callbacks(node, path)
+        self.retention(node, path)
         for i, entry in enumerate(self.items(node, "suppressions", path)):
             self.suppression(entry, f"{path}.suppressions[{i}]")
         names: set[str] = set()

@@ -102,6 +102,8 @@ def _workspace(row: Workspace, path: str, namer: ReferenceNamer) -> dict[str, An
         # Delivery callbacks (docs/callbacks.md): written only when set, as apply reads them.
         **({"callbackUrl": row.callback_url} if row.callback_url else {}),
         **({"callbackTracking": False} if row.callback_tracking is False else {}),
+        # Always written: null (kept forever, a workspace older than the setting) included.
+        "retentionDays": row.retention_days,
     }
 
 

@@ -147,6 +147,9 @@ class Writer:
             values["callback_url"] = (node["callbackUrl"] or "").strip() or None
         if "callbackTracking" in node:
             values["callback_tracking"] = node["callbackTracking"]
+        if "retentionDays" in node:  # docs/operations.md, "Data retention"; null: forever
+            values["retention_days"] = (None if node["retentionDays"] is None
+                                        else int(node["retentionDays"]))
         match = (Workspace.account == account) & (Workspace.name == node["name"])
         row = self.find(Workspace, node, match, path, "workspace")
         if row is None:

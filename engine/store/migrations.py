@@ -246,6 +246,16 @@ def _lz4_payloads(db: Database) -> None:
         db.execute_sql('ALTER TABLE "notification" ALTER COLUMN "payload" SET COMPRESSION lz4')
 
 
+def _data_retention(db: Database) -> None:
+    """Retention and erasure (docs/operations.md, "Data retention"): each workspace's
+    retention, null for the workspaces that exist now (kept forever until an Admin sets
+    it: an upgrade deletes nothing by itself), and where its purge has reached."""
+    from engine.store.retention_models import RETENTION_MODELS
+
+    add_missing_columns(db, Workspace, "retention_days", "hashed_suppressions")
+    db.create_tables(list(RETENTION_MODELS), safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -256,7 +266,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _suppression_scope, _correlation_id_index,
                                                 _postmark_secrets, _recipient_lists,
                                                 _trustworthy_accounts, _delivery_callbacks,
-                                                _lz4_payloads]
+                                                _lz4_payloads, _data_retention]
 
 
 def current_version(db: Database) -> int:

@@ -89,6 +89,12 @@ class Workspace(ChangesSeen):
     # by an older version: on).
     callback_url = TextField(null=True)
     callback_tracking = BooleanField(null=True, default=True)
+    # Days a notification keeps its recipients and content (docs/operations.md, "Data
+    # retention"); null, as in a workspace made before migration step 19: kept forever.
+    retention_days = IntegerField(null=True, default=30)
+    # Whether an erased address's suppression is kept here as a keyed hash: the claim
+    # then checks the recipients' hashes too (engine/store/notification_store.py).
+    hashed_suppressions = BooleanField(null=True, default=False)
 
     class Meta:
         indexes = ((("account", "name"), True),)

@@ -8,6 +8,7 @@ from web.settings import (
     api_keys,
     audit_log,
     callbacks,
+    data,
     index,
     members,
     provider,
@@ -17,7 +18,7 @@ from web.settings import (
 )
 from web.settings.blueprint import blueprint
 
-MODULES = (index, api_keys, audit_log, callbacks, members, provider, senders, suppressions,
-         webhooks)  # imported for their routes
+MODULES = (index, api_keys, audit_log, callbacks, data, members, provider, senders,
+           suppressions, webhooks)  # imported for their routes
 
 __all__ = ["MODULES", "blueprint"]

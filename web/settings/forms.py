@@ -74,3 +74,13 @@ class SingleSenderForm(FlaskForm):
 
 def mark(field, message: str) -> None:
     field.errors = [*field.errors, message]
+
+
+class RetentionForm(FlaskForm):
+    retention_days = StringField("Retention (days)", render_kw={"inputmode": "numeric",
+                                                                "autocomplete": "off"})
+
+
+class EraseForm(FlaskForm):
+    recipient = StringField("Recipient", render_kw={"autocomplete": "off",
+                                                    "spellcheck": "false"})

@@ -35,6 +35,7 @@ PAGES: tuple[SettingsPage, ...] = (
     SettingsPage("members", "Members", "member"),
     SettingsPage("email_provider", "Email provider", "admin"),
     SettingsPage("callbacks", "Callbacks", "admin"),
+    SettingsPage("data", "Data", "admin"),
     SettingsPage("audit_log", "Audit log", "admin"),
 )
 _BY_VIEW = {page.view: page for page in PAGES}

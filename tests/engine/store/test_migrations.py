@@ -149,3 +149,42 @@ def test_a_database_made_before_idempotency_keys_gets_them_unique_per_workspace(
         old.close()
     assert {"idempotency_key", "idempotency_digest"} <= columns
     assert indexes["notification_idempotency"].unique
+
+
+def test_workspaces_made_before_retention_keep_everything_new_ones_keep_30_days(settings,
+                                                                              tmp_path):
+    """The retention step leaves an existing workspace's retention empty (kept forever
+    until an Admin sets it: an upgrade deletes nothing), while a new workspace gets 30."""
+    from peewee import SqliteDatabase
+
+    from engine.store.db import database
+    from engine.store.migrations import MIGRATIONS, _data_retention
+    from engine.store.models import SchemaVersion, Workspace
+    from engine.store.retention_models import PurgeMark
+    from tests import factories
+
+    old = SqliteDatabase(str(tmp_path / "old.sqlite3"), pragmas={"foreign_keys": 1})
+    previous = database.obj
+    database.initialize(old)
+    try:
+        MIGRATIONS[0](old)
+        for column in ("retention_days", "hashed_suppressions"):
+            old.execute_sql(f'ALTER TABLE "workspace" DROP COLUMN "{column}"')
+        before = MIGRATIONS.index(_data_retention)
+        for number in range(1, before + 1):
+            SchemaVersion.create(version=number)
+        account = factories.account()
+        old.execute_sql('INSERT INTO "workspace" ("id", "account_id", "name", "signing_secret",'
+                        ' "created_at") VALUES (?, ?, ?, ?, ?)',
+                        ("0" * 31 + "1", Workspace.account.db_value(account.id), "Before",
+                         Workspace.signing_secret.db_value("whsec_x"),
+                         "2026-01-01"))
+        assert upgrade(old) == {"from": before, "to": len(MIGRATIONS)}
+        existing = Workspace.get(Workspace.name == "Before")
+        made = factories.workspace(account)
+        assert old.table_exists(PurgeMark._meta.table_name)
+    finally:
+        database.initialize(previous)
+        old.close()
+    assert existing.retention_days is None
+    assert Workspace.retention_days.default == 30 and made.retention_days == 30

@@ -1,0 +1,52 @@
+"""Settings > Data in Chromium: an Admin sets the workspace's retention (a value outside 1 to
+3650 is refused with the field marked), the page passes axe; a Member sees no link and
+gets 403 for the page and each of its actions."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from engine.people.models import AuditEvent
+from engine.store.models import Workspace
+from tests import factories
+from tests.web.axe import violations
+from tests.web.conftest import csrf_token, make_user, sign_in
+
+
+def test_an_admin_sets_the_retention(page: Page, live):
+    ws = factories.workspace(retention_days=None)  # made before retention: kept forever
+    make_user("ada@example.com", ws, "admin", "Ada")
+    sign_in(page, "ada@example.com")
+    page.goto(f"/w/{ws.id}/settings")
+    page.get_by_role("link", name="Data").click()
+    expect(page.get_by_role("main")).to_contain_text("forever")
+    assert violations(page) == []
+    days = page.get_by_role("textbox", name="Retention (days)")
+    for bad in ("0", "3651", "thirty", ""):
+        days.fill(bad)
+        page.get_by_role("button", name="Save retention").click()
+        expect(days).to_have_attribute("aria-invalid", "true")
+        expect(page.get_by_role("alert")).to_contain_text("from 1 to 3650")
+    assert violations(page) == []
+    assert Workspace.get_by_id(ws.id).retention_days is None
+    days.fill("7")
+    page.get_by_role("button", name="Save retention").click()
+    expect(page.get_by_role("status")).to_contain_text("7 days")
+    expect(days).to_have_value("7")
+    assert Workspace.get_by_id(ws.id).retention_days == 7
+    event = AuditEvent.get(AuditEvent.action == "retention.changed")
+    assert event.details == {"before": None, "after": 7}
+
+
+def test_a_member_cannot_see_or_change_the_data_settings(page: Page, live):
+    ws = factories.workspace(retention_days=90)
+    make_user("max@example.com", ws, "member", "Max")
+    sign_in(page, "max@example.com")
+    page.goto(f"/w/{ws.id}/settings")
+    expect(page.get_by_role("link", name="Data")).to_have_count(0)
+    assert page.goto(f"/w/{ws.id}/settings/data").status == 403
+    token = csrf_token(page)
+    refused = page.request.post(f"/w/{ws.id}/settings/data/retention",
+                                form={"csrf_token": token, "retention_days": "1"})
+    assert refused.status == 403
+    assert Workspace.get_by_id(ws.id).retention_days == 90
