@@ -12,7 +12,7 @@ from engine.store.models import RecipientList, Workspace, utcnow
 
 # The list page's counts, in order: the report's labels, "Pending" shown as queued.
 SHOWN = (("Queued", "Pending"), ("Delivered", "Delivered"), ("Failed", "Failed"),
-         ("Bounced", "Bounced"), ("Suppressed", "Suppressed"))
+         ("Bounced", "Bounced"), ("Suppressed", "Suppressed"), ("Cancelled", "Cancelled"))
 # Every column but the rows themselves: a list page never reads 50,000 rows.
 _SUMMARY = [f for f in RecipientList._meta.sorted_fields if f.name != "rows"]
 
@@ -29,6 +29,26 @@ class Progress:
     @property
     def not_accepted(self) -> int:
         return self.kept.row_count - self.kept.accepted - len(self.kept.refused or [])
+
+    @property
+    def sentence(self) -> str:
+        """Where the list stands, in words (the page's status line)."""
+        k = self.kept
+        of = f"{k.accepted:,} of {k.row_count:,} rows accepted"
+        if k.status == "sending":
+            return f"Sending: {of}."
+        if k.status == "sent":
+            return f"Sent: {of}."
+        if k.status != "cancelled":
+            return ""
+        never = k.row_count - k.accepted - len(k.refused or [])
+        gone = k.accepted - k.cancelled
+        if k.cancelled == 0 and never == 0:
+            return (f"The cancel came too late: all {k.accepted:,} accepted rows had already "
+                    "gone to the provider, and nothing was stopped.")
+        return (f"Cancelled: {never + k.cancelled:,} of {k.row_count:,} rows were stopped and "
+                f"are not sent ({never:,} never accepted, {k.cancelled:,} taken back from "
+                f"the queue); {gone:,} had already gone to the provider.")
 
 
 def summary(workspace: Workspace, list_id: Any) -> RecipientList | None:

@@ -25,8 +25,8 @@ from rq.job import Job, JobStatus
 from engine import runtime
 from engine.catalog import snapshots
 from engine.errors import ApiError
-from engine.lists import rows
-from engine.sending import idempotency, limits
+from engine.lists import allowance, cancelling, rows
+from engine.sending import idempotency
 from engine.sending.accepting import Replayed, accept, rendered_payload
 from engine.sending.idempotency import IdempotencyKey
 from engine.store.models import RecipientList, utcnow
@@ -38,16 +38,6 @@ BATCH_SECONDS = 0.5
 JOB_TIMEOUT = 600
 RETRY_SECONDS = [5, 15, 30, 60, 120]
 SENDING, SENT, CANCELLED, CHECKED = "sending", "sent", "cancelled", "checked"
-# One script: the units are taken only when all of them are left.
-_TAKE = """
-local used = redis.call('GET', KEYS[1])
-if not used then return -1 end
-if tonumber(used) + tonumber(ARGV[2]) > tonumber(ARGV[1]) then return 0 end
-redis.call('INCRBY', KEYS[1], ARGV[2])
-return 1
-"""
-
-
 class SendRefused(ValueError):
     """The list cannot be sent now; says why, for the person sending it."""
 
@@ -55,21 +45,6 @@ class SendRefused(ValueError):
 def correlation_id(list_id: uuid.UUID, row: int) -> str:
     """Each row's notification: found by the list (reports filter) and by its row."""
     return f"list-{list_id.hex}-{row}"
-
-
-def _take_allowance(account_id: str, monthly_limit: int, count: int) -> bool:
-    key = limits.allowance_key(account_id)
-    redis = runtime.redis()
-    taken = int(redis.eval(_TAKE, 1, key, monthly_limit, count))
-    if taken == -1:  # Redis lost the counter: rebuilt from the database, as a send does
-        redis.set(key, limits.used_this_month(account_id), nx=True, ex=40 * 24 * 3600)
-        taken = int(redis.eval(_TAKE, 1, key, monthly_limit, count))
-    return taken == 1
-
-
-def _give_back(account_id: str, count: int) -> None:
-    if count > 0:
-        runtime.redis().decrby(limits.allowance_key(account_id), count)
 
 
 def start(kept: RecipientList, user_id: Any) -> bool:
@@ -81,14 +56,14 @@ def start(kept: RecipientList, user_id: Any) -> bool:
     if kept.status != CHECKED:
         return False
     account_id = str(account.id)
-    if not _take_allowance(account_id, account.monthly_limit, kept.row_count):
+    if not allowance.take(account_id, account.monthly_limit, kept.row_count):
         raise SendRefused(f"The account's monthly allowance has fewer than "
                           f"{kept.row_count:,} notifications left: nothing was sent.")
     started = (RecipientList.update(status=SENDING, sent_by=str(user_id) if user_id else None,
                                     sent_at=utcnow())
                .where(RecipientList.id == kept.id, RecipientList.status == CHECKED).execute())
     if not started:
-        _give_back(account_id, kept.row_count)
+        allowance.give_back(account_id, kept.row_count)
         return False
     try:
         enqueue(kept.id, 0)
@@ -96,7 +71,7 @@ def start(kept: RecipientList, user_id: Any) -> bool:
         # No job, so nothing would ever send it: back to checked, the allowance given back.
         RecipientList.update(status=CHECKED, sent_by=None, sent_at=None).where(
             RecipientList.id == kept.id).execute()
-        _give_back(account_id, kept.row_count)
+        allowance.give_back(account_id, kept.row_count)
         log.warning("list %s was not started: its job could not be enqueued", kept.id,
                     exc_info=True)
         raise SendRefused("The list could not be started (the queue is unavailable): "
@@ -137,14 +112,6 @@ def resume_if_lost(kept: RecipientList) -> bool:
     log.warning("list %s had lost its job: enqueued again", kept.id)
     enqueue(kept.id, fresh.accepted + len(fresh.refused or []))
     return True
-
-
-def cancel(kept: RecipientList) -> bool:
-    """Stop a list: rows its job has not accepted yet are not sent. False when it was not
-    sending (sent already, cancelled already, never started)."""
-    return bool(RecipientList.update(status=CANCELLED)
-                .where(RecipientList.id == kept.id,
-                       RecipientList.status.in_([SENDING, CHECKED])).execute())
 
 
 def _status(list_id: uuid.UUID) -> str:
@@ -213,8 +180,10 @@ def _finish(kept: RecipientList, accepted: int) -> None:
         finished_at=utcnow(),
         status=Case(None, ((RecipientList.status == SENDING, SENT),), RecipientList.status))
         .where(RecipientList.id == kept.id, RecipientList.finished_at.is_null()).execute())
+    if _status(kept.id) == CANCELLED:
+        cancelling.stop_queued(kept)  # rows its last batch accepted while the cancel ran
     if done:
-        _give_back(str(kept.workspace.account_id), kept.row_count - accepted)
+        allowance.give_back(str(kept.workspace.account_id), kept.row_count - accepted)
         log.info("list %s finished: %d of %d rows accepted", kept.id, accepted,
                  kept.row_count)
 

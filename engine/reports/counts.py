@@ -22,12 +22,12 @@ from engine.store.report_models import NO_TEMPLATE, ReportDay, ReportRollup
 LABELS = ("Accepted", "Delivered", "Bounced", "Failed", "Complained", "Opened", "Clicked",
           "Unsubscribed")
 # Report statuses that are neither delivered, bounced nor failed.
-OTHER_STATUSES = ("queued", "sending", "suppressed")
+OTHER_STATUSES = ("queued", "sending", "suppressed", "cancelled")
 ROLLUP = ReportRollup._meta.table_name
 
 
 def empty() -> dict[str, int]:
-    return {label: 0 for label in (*LABELS, "Suppressed", "Pending")}
+    return {label: 0 for label in (*LABELS, "Suppressed", "Cancelled", "Pending")}
 
 
 @dataclass
@@ -43,7 +43,7 @@ class Counts:
 def _add(into: dict[str, int], status: str, accepted: int, flags: tuple[int, ...]) -> None:
     into["Accepted"] += accepted
     label = {"delivered": "Delivered", "bounced": "Bounced", "failed": "Failed",
-             "suppressed": "Suppressed"}.get(status, "Pending")
+             "suppressed": "Suppressed", "cancelled": "Cancelled"}.get(status, "Pending")
     into[label] += accepted
     for name, value in zip(("Complained", "Opened", "Clicked", "Unsubscribed"), flags,
                            strict=True):
@@ -57,7 +57,8 @@ def rates(totals: dict[str, int]) -> dict[str, float | None]:
 
     return {"Delivered": share("Delivered", "Accepted"), "Bounced": share("Bounced", "Accepted"),
             "Failed": share("Failed", "Accepted"), "Suppressed": share("Suppressed", "Accepted"),
-            "Pending": share("Pending", "Accepted"), "Complained": share("Complained", "Delivered"),
+            "Cancelled": share("Cancelled", "Accepted"), "Pending": share("Pending", "Accepted"),
+            "Complained": share("Complained", "Delivered"),
             "Opened": share("Opened", "Delivered"), "Clicked": share("Clicked", "Delivered"),
             "Unsubscribed": share("Unsubscribed", "Delivered")}
 

@@ -17,6 +17,7 @@ from engine import runtime
 from engine.store import generations
 from engine.store.models import Notification
 from engine.store.redis_scripts import DirectScript
+from engine.store.vocabulary import NotificationStatus
 
 SCRIPT = """
 local ip = redis.call('INCR', KEYS[1])
@@ -58,12 +59,14 @@ def allowance_key(account_id: str, now: dt.datetime | None = None) -> str:
 
 
 def used_this_month(account_id: str, now: dt.datetime | None = None) -> int:
-    """Accepted, non-test notifications of the account in the current UTC month."""
+    """Accepted, non-test notifications of the account in the current UTC month (a list's
+    notifications its cancel stopped gave their units back: not counted)."""
     now = (now or dt.datetime.now(dt.UTC)).replace(tzinfo=None)
     start = now.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
     return (Notification.select(fn.COUNT(Notification.id))
             .where(Notification.account == account_id, Notification.is_test == False,  # noqa: E712
-                   Notification.created_at >= start).scalar() or 0)
+                   Notification.created_at >= start,
+                   Notification.status != NotificationStatus.CANCELLED).scalar() or 0)
 
 
 def _script() -> DirectScript:

@@ -256,6 +256,13 @@ def _data_retention(db: Database) -> None:
     db.create_tables(list(RETENTION_MODELS), safe=True)
 
 
+def _list_schedules(db: Database) -> None:
+    """A list's schedule, its recipients' time zones, its check off the request thread and
+    the notifications its cancel stopped (docs/web.md, "Send to a list")."""
+    add_missing_columns(db, RecipientList, "cancelled", "scheduled_for", "time_zone",
+                        "problem", "problems", "late_rows", "resume_at")
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -266,7 +273,8 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _suppression_scope, _correlation_id_index,
                                                 _postmark_secrets, _recipient_lists,
                                                 _trustworthy_accounts, _delivery_callbacks,
-                                                _lz4_payloads, _data_retention]
+                                                _lz4_payloads, _data_retention,
+                                                _list_schedules]
 
 
 def current_version(db: Database) -> int:

@@ -382,7 +382,8 @@ class RecipientList(BaseModel):
     columns = JSONField(default=list)
     rows = JSONField(default=list)
     row_count = IntegerField()
-    status = CharField(max_length=12, default="checked")  # checked, sending, sent, cancelled
+    # checking, refused, checked, scheduled, sending, sent, cancelled, failed
+    status = CharField(max_length=12, default="checked")
     accepted = IntegerField(default=0)  # rows accepted so far (the job's progress)
     refused = JSONField(default=list)  # [[row number, why], ...]: rows the send refused
     uploaded_by = CharField(max_length=40, null=True)  # a user id (people sit above store)
@@ -390,6 +391,13 @@ class RecipientList(BaseModel):
     created_at = DateTimeField(default=utcnow)
     sent_at = DateTimeField(null=True)
     finished_at = DateTimeField(null=True)
+    cancelled = IntegerField(default=0)  # accepted rows a cancel stopped before a provider
+    scheduled_for = DateTimeField(null=True)  # UTC; the list starts then (a schedule)
+    time_zone = CharField(max_length=64, null=True)  # the zone the schedule was given in
+    problem = TextField(null=True)  # why a check or a scheduled start failed
+    problems = JSONField(null=True)  # a refused file's [[row or null, message], ...], bad rows
+    late_rows = IntegerField(default=0)  # rows whose local time had passed at the start
+    resume_at = DateTimeField(null=True)  # UTC; the next row's local time (time zone column)
 
 
 class SchemaVersion(BaseModel):

@@ -13,6 +13,7 @@ class NotificationStatus(StrEnum):
     DELIVERED = "delivered"    # a recipient was reached (a fan-out: at least one)
     FAILED = "failed"          # for good: a permanent outcome, or every attempt used
     SUPPRESSED = "suppressed"  # every recipient was on the suppression list
+    CANCELLED = "cancelled"    # its list was cancelled before it reached a provider
 
 
 class Outcome(StrEnum):

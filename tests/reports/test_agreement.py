@@ -86,7 +86,7 @@ def test_counts_feed_and_export_agree_after_a_mixed_run(run):
     totals = assert_agree(run)
     assert totals == {"Accepted": 31, "Delivered": 18, "Bounced": 6, "Failed": 3,
                       "Complained": 3, "Opened": 6, "Clicked": 3, "Unsubscribed": 3,
-                      "Suppressed": 3, "Pending": 1}
+                      "Suppressed": 3, "Cancelled": 0, "Pending": 1}
     three_days = (utcnow().date() - dt.timedelta(days=3)).isoformat()
     for values, accepted in (({"status": "delivered"}, 18), ({"status": "bounced"}, 6),
                              ({"channel": "sms"}, 3), ({"template": str(run.templates[1].id)}, 3),

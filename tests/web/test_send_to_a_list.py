@@ -9,6 +9,7 @@ from playwright.sync_api import Page, expect
 
 from engine.people.models import AuditEvent
 from engine.store.models import InboxMessage, Notification, RecipientList
+from engine.store.queueing import BULK_QUEUE_NAME
 from tests import factories
 from tests.web.authoring_support import running_worker, wait_for
 from tests.web.conftest import make_user, sign_in
@@ -86,3 +87,63 @@ def test_a_file_without_a_recipient_column_says_which_it_needs(page: Page, live)
     expect(page.get_by_role("alert")).to_contain_text(
         "The file needs a column named 'email address'")
     assert RecipientList.select().count() == 0
+
+
+def _run_list_job(list_id) -> None:
+    """The list's job, run here as a worker would run it: every row accepted, each
+    notification's job left waiting in the bulk queue for the worker started later."""
+    from redis import Redis
+
+    from engine import runtime
+    from engine.lists import sending
+
+    redis = Redis.from_url(runtime.settings().redis_url)
+    key = f"rq:queue:{BULK_QUEUE_NAME}"
+    while (job := next((j.decode() for j in redis.lrange(key, 0, -1)
+                        if j.decode().startswith("list-")), None)) is not None:
+        redis.lrem(key, 1, job)
+        sending.expand(str(list_id))
+
+
+def test_a_cancel_stops_the_queued_rows_and_a_real_worker_sends_none(page: Page, live):
+    from redis import Redis
+
+    ws, template = _signed_in(page)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    _upload(page, ws, template, "email address,name\n" + "".join(
+        f"{address},{name}\n" for address, name in PEOPLE))
+    page.get_by_role("button", name="Send 5 notifications").click()
+    kept = RecipientList.get()
+    _run_list_job(kept.id)  # every row accepted and queued; no worker has run yet
+    page.reload()
+    expect(page.get_by_role("status")).to_contain_text("Sent: 5 of 5 rows accepted.")
+    page.get_by_role("button", name="Cancel list").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Cancelled: 5 of 5 rows were stopped and are not sent (0 never accepted, 5 taken "
+        "back from the queue); 0 had already gone to the provider.")
+    redis = Redis.from_url(live.settings.redis_url)
+    with running_worker(live):
+        # The five delivery jobs still run: each finds its notification cancelled.
+        wait_for(lambda: redis.llen(f"rq:queue:{BULK_QUEUE_NAME}") == 0
+                 and not redis.zcard(f"rq:wip:{BULK_QUEUE_NAME}")
+                 and not redis.zcard(f"rq:registry:started:{BULK_QUEUE_NAME}"),
+                 "the worker to take every job")
+        wait_for(lambda: all(n.status == "cancelled" for n in Notification.select()),
+                 "every notification cancelled")
+    assert InboxMessage.select().count() == 0
+    page.reload()
+    expect(page.locator("dt:text-is('Cancelled') + dd")).to_have_text("5")
+    (event,) = AuditEvent.select().where(AuditEvent.action == "list.cancelled")
+    assert event.subject == "people.csv"
+
+    # At desktop width each count sits under its own label (a card holds the pair), and
+    # the breadcrumb is a row of links, not a numbered list.
+    for card in page.locator("dl.counts > div").all():
+        label, number = card.locator("dt").bounding_box(), card.locator("dd").bounding_box()
+        assert abs(label["x"] - number["x"]) < 2 and number["y"] > label["y"]
+    assert page.locator("dl.counts > div").count() == 8
+    style = page.locator("nav.crumbs ol").evaluate("e => getComputedStyle(e).listStyleType")
+    assert style == "none"
+    page.goto(f"/w/{ws.id}/templates/{template.id}/lists/new")
+    style = page.locator("nav.crumbs ol").evaluate("e => getComputedStyle(e).listStyleType")
+    assert style == "none"

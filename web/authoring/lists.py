@@ -8,7 +8,7 @@ from __future__ import annotations
 from flask import abort, g, redirect, render_template, request, url_for
 
 from engine.authoring import finding, previews
-from engine.lists import progress, reading, sending, uploads
+from engine.lists import cancelling, progress, reading, sending, uploads
 from engine.lists.checking import Checked, Problem
 from engine.lists.rows import RECIPIENT_COLUMNS
 from engine.people import audit
@@ -116,7 +116,7 @@ def send_list(template_id, list_id):
 def cancel_list(template_id, list_id):
     template = _listable(template_id)
     kept = _kept(template, list_id)
-    if sending.cancel(kept):
+    if cancelling.cancel(kept):
         audit.record(g.workspace, loading.current_user_row(), "list.cancelled", kept.filename,
                      {"listId": str(kept.id), "templateId": str(template.id)})
     return redirect(url_for("authoring.list_page", workspace_id=g.workspace.id,

@@ -7,7 +7,7 @@ import pytest
 from redis import Redis
 
 from engine.delivery.jobs import deliver_notification
-from engine.lists import progress, sending, uploads
+from engine.lists import cancelling, progress, sending, uploads
 from engine.lists.sending import SendRefused
 from engine.reports import filters
 from engine.sending import limits
@@ -79,7 +79,7 @@ def test_each_row_is_accepted_once_on_the_bulk_queue_with_its_tags(ws, redis):
     assert (kept.status, kept.accepted, kept.refused, kept.sent_by) == ("sent", 4, [], "user-1")
     shown = progress.progress(progress.summary(ws, kept.id))
     assert dict(shown.shown) == {"Queued": 0, "Delivered": 4, "Failed": 0, "Bounced": 0,
-                                 "Suppressed": 0}
+                                 "Suppressed": 0, "Cancelled": 0}
 
 
 def test_a_job_that_runs_again_accepts_no_row_twice(ws, redis):
@@ -116,14 +116,58 @@ def test_a_cancelled_list_sends_no_row_it_had_not_accepted(ws, redis, monkeypatc
     redis.lrem(f"rq:queue:{BULK_QUEUE_NAME}", 1, job)
     assert sending.expand(str(kept.id)) == 1  # one row, then its continuation enqueued
     assert f"list-{kept.id.hex}-1" in _queued(redis, BULK_QUEUE_NAME)
-    assert sending.cancel(RecipientList.get_by_id(kept.id)) is True
+    assert cancelling.cancel(RecipientList.get_by_id(kept.id)) is True
     _run_jobs(redis)
     kept = RecipientList.get_by_id(kept.id)
     assert (kept.status, kept.accepted, Notification.select().count()) == ("cancelled", 1, 1)
     assert kept.finished_at is not None
-    # The three rows never accepted gave their allowance back.
+    # The three rows never accepted, and the one taken back from the queue, gave their
+    # allowance back.
+    assert Notification.get().status == "cancelled" and kept.cancelled == 1
+    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 0
+    assert cancelling.cancel(kept) is False
+
+
+def test_a_cancel_stops_every_queued_row_and_reports_count_them(ws, redis):
+    kept = _kept(ws)
+    sending.start(kept, None)
+    _run_jobs(redis)  # every row accepted: four notifications queued for the worker
+    first = Notification.get(Notification.correlation_id == f"list-{kept.id.hex}-2")
+    assert deliver_notification(str(first.id)) == "delivered"  # one went before the cancel
+    assert cancelling.cancel(progress.summary(ws, kept.id)) is True
+    for n in Notification.select():
+        assert deliver_notification(str(n.id)) in ("skipped", "delivered")
+    assert InboxMessage.select().count() == 1
+    statuses = sorted(n.status for n in Notification.select())
+    assert statuses == ["cancelled", "cancelled", "cancelled", "delivered"]
+    shown = progress.progress(progress.summary(ws, kept.id))
+    assert dict(shown.shown)["Cancelled"] == 3 and dict(shown.shown)["Queued"] == 0
+    assert shown.kept.cancelled == 3
+    assert shown.sentence == ("Cancelled: 3 of 4 rows were stopped and are not sent (0 never "
+                              "accepted, 3 taken back from the queue); 1 had already gone to "
+                              "the provider.")
+    # The three stopped rows gave their units back, and the database agrees on a rebuild.
     assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 1
-    assert sending.cancel(kept) is False
+    assert limits.used_this_month(str(ws.account_id)) == 1
+    chosen = filters.parse(ws.id, {"list": str(kept.id), "status": "cancelled"})
+    from engine.reports import counts
+
+    assert counts.counts(chosen).totals["Cancelled"] == 3
+
+
+def test_a_cancel_after_every_row_went_says_it_came_too_late(ws, redis):
+    kept = _kept(ws)
+    sending.start(kept, None)
+    _run_jobs(redis)
+    for n in Notification.select():
+        deliver_notification(str(n.id))
+    # The job had not yet recorded its end when the cancel came.
+    RecipientList.update(status="sending", finished_at=None).execute()
+    assert cancelling.cancel(progress.summary(ws, kept.id)) is True
+    shown = progress.progress(progress.summary(ws, kept.id))
+    assert shown.sentence.startswith("The cancel came too late: all 4 accepted rows had "
+                                     "already gone to the provider")
+    assert InboxMessage.select().count() == 4
 
 
 def test_a_row_the_send_refuses_is_recorded_and_the_rest_go(ws, redis):
