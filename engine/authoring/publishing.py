@@ -87,6 +87,9 @@ def problems(workspace: Workspace, template: Template, content: dict[str, Any]) 
     """Everything that keeps ``content`` from being published, each with its field."""
     channel = default_registry().channel(template.channel)
     found = syntax_problems(template.channel, content)
+    if not found:
+        found += [Problem("body", f"{label('body')}: {message}")
+                  for message in versions.partial_problems(template, content)]
     found += [Problem(field, f"{label(field)}: {message}")
               for field, message in channel.check_content(content)]
     fields = {p.field for p in found}

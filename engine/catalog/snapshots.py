@@ -16,7 +16,9 @@ from typing import Any
 
 from engine import runtime
 from engine.catalog.defaults import inherited_defaults
+from engine.catalog.partials import live_bodies, partial_set
 from engine.formats.addresses import suppression_key
+from engine.rendering import PartialSet
 from engine.store import generations
 from engine.store.generations import account_scope, workspace_scope
 from engine.store.models import Account, Sender, Template, TemplateVersion, Workspace
@@ -32,6 +34,8 @@ class TemplateSnapshot:
     domains: frozenset[str]
     addresses: frozenset[str]
     live: TemplateVersion | None
+    # The workspace's live partials, as a render calls them (guarded by its generation too).
+    partials: PartialSet = field(default_factory=lambda: PartialSet({}))
     _versions: dict[int, TemplateVersion | None] = field(default_factory=dict)
 
     def version(self, number: int) -> TemplateVersion | None:
@@ -82,6 +86,7 @@ def _load(workspace_id: str, template_id: uuid.UUID) -> tuple[TemplateSnapshot |
         template, workspace, account, inherited_defaults(template),
         frozenset(s.value for s in senders if s.kind == "domain"),
         frozenset(s.value for s in senders if s.kind == "address"), live,
+        partial_set(live_bodies(workspace_id)),
     ), (ws_tag, account_tag)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.plugins.manager import default_registry
+from engine.catalog import partials
+from engine.catalog.parts import template_parts
 from engine.store import generations
 from engine.store.models import Template, TemplateVersion, utcnow
 from engine.store.vocabulary import VersionStatus
@@ -12,14 +13,11 @@ from engine.store.vocabulary import VersionStatus
 # Retained previous versions per plan; locked versions are always kept (spec 3.1, docs/api.md).
 RETENTION = {"basic": 10, "pro": 50, "business": 200}
 
+__all__ = ["VersionError", "partial_problems", "publish", "template_parts"]
+
+
 class VersionError(ValueError):
     """A lifecycle step that the version's state does not allow."""
-
-
-def template_parts(channel: str, content: dict[str, Any]) -> dict[str, str]:
-    """The parts of ``content`` that are template text, as the channel declares them."""
-    declared = default_registry().channel(channel).template_parts(content)
-    return {part: content[part] for part, _ in declared if isinstance(content.get(part), str)}
 
 
 def check_content(channel: str, content: dict[str, Any]) -> None:
@@ -40,12 +38,21 @@ def compile_content(channel: str, content: dict[str, Any]) -> str:
     return compile_parts(template_parts(channel, content))
 
 
+def partial_problems(template: Template, content: dict[str, Any]) -> list[str]:
+    """Each partial the content calls that does not exist in the template's workspace."""
+    return partials.problems_of_texts(template_parts(template.channel, content).values(),
+                                      partials.graph(template.workspace_id))
+
+
 def publish(version: TemplateVersion, by: str | None = None) -> TemplateVersion:
     """Make ``version`` live; the live one before it becomes previous. ``by`` names who
     published from the web application (None from `herald templates publish`)."""
     template = version.template
     if version.status != VersionStatus.DRAFT:
         raise VersionError(f"version {version.number} is {version.status}, not a draft")
+    missing = partial_problems(template, version.content)
+    if missing:
+        raise VersionError("; ".join(missing))
     compiled = compile_content(template.channel, version.content)
     (
         TemplateVersion.update(status=VersionStatus.PREVIOUS)

@@ -211,6 +211,44 @@ class _Checker:
         for i, project in enumerate(self.items(node, "projects", path)):
             self.folder(self.mapping(project, f"{path}.projects[{i}]"),
                         f"{path}.projects[{i}]")
+        seen: set[str] = set()
+        for i, partial in enumerate(self.items(node, "partials", path)):
+            self.partial(self.mapping(partial, f"{path}.partials[{i}]"),
+                         f"{path}.partials[{i}]", seen)
+
+    def partial(self, node: dict[str, Any], path: str, seen: set[str]) -> None:
+        """{name, versions: [{status, body}]} (docs/apply.md, "Partials")."""
+        from engine.catalog.partials import NAME
+        from engine.catalog.partials import NAME_RULE as PARTIAL_NAME_RULE
+        from engine.rendering import TemplateSyntaxError, check_template
+
+        for key in node:
+            if key not in ("name", "versions"):
+                self.fail(f"{path}.{key}", "unknown key (name, versions)")
+        name = node.get("name")
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            self.fail(f"{path}.name", PARTIAL_NAME_RULE)
+        elif name.lower() in seen:
+            self.fail(f"{path}.name", f"a second partial named {name!r}")
+        else:
+            seen.add(name.lower())
+        for i, version in enumerate(self.items(node, "versions", path)):
+            where = f"{path}.versions[{i}]"
+            version = self.mapping(version, where)
+            for key in version:
+                if key not in ("status", "body"):
+                    self.fail(f"{where}.{key}", "not a field of a partial version "
+                                                "(status, body)")
+            if version.get("status", "draft") not in ("published", "draft"):
+                self.fail(f"{where}.status", "must be published or draft")
+            body = version.get("body", "")
+            if not isinstance(body, str):
+                self.fail(f"{where}.body", "expected a string")
+                continue
+            try:
+                check_template(body)
+            except TemplateSyntaxError as err:
+                self.fail(f"{where}.body", f"invalid template: {err}")
 
     def folder(self, node: dict[str, Any], path: str) -> None:
         self.name(node, path)

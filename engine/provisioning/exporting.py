@@ -23,6 +23,7 @@ from engine.store.models import (
     TemplateVersion,
     Workspace,
 )
+from engine.store.partial_models import Partial, PartialVersion
 from engine.store.vocabulary import VersionStatus
 
 
@@ -72,6 +73,18 @@ def _folder(project: Project, parent: Container | None, row: Any) -> dict[str, A
     return out
 
 
+def _partials(row: Workspace) -> list[dict[str, Any]]:
+    """The workspace's partials, each version's status and body (apply makes the last
+    published one live, as it is)."""
+    out = []
+    for partial in Partial.select().where(Partial.workspace == row).order_by(Partial.name):
+        versions = partial.versions.order_by(PartialVersion.number)
+        out.append({"name": partial.name, "versions": [
+            {"status": "draft" if v.status == VersionStatus.DRAFT else "published",
+             "body": v.body} for v in versions]})
+    return out
+
+
 def _workspace(row: Workspace, path: str, namer: ReferenceNamer) -> dict[str, Any]:
     keys = ApiKey.select().where(ApiKey.workspace == row).order_by(ApiKey.name)
     api_keys = []
@@ -104,6 +117,7 @@ def _workspace(row: Workspace, path: str, namer: ReferenceNamer) -> dict[str, An
         **({"callbackTracking": False} if row.callback_tracking is False else {}),
         # Always written: null (kept forever, a workspace older than the setting) included.
         "retentionDays": row.retention_days,
+        **({"partials": partials} if (partials := _partials(row)) else {}),
     }
 
 

@@ -11,8 +11,9 @@ from typing import Any
 
 from engine.catalog import suppressions
 from engine.catalog.keys import create_key, parse_time
-from engine.catalog.versions import compile_content
+from engine.catalog.versions import compile_content, partial_problems
 from engine.provisioning.document import ApplyError, Outcome, version_content
+from engine.provisioning.partial_writing import write_partials
 from engine.senders.allowances import COUNTED
 from engine.senders.names import kept_value
 from engine.store import generations, secrets
@@ -168,6 +169,9 @@ class Writer:
             self.out.count(self.out.created, "suppressions", added)
         for i, key in enumerate(node.get("apiKeys") or []):
             self.api_key(row, key, f"{path}.apiKeys[{i}]")
+        # Partials first: a template published below may call them.
+        if node.get("partials"):
+            write_partials(self.out, row, node["partials"], f"{path}.partials")
         for i, project in enumerate(node.get("projects") or []):
             self.project(row, project, f"{path}.projects[{i}]")
 
@@ -273,6 +277,9 @@ class Writer:
                 status = VersionStatus.DRAFT
             locked = bool(node.get("locked", False))
             row = existing.get(number)
+            if status != VersionStatus.DRAFT and (missing := partial_problems(template, content)):
+                raise ApplyError([f"template {template.name!r} version {number}: {m}"
+                                  for m in missing])
             if row is None:
                 draft = status == VersionStatus.DRAFT
                 compiled = None if draft else compile_content(channel, content)

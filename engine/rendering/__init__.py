@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from .budget import render_budget, seconds_left
 from .cache import CACHED_TEXT_CHARS, LRU
@@ -19,9 +20,9 @@ from .values import Tags, make_tags
 from .version import ENGINE_VERSION, VERSION_KEY
 
 __all__ = [
-    "ENGINE_VERSION", "MAX_PART_CHARS", "VERSION_KEY", "RenderError", "TemplateSyntaxError",
-    "check_template", "compile_parts", "make_tags", "render_budget", "render_part",
-    "variable_metadata",
+    "ENGINE_VERSION", "MAX_PART_CHARS", "VERSION_KEY", "PartialSet", "PartialSource",
+    "RenderError", "TemplateSyntaxError", "check_template", "compile_parts", "make_tags",
+    "partials_used", "render_budget", "render_part", "variable_metadata",
 ]
 
 # Loaded render functions keep their template's static text alive: at most 512 of them,
@@ -51,6 +52,47 @@ def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str
     from .metadata import variable_metadata as collect
 
     return collect(texts, tags)
+
+
+def partials_used(text: str) -> set[str]:
+    """The partials ``text`` calls by name (not `@partial-block`); raises
+    TemplateSyntaxError."""
+    from .metadata import partials_used as used
+
+    return used(text)
+
+
+@dataclass(frozen=True)
+class PartialSource:
+    """One partial's text as a render uses it: ``key`` names the content (a partial
+    version's id, for the cache), ``compiled`` is its stored program when published."""
+
+    key: str | None
+    text: str
+    compiled: str | None = None
+
+
+class PartialSet:
+    """The partials one render may call, by name: each loaded (from its stored program,
+    or compiled within the request's budget) the first time a render calls it, in the
+    language of the part calling it, and kept in the process's LRU by its key."""
+
+    def __init__(self, sources: Mapping[str, PartialSource]) -> None:
+        self.sources = dict(sources)
+        self._runners: dict[tuple[str, str], Callable | None] = {}
+
+    def __call__(self, name: str, language: str) -> Callable | None:
+        found = self._runners.get((name, language))
+        if found is None and (name, language) not in self._runners:
+            source = self.sources.get(name)
+            if source is not None:
+                try:
+                    fn = _cached(source.compiled, "body", source.text, source.key, language)
+                except RenderError as err:
+                    raise RenderError(f"partial {name}: {err}") from None
+                found = fn.run  # type: ignore[attr-defined]
+            self._runners[(name, language)] = found
+        return found
 
 
 def _from_stored(stored: str, part: str, language: str) -> Callable[[Tags], str] | None:
@@ -91,21 +133,30 @@ def _renderer(stored: str | None, part: str, text: str,
 
 
 def render_part(stored: str | None, part: str, text: str, tags: Mapping[str, str],
-                cache_key: str | None = None, language: str = "html") -> str:
+                cache_key: str | None = None, language: str = "html",
+                partials: PartialSet | None = None) -> str:
     """Render one part with the version's stored code (or `text`, compiled with a bound).
+
+    ``partials`` are the partials `{{> name}}` may call (none: a call is a RenderError,
+    a partial block renders its own program, as in handlebars.js).
 
     `language` is what the part is written in, and so what `{{x}}` escapes: "html",
     "json" or "text" (see docs/rendering.md). `cache_key` names the content (a version
     id); with it the loaded function is kept in a bounded per-process LRU, keyed also by
     the text so a changed draft is never stale. Raises RenderError.
     """
-    if cache_key is None:
-        fn = _renderer(stored, part, text, language)
-    else:
-        key = (cache_key, part, hash(text), language)
-        fn = _loaded.get(key)  # type: ignore[assignment]
-        if fn is None:
-            fn = _renderer(stored, part, text, language)
-            _loaded.put(key, fn, weight=len(text))
+    fn = _cached(stored, part, text, cache_key, language)
     context = tags if tags.__class__ is Tags else make_tags(tags)
-    return fn(context)  # type: ignore[arg-type]
+    return fn(context, partials)  # type: ignore[call-arg]
+
+
+def _cached(stored: str | None, part: str, text: str, cache_key: str | None,
+            language: str) -> Callable[[Tags], str]:
+    if cache_key is None:
+        return _renderer(stored, part, text, language)
+    key = (cache_key, part, hash(text), language)
+    fn = _loaded.get(key)
+    if fn is None:
+        fn = _renderer(stored, part, text, language)
+        _loaded.put(key, fn, weight=len(text))
+    return fn  # type: ignore[return-value]

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from .errors import TemplateSyntaxError
 from .metadata import remember
-from .nodes import Block, Comment, Content, Mustache
+from .nodes import Block, Comment, Content, Mustache, Partial, PartialBlock
 from .scanner import DEFAULT_DEADLINE_SECONDS, parse
 from .version import VERSION_KEY
 from .whitespace import control
@@ -67,6 +67,11 @@ def _program(body: list) -> list:
         elif cls is Block:
             inverse = None if node.inverse is None else _program(node.inverse)
             out.append(["block", node.helper, node.params, _program(node.program), inverse])
+        elif cls is Partial:
+            out.append(["partial", node.name, node.context, node.hash, node.indent, None])
+        elif cls is PartialBlock:
+            out.append(["partial", node.name, node.context, node.hash, "",
+                        _program(node.program)])
         else:  # pragma: no cover - the parser makes no other node
             raise TypeError(cls)
     if texts:

@@ -28,6 +28,9 @@ _SPECIAL_SEGMENTS = ("..", ".", "this")
 # character past that '}' and the next three, which are part of the key.
 _READ = LRU(maxsize=4096, max_weight=1_000_000)
 _QUOTES = ("\"", "'")
+PARTIAL_BLOCK = "@partial-block"
+_PARTIAL_NAME_CHARS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
 class ExpressionScanner:
@@ -256,3 +259,63 @@ class ExpressionScanner:
         if rest and (head != "root" or any(s in _SPECIAL_SEGMENTS for s in rest)):
             raise self.fail(p, f"invalid data path '@{'.'.join(segs)}'")
         return ["data", head, self._path(p, rest)[2]]
+
+    # -- partials ---------------------------------------------------------------------
+    def _partial_call(self, start: int, p: int) -> tuple[str, list | None, list, int, bool]:
+        """`name [context] [key=value ...]` of `{{> ...}}` or `{{#> ...}}` up to `}}`:
+        (name, context expression or None, [[key, expression], ...], end, strip_close)."""
+        text, n = self.text, self.n
+        while p < n and text[p] in WS:
+            p += 1
+        q = p
+        if text.startswith(PARTIAL_BLOCK, p):
+            q = p + len(PARTIAL_BLOCK)
+        else:
+            while q < n and text[q] in _PARTIAL_NAME_CHARS:
+                q += 1
+        if q == p or (q < n and text[q] not in WS and text[q] not in "}~"):
+            raise self.fail(start, "a partial is named by letters, digits, '_' and '-' "
+                                   "({{> footer}})")
+        name, p = text[p:q], q
+        context: list | None = None
+        pairs: list = []
+        while True:
+            while p < n and text[p] in WS:
+                p += 1
+            if p >= n:
+                raise self.fail(start, "mustache is never closed")
+            if text.startswith(("}}}", "}~}}"), p):
+                raise self.fail(p, "'}}}' closes a mustache opened with '{{'")
+            if text.startswith("~}}", p):
+                return name, context, pairs, p + 3, True
+            if text.startswith("}}", p):
+                return name, context, pairs, p + 2, False
+            if self._is_hash_key(p):
+                k = p
+                while text[k] not in _ID_EXCLUDED:
+                    k += 1
+                key = text[p:k]
+                while text[k] in WS:
+                    k += 1
+                value, p = self._partial_value(start, k + 1)
+                pairs.append([key, value])
+                continue
+            if pairs:
+                raise self.fail(p, "a partial's context comes before its key=value arguments")
+            if context is not None:
+                raise self.fail(p, "a partial takes at most one context argument")
+            context, p = self._partial_value(start, p)
+
+    def _partial_value(self, start: int, p: int) -> tuple[list, int]:
+        """One argument of a partial: a path, a literal, `@data` or a subexpression."""
+        text, n = self.text, self.n
+        while p < n and text[p] in WS:
+            p += 1
+        if p >= n:
+            raise self.fail(start, "mustache is never closed")
+        if text[p] == "(":
+            head, end, _, params = self._tokens(p, p + 1, "}}", 1)
+            return self._classify(p, head, params, False, subexpr=True), end
+        if text[p] == "}" or text.startswith("~}}", p):
+            raise self.fail(p, "a value is missing after '='")
+        return self._atom(p)

@@ -6,7 +6,8 @@ from collections.abc import Iterable, Mapping
 
 from .cache import CACHED_TEXT_CHARS, LRU
 from .errors import TemplateSyntaxError
-from .nodes import Block, Mustache
+from .expression_scanner import PARTIAL_BLOCK
+from .nodes import Block, Mustache, Partial, PartialBlock
 from .scanner import parse
 
 _CONTEXT_HELPERS = ("each", "with")
@@ -52,6 +53,14 @@ def _body(body: list, level: int, refs: _Refs) -> None:
         cls = node.__class__
         if cls is Mustache:
             _expr(node.expr, level, refs)
+        elif cls is Partial or cls is PartialBlock:
+            # The call's own arguments; what the partial reads is the partial's business.
+            if node.context is not None:
+                _expr(node.context, level, refs)
+            for _, value in node.hash:
+                _expr(value, level, refs)
+            if cls is PartialBlock:
+                _body(node.program, level, refs)
         elif cls is Block:
             for param in node.params:
                 _expr(param, level, refs)
@@ -115,3 +124,20 @@ def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str
     unused = [] if refs.everything else [k for k in provided if k.lower() not in refs.names]
     return {"providedVariables": provided, "missingVariables": missing,
             "unusedVariables": unused}
+
+
+def partials_used(text: str) -> set[str]:
+    """The partial names a template calls (`@partial-block` is not one); raises
+    TemplateSyntaxError when it does not parse."""
+    names: set[str] = set()
+    pending = [parse(text)]
+    while pending:
+        for node in pending.pop():
+            cls = node.__class__
+            if (cls is Partial or cls is PartialBlock) and node.name != PARTIAL_BLOCK:
+                names.add(node.name)
+            if cls is Block or cls is PartialBlock:
+                pending.append(node.program)
+                if node.inverse is not None:
+                    pending.append(node.inverse)
+    return names

@@ -52,3 +52,27 @@ class Block:
         self.open_strip = strip
         self.inverse_strip = (False, False)
         self.close_strip = (False, False)
+
+
+class Partial:
+    """`{{> name [context] [key=value ...]}}`; `indent` is set by whitespace control when the
+    tag stands alone on its line (handlebars.js indents every line of the partial by it)."""
+
+    __slots__ = ("context", "hash", "indent", "name", "strip")
+
+    def __init__(self, name: str, context: list | None, hash_: list,
+                 strip: tuple[bool, bool]) -> None:
+        self.name, self.context, self.hash, self.strip = name, context, hash_, strip
+        self.indent = ""
+
+
+class PartialBlock(Block):
+    """`{{#> name [context] [key=value ...]}}program{{/name}}`: the partial, with the program
+    as its `{{> @partial-block}}` (and as the fallback when there is no such partial)."""
+
+    __slots__ = ("context", "hash")
+
+    def __init__(self, name: str, context: list | None, hash_: list,
+                 strip: tuple[bool, bool], pos: int) -> None:
+        super().__init__(">", name, [], strip, pos)
+        self.context, self.hash = context, hash_

@@ -14,7 +14,8 @@ from .budget import deadline_within
 from .errors import RenderError
 from .expressions import MAX_LOAD_DEPTH, Ev, InvalidProgram, expression
 from .helpers import BLOCK_HELPERS, MAX_LOG_LINES, log_lines_left
-from .values import Tags, is_empty, js_string, truthy
+from .partial_calls import LANGUAGE, PARTIALS, partial_op
+from .values import Tags, is_empty, js_string, push_context, truthy
 
 MAX_PART_CHARS = 1_048_576
 MAX_WORK = 2_000_000
@@ -40,11 +41,12 @@ class _State:
     """Output size and work done so far; checked at every program run (cheap) and
     against the clock every CHECK_EVERY units of work."""
 
-    __slots__ = ("deadline", "next_check", "size", "work")
+    __slots__ = ("deadline", "depth", "next_check", "size", "work")
 
     def __init__(self, seconds: float) -> None:
         self.size = 0
         self.work = 0
+        self.depth = 0  # partials being rendered inside one another
         self.next_check = CHECK_EVERY
         self.deadline = deadline_within(seconds)  # the request's budget, if it ends first
 
@@ -58,13 +60,6 @@ class _State:
         self.next_check = self.work + CHECK_EVERY
 
 
-def _push(c: tuple, value: object) -> tuple:
-    # handlebars.js adds a depth only when the context changes.
-    top = c[0]
-    if value is top or (value.__class__ is top.__class__ and value.__class__ is not Tags
-                        and value == top):
-        return c
-    return (value, *c)
 
 
 # -- statements ---------------------------------------------------------------------
@@ -106,7 +101,7 @@ def _block(helper: str, evs: list[Ev], prog: Op, inv: Op | None) -> Op:
         def with_op(out: list, c: tuple, d: dict, st: _State) -> None:
             v = target(c, d)
             if not is_empty(v):
-                prog(out, _push(c, v), d, st)
+                prog(out, push_context(c, v), d, st)
             elif inv is not None:
                 inv(out, c, d, st)
         return with_op
@@ -124,7 +119,7 @@ def _block(helper: str, evs: list[Ev], prog: Op, inv: Op | None) -> Op:
             frame = dict(d)
             frame["key"], frame["index"] = key, index
             frame["first"], frame["last"] = index == 0, index == last
-            prog(out, _push(c, v[low]), frame, st)  # type: ignore[index]
+            prog(out, push_context(c, v[low]), frame, st)  # type: ignore[index]
     return each_op
 
 
@@ -152,6 +147,8 @@ def _program(nodes: object, level: int, memo: dict, escapes: dict[int, str] | No
             op, weight = _out_node(node, level, memo, escapes)
         elif kind == "block":
             op, weight = _block_node(node, level, memo, escapes)
+        elif kind == "partial":
+            op, weight = _partial_node(node, level, memo, escapes)
         else:
             raise InvalidProgram(f"node kind {kind!r}")
         ops.append(op)
@@ -192,6 +189,29 @@ def _block_node(node: list, level: int, memo: dict,
     return _block(node[1], evs, _program(node[3], level + 1, memo, escapes), inv), cost
 
 
+def _partial_node(node: list, level: int, memo: dict,
+                  escapes: dict[int, str] | None) -> tuple[Op, int]:
+    """A partial call's op: ``["partial", name, context, [[key, value], ...], indent,
+    block program or None]``."""
+    if not (len(node) == 6 and type(node[1]) is str and node[1]
+            and (node[2] is None or isinstance(node[2], list)) and isinstance(node[3], list)
+            and type(node[4]) is str and node[4].strip(" \t") == ""):
+        raise InvalidProgram("partial")
+    cost = 1
+    context = None
+    if node[2] is not None:
+        context, cost = expression(node[2], level + 1, memo)
+    pairs: list[tuple[str, Ev]] = []
+    for pair in node[3]:
+        if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is str):
+            raise InvalidProgram("partial argument")
+        ev, weight = expression(pair[1], level + 1, memo)
+        pairs.append((pair[0], ev))
+        cost += weight
+    block = None if node[5] is None else _program(node[5], level + 1, memo, escapes)
+    return partial_op(node[1], context, pairs, node[4], block, memo[LANGUAGE]), cost
+
+
 def _runner(ops: list, static: int, cost: int, dynamic: bool) -> Op:
     """The op that runs a program's statements (its text joined once when it is all text)."""
     if not dynamic:
@@ -223,20 +243,27 @@ def load(program: object, deadline_seconds: float = RENDER_DEADLINE_SECONDS,
     """Build the render function of one stored part, escaping for its ``language`` (a key
     of ESCAPES); raises InvalidProgram."""
     try:
-        run = _program(program, 0, {}, ESCAPES[language])
+        run = _program(program, 0, {LANGUAGE: language}, ESCAPES[language])
     except RecursionError as exc:  # pragma: no cover - depth is bounded above
         raise InvalidProgram("program nested too deep") from exc
 
-    def render(tags: Tags) -> str:
+    def render(tags: Tags, partials: Callable[[str, str], Op | None] | None = None) -> str:
+        """``partials`` finds a partial's program runner by name and language."""
         out: list[str] = []
         st = _State(deadline_seconds)
         token = log_lines_left.set([MAX_LOG_LINES])
+        data: dict = {"root": tags}
+        if partials is not None:
+            data[PARTIALS] = partials
         try:
-            run(out, (tags,), {"root": tags}, st)
+            run(out, (tags,), data, st)
+        except RecursionError:  # partials nested within the bound, each deeply nested
+            raise RenderError("partials are nested too deep to render") from None
         finally:
             log_lines_left.reset(token)
         text = "".join(out)
         if len(text) > MAX_PART_CHARS:
             raise RenderError(f"rendered part is longer than {MAX_PART_CHARS:,} characters")
         return text
+    render.run = run  # type: ignore[attr-defined]  # what a partial call runs
     return render

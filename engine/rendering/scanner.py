@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 
 from .errors import TemplateSyntaxError
-from .expression_scanner import WS, ExpressionScanner
-from .nodes import Block, Comment, Content, Mustache
+from .expression_scanner import PARTIAL_BLOCK, WS, ExpressionScanner
+from .nodes import Block, Comment, Content, Mustache, Partial, PartialBlock
 
 MAX_TEMPLATE_CHARS = 1_048_576
 MAX_BLOCK_DEPTH = 50
@@ -93,14 +93,18 @@ class _Parser(ExpressionScanner):
         if c == "!":
             return self._comment(start, p, strip_open, body), body
         if c == ">":
-            raise self.fail(start, "partials are not supported")
+            name, context, pairs, end, strip_close = self._partial_call(start, p + 1)
+            body.append(Partial(name, context, pairs, (strip_open, strip_close)))
+            return end, body
         if c == "*":
             raise self.fail(start, "decorators are not supported")
         if c == "^":
             raise self.fail(start, "inverse sections ({{^}}) are not supported; use {{else}}")
         if c == "#":
-            if text.startswith((">", "*"), p + 1):
-                raise self.fail(start, "partial blocks and decorators are not supported")
+            if text.startswith("*", p + 1):
+                raise self.fail(start, "decorators are not supported")
+            if text.startswith(">", p + 1):
+                return self._open_partial_block(start, p + 2, strip_open, body, stack)
             return self._open_block(start, p + 1, strip_open, body, stack)
         if c == "/":
             return self._close_block(start, p + 1, stack)
@@ -157,11 +161,26 @@ class _Parser(ExpressionScanner):
         block.program = []
         return end, block.program
 
+    def _open_partial_block(self, start: int, p: int, strip_open: bool, body: list,
+                            stack: list[Block]) -> tuple[int, list]:
+        if len(stack) >= MAX_BLOCK_DEPTH:
+            raise self.fail(start, f"blocks are nested more than {MAX_BLOCK_DEPTH} deep")
+        name, context, pairs, end, strip_close = self._partial_call(start, p)
+        if name == PARTIAL_BLOCK:
+            raise self.fail(start, f"{{{{#> {PARTIAL_BLOCK}}}}} is not supported; "
+                                   f"use {{{{> {PARTIAL_BLOCK}}}}}")
+        block = PartialBlock(name, context, pairs, (strip_open, strip_close), start)
+        body.append(block)
+        stack.append(block)
+        return end, block.program
+
     def _else(self, start: int, r: int, strip_open: bool,
               stack: list[Block]) -> tuple[int, list]:
         if not stack:
             raise self.fail(start, "{{else}} outside a block")
         block = stack[-1]
+        if block.__class__ is PartialBlock:
+            raise self.fail(start, f"{{{{else}}}} inside the partial block '{block.name}'")
         if block.inverse is not None:
             raise self.fail(start, f"second {{{{else}}}} in block '{block.name}'")
         strip_close = self.text[r] == "~"
@@ -177,7 +196,8 @@ class _Parser(ExpressionScanner):
         if not stack:
             raise self.fail(start, f"closing tag '{name}' without an open block")
         block = stack.pop()
-        if name.lower() != block.helper:
+        if (name != block.name if block.__class__ is PartialBlock
+                else name.lower() != block.helper):
             raise self.fail(start, f"'{{{{/{name}}}}}' does not close '{block.name}'")
         block.close_strip = (self.text[start + 2] == "~", strip_close)
         parent = stack[-1] if stack else None

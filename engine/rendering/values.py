@@ -115,3 +115,32 @@ def truthy(value: object) -> bool:
 def is_empty(value: object) -> bool:
     """handlebars.js `isEmpty`: falsy but not 0."""
     return not truthy(value) and not (value.__class__ in (int, float) and value == 0)
+
+
+def push_context(c: tuple, value: object) -> tuple:
+    """The context stack with ``value`` on top: handlebars.js adds a depth only when the
+    context changes (JavaScript's `!=`: the same object, or an equal string or number)."""
+    top = c[0]
+    if value is top or (value.__class__ is top.__class__ and value.__class__ is not Tags
+                        and value == top):
+        return c
+    return (value, *c)
+
+
+def extend(context: object, pairs: list[tuple[str, object]]) -> Tags:
+    """handlebars.js `extend({}, context, hash)`: a new object with the context's own
+    properties, then each key=value of a partial call (a later key wins)."""
+    out = Tags()
+    if context.__class__ is Tags:
+        out.update(context)  # type: ignore[arg-type]
+        out.order = list(context.order)  # type: ignore[attr-defined]
+    elif context.__class__ is str:
+        for index, char in enumerate(context):  # type: ignore[arg-type]
+            out[str(index)] = char
+            out.order.append((str(index), str(index)))
+    for key, value in pairs:
+        lower = key.lower()
+        if lower not in out:
+            out.order.append((key, lower))
+        out[lower] = value
+    return out

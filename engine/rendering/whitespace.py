@@ -7,7 +7,7 @@ of the original are replaced by linear strip operations.
 
 from __future__ import annotations
 
-from .nodes import JS_WHITESPACE, Block, Comment, Content, Mustache
+from .nodes import JS_WHITESPACE, Block, Comment, Content, Mustache, Partial, PartialBlock
 
 _BLANKS = " \t"
 
@@ -118,11 +118,11 @@ def _block(block: Block) -> _Strip:
 
 def _accept(node: object) -> _Strip | None:
     cls = node.__class__
-    if cls is Block:
+    if cls is Block or cls is PartialBlock:
         return _block(node)  # type: ignore[arg-type]
     if cls is Mustache:
         return _Strip(*node.strip)  # type: ignore[attr-defined]
-    if cls is Comment:
+    if cls is Comment or cls is Partial:
         return _Strip(*node.strip, inline_sa=True)  # type: ignore[attr-defined]
     return None
 
@@ -140,7 +140,10 @@ def _program(body: list, is_root: bool) -> None:
             _omit_left(body, i, True)
         if strip.inline_standalone and prev_ws and next_ws:
             _omit_right(body, i)
-            _omit_left(body, i)
+            if _omit_left(body, i) and current.__class__ is Partial:
+                # A standalone partial indents each of its lines by the line's whitespace.
+                original = body[i - 1].original
+                current.indent = original[len(original.rstrip(_BLANKS)):]
         if strip.open_standalone and prev_ws:
             _omit_right(current.program, None)
             _omit_left(body, i)

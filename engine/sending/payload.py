@@ -30,6 +30,7 @@ def _render_each(resolved: Resolved, tags: Any, out: dict[str, str | None],
                  errors: list[dict[str, str]]) -> None:
     version = resolved.version
     content = version.content
+    partials = resolved.partial_set()
     for part, language in resolved.channel.template_parts(content):
         text = content.get(part)
         if text is None:
@@ -37,7 +38,8 @@ def _render_each(resolved: Resolved, tags: Any, out: dict[str, str | None],
             continue
         try:
             out[part] = render_part(version.compiled, part, text, tags,
-                                    cache_key=str(version.id), language=language)
+                                    cache_key=str(version.id), language=language,
+                                    partials=partials)
         except RenderError as err:
             out[part] = None
             errors.append({"templatePart": part, "message": str(err)})

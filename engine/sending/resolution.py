@@ -13,6 +13,7 @@ from engine.catalog.keycache import KeyInfo
 from engine.errors import ApiError, FieldErrors
 from engine.plugins.channel_contract import Channel, SendRequest
 from engine.plugins.manager import default_registry, provider_url
+from engine.rendering import PartialSet
 from engine.sending.recipients import resolve
 from engine.sending.validation import validate_request
 from engine.store.models import Account, Template, TemplateVersion, Workspace
@@ -33,6 +34,12 @@ class Resolved:
     snap: snapshots.TemplateSnapshot
     channel: Channel
     request: SendRequest
+    # The partials a render may call: the workspace's live ones (the snapshot's), or the
+    # editor's preview with a partial's draft in place of its live text.
+    partials: PartialSet | None = None
+
+    def partial_set(self) -> PartialSet:
+        return self.snap.partials if self.partials is None else self.partials
 
     @property
     def warnings(self) -> list[dict[str, str]]:

@@ -263,6 +263,14 @@ def _list_schedules(db: Database) -> None:
                         "problem", "problems", "late_rows", "resume_at")
 
 
+def _partials(db: Database) -> None:
+    """Partials (docs/rendering.md): a workspace's shared template pieces and their
+    versions. Language variants and `inlineCss` live in a version's content (JSON)."""
+    from engine.store.partial_models import PARTIAL_MODELS
+
+    db.create_tables(list(PARTIAL_MODELS), safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -274,7 +282,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _postmark_secrets, _recipient_lists,
                                                 _trustworthy_accounts, _delivery_callbacks,
                                                 _lz4_payloads, _data_retention,
-                                                _list_schedules]
+                                                _list_schedules, _partials]
 
 
 def current_version(db: Database) -> int:

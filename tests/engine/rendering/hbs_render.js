@@ -1,5 +1,6 @@
 // Renders a batch of templates with handlebars.js for the differential test.
-// stdin: JSON [{"template": str, "data": {key: value}}]; stdout: JSON [{"out"} | {"error"}].
+// stdin: JSON [{"template": str, "data": {key: value}, "partials": {name: str}?}];
+// stdout: JSON [{"out"} | {"error"}].
 "use strict";
 const path = require("path");
 const Handlebars = require(path.resolve(process.argv[2], "node_modules", "handlebars"));
@@ -15,9 +16,9 @@ Handlebars.registerHelper("log", () => undefined);
 let input = "";
 process.stdin.on("data", (chunk) => { input += chunk; });
 process.stdin.on("end", () => {
-  const results = JSON.parse(input).map(({ template, data }) => {
+  const results = JSON.parse(input).map(({ template, data, partials }) => {
     try {
-      return { out: Handlebars.compile(template)(data) };
+      return { out: Handlebars.compile(template)(data, { partials: partials || {} }) };
     } catch (err) {
       return { error: String(err.message || err) };
     }

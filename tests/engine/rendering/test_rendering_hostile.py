@@ -28,7 +28,8 @@ INJECTION = [
     "{{> (lookup . 'x')}}",
     "{{{{raw}}}} {{name}} {{{{/raw}}}}",
     "{{*inline}}",
-    "{{#> layout}}x{{/layout}}",
+    "{{#> (lookup . 'x')}}x{{/x}}",
+    "{{> [__class__]}}",
 ]
 
 TRAVERSAL_REFUSED = [
@@ -63,7 +64,7 @@ MALFORMED = [
     ("{{else}}", 1, 1, "outside a block"),
     ("{{#if a}}1{{else}}2{{else}}3{{/if}}", 1, 20, "second"),
     ("{{#if a}}1{{else if b}}2{{/if}}", 1, 11, "chained"),
-    ("{{> partial}}", 1, 1, "partials"),
+    ("{{> partial.x}}", 1, 1, "a partial is named"),
     ("{{^}}", 1, 1, "inverse"),
     ("{{^name}}x{{/name}}", 1, 1, "inverse"),
     ("{{foo bar}}", 1, 1, "unknown helper 'foo'"),
