@@ -51,10 +51,10 @@ def enqueue(workspace_id: Any, delay: float | None = None, *, waiting: bool = Tr
     options = {"result_ttl": 0, "failure_ttl": FAILURE_TTL, "job_timeout": JOB_TIMEOUT}
     workspace_id = str(workspace_id)
     if delay:
-        second = due_second(dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=delay))
+        second = due_second(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=delay))
         # One job per workspace and second: every pass that finds the same retry waiting
         # asks for it again (jobs._pass), and the same id schedules it once.
-        _queue().enqueue_at(dt.datetime.fromtimestamp(second, dt.timezone.utc), JOB_FUNCTION,
+        _queue().enqueue_at(dt.datetime.fromtimestamp(second, dt.UTC), JOB_FUNCTION,
                             workspace_id, job_id=f"herald-callbacks-{workspace_id}-{second}",
                             **options)
         return
