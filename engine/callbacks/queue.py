@@ -6,6 +6,7 @@ whatever of that workspace is due, in order."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 from typing import Any
 
 from rq import Queue
@@ -28,6 +29,16 @@ def queued_key(workspace_id: Any) -> str:
     return f"herald:callbacks:queued:{workspace_id}"
 
 
+def due_second(at: dt.datetime) -> int:
+    """The whole second (epoch) a job for ``at`` is scheduled at: rounded up, never down.
+
+    RQ's scheduled registry scores a job by whole seconds, truncated, and its scheduler
+    moves it as soon as that second has come: a retry due at 12:00:01.7 would run at
+    12:00:01.2, find its callback not yet due and end, leaving it to the sweep a minute
+    later (a failed callback "sometimes not retried")."""
+    return math.ceil(at.timestamp())
+
+
 def _queue() -> Queue:
     return runtime.redis_bound("callbacks", lambda redis: Queue(CALLBACK_QUEUE_NAME,
                                                                  connection=redis))
@@ -40,7 +51,11 @@ def enqueue(workspace_id: Any, delay: float | None = None, *, waiting: bool = Tr
     options = {"result_ttl": 0, "failure_ttl": FAILURE_TTL, "job_timeout": JOB_TIMEOUT}
     workspace_id = str(workspace_id)
     if delay:
-        _queue().enqueue_in(dt.timedelta(seconds=delay), JOB_FUNCTION, workspace_id,
+        second = due_second(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=delay))
+        # One job per workspace and second: every pass that finds the same retry waiting
+        # asks for it again (jobs._pass), and the same id schedules it once.
+        _queue().enqueue_at(dt.datetime.fromtimestamp(second, dt.UTC), JOB_FUNCTION,
+                            workspace_id, job_id=f"herald-callbacks-{workspace_id}-{second}",
                             **options)
         return
     if waiting and not runtime.redis().set(queued_key(workspace_id), 1, nx=True,

@@ -18,6 +18,7 @@ class Scripted:
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b"ok"
     delay: float = 0.0
+    hold: threading.Event | None = None  # answer only once the test sets it (or 30 s)
 
 
 @dataclass
@@ -55,6 +56,8 @@ class HttpsReceiver:
                 answer = queue.pop(0) if len(queue) > 1 else queue[0]
                 if answer.delay:
                     time.sleep(answer.delay)
+                if answer.hold is not None:
+                    answer.hold.wait(30)
                 self.send_response(answer.status)
                 for name, value in answer.headers.items():
                     self.send_header(name, value)

@@ -1,32 +1,54 @@
 """Callbacks (Owner or Admin): the workspace's callback URL, checked as a webhook destination
 (spec 6.1) where it is set, its switch for opens and clicks, a test event, the recent
-callbacks with their answer codes and next retries, and a replay of a failed one
-(docs/callbacks.md). Views over engine/callbacks/."""
+callbacks with their answer codes and next retries (all, or the failed ones), and a replay
+of a failed one (docs/callbacks.md). Views over engine/callbacks/.
+
+A test event and a replay wait on the receiver an Admin chose: they run off the request
+thread (web/settings/background_tests.py), and the page polls for the answer."""
 
 from __future__ import annotations
 
-from flask import abort, flash, g, redirect, render_template, url_for
+from typing import Any
+
+from flask import abort, flash, g, redirect, render_template, request, url_for
 from flask_login import current_user
 
+from engine import runtime
 from engine.callbacks import manual, targets
-from engine.callbacks.sending import Sent
+from engine.callbacks.sending import FAILED, Sent
 from engine.people import audit
 from engine.store.callback_models import Callback
+from engine.store.models import Workspace
 from web.permissions import workspace_view
+from web.settings.background_tests import Busy, callback_tests
 from web.settings.blueprint import blueprint
 from web.settings.forms import CallbackForm, mark
 from web.settings.pages import settings_page
 from web.settings.provider import shown
 
+SHOWN = {"all": "All attempts", FAILED: "Failed attempts"}
 
-def _page(form: CallbackForm | None = None, status: int = 200):
+
+def _shown() -> str:
+    wanted = request.args.get("show", "all")
+    return wanted if wanted in SHOWN else "all"
+
+
+def _attempts(show: str) -> list[Callback]:
+    return manual.recent(g.workspace, failed_only=show == FAILED)
+
+
+def _page(form: CallbackForm | None = None, status: int = 200,
+          answer: dict[str, Any] | None = None, problem: str | None = None):
     if form is None:
         form = CallbackForm(formdata=None)
         form.callback_url.data = g.workspace.callback_url or ""
         form.tracking.data = g.workspace.callback_tracking is not False
+    show = _shown()
     return render_template("settings/callbacks.html", page="Callbacks", form=form,
-                           current=g.workspace.callback_url,
-                           callbacks=manual.recent(g.workspace)), status
+                           current=g.workspace.callback_url, show=show, shows=SHOWN,
+                           callbacks=_attempts(show), answer=answer, problem=problem,
+                           loopback=runtime.settings().webhook_allow_private), status
 
 
 def _back():
@@ -65,12 +87,19 @@ def remove_callback():
     return _back()
 
 
-def _told(callback: Callback, sent: Sent, what: str) -> None:
+def _told(callback: Callback, sent: Sent, what: str) -> dict[str, Any]:
     code = f" (answer {callback.status_code})" if callback.status_code else ""
     if sent.status == "delivered":
-        flash(f"{what}: delivered{code}.", "info")
-    else:
-        flash(f"{what}: {sent.status}{code}: {callback.error}.", "warn")
+        return {"ok": True, "text": f"{what}: delivered{code}."}
+    return {"ok": False, "text": f"{what}: {sent.status}{code}: {callback.error}."}
+
+
+def _started(work) -> tuple[Any, int]:
+    try:
+        token = callback_tests.start(str(g.workspace.id), work)
+    except Busy as err:
+        return _page(status=429, problem=str(err))
+    return _page(answer={"pending": True, "token": token})
 
 
 @blueprint.post("/callbacks/test")
@@ -79,20 +108,46 @@ def test_callback():
     if not g.workspace.callback_url:
         flash("Save a callback URL first.", "warn")
         return _back()
-    callback, sent = manual.send_test(g.workspace)
-    audit.record(g.workspace, current_user.user, "callback.tested", "",
-                 {"status": sent.status})
-    _told(callback, sent, "Test event")
-    return _back()
+    workspace, user = g.workspace, current_user.user
+
+    def work() -> dict[str, Any]:
+        # The row is made here, at the attempt: a pending row waiting for this thread
+        # would be due for the callbacks job too, and sent twice.
+        callback, sent = manual.send_test(Workspace.get_by_id(workspace.id))
+        audit.record(workspace, user, "callback.tested", "", {"status": sent.status})
+        return _told(callback, sent, "Test event")
+
+    return _started(work)
 
 
 @blueprint.post("/callbacks/<int:callback_id>/replay")
 @workspace_view("admin")
 def replay_callback(callback_id: int):
-    replayed = manual.replay(g.workspace, callback_id)
-    if replayed is None:
+    if manual.failed(g.workspace, callback_id) is None:
         abort(404)  # another workspace's, or not failed
-    callback, sent = replayed
-    audit.record(g.workspace, current_user.user, "callback.replayed", callback.delivery_id)
-    _told(callback, sent, "Replay")
-    return _back()
+    workspace, user = g.workspace, current_user.user
+
+    def work() -> dict[str, Any]:
+        replayed = manual.replay(workspace, callback_id)
+        if replayed is None:  # replayed by someone else meanwhile
+            return {"ok": False, "text": "Replay: that callback is no longer failed."}
+        callback, sent = replayed
+        audit.record(workspace, user, "callback.replayed", callback.delivery_id)
+        return _told(callback, sent, "Replay")
+
+    return _started(work)
+
+
+@blueprint.get("/callbacks/test/<token>")
+@workspace_view("admin")
+def callback_test_answer(token: str):
+    """The answer of a test or replay started on this page (htmx polls it until it has
+    one); with the answer, the attempts table again (out of band)."""
+    known, answer = callback_tests.answer(str(g.workspace.id), token)
+    if not known:
+        answer = {"ok": False, "text": "This answer is no longer kept: send another."}
+    show = _shown()
+    return render_template("settings/_callback_answer.html", workspace=g.workspace,
+                           answer=answer or {"pending": True, "token": token}, show=show,
+                           callbacks=_attempts(show) if answer else None)
+

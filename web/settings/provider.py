@@ -19,7 +19,7 @@ from engine.plugins.contracts import DeliveryError, DestinationRefused
 from engine.plugins.manager import provider_scheme
 from engine.webhooks.provider_hosts import ProviderEgress, own_provider_problem
 from web.permissions import workspace_view
-from web.settings import provider_test_runs
+from web.settings.background_tests import Busy, provider_tests
 from web.settings.blueprint import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark
 from web.settings.pages import settings_page
@@ -157,8 +157,8 @@ def test_provider():
         return answer
 
     try:
-        token = provider_test_runs.start(str(workspace.id), work)
-    except provider_test_runs.Busy as err:
+        token = provider_tests.start(str(workspace.id), work)
+    except Busy as err:
         mark(test_form.recipient, str(err))
         return _page(test_form=test_form, status=429)
     return _page(test_form=test_form, answer={"pending": True, "token": token})
@@ -168,7 +168,7 @@ def test_provider():
 @workspace_view("admin")
 def test_answer(token: str):
     """The answer of a test started on this page (htmx polls it until it has one)."""
-    known, answer = provider_test_runs.answer(str(g.workspace.id), token)
+    known, answer = provider_tests.answer(str(g.workspace.id), token)
     if not known:
         answer = {"ok": False, "text": "this test's answer is no longer kept: send another"}
     return render_template("settings/_provider_test.html", workspace=g.workspace,
