@@ -41,3 +41,36 @@ def test_a_lone_surrogate_in_sample_tags_is_named_not_a_500(app):
     assert "surrogate" in preview.text
     sent = member.post_json(editor + "/test-sends", body, editor)
     assert sent.status_code < 500 and "surrogate" in sent.text, sent.status_code
+
+
+# Sign-in and reset limits counted each spelling of an address apart.
+
+SPELLINGS = ("ada@example.com", "ADA@EXAMPLE.COM", "ada@ｅxample.com", "ada@example。com",
+             "ada@example．com", "ａda@example.com")
+
+
+def test_every_spelling_of_an_address_counts_as_one_account(app, windows_held):
+    from tests.web.conftest import make_user
+    from tests.web.test_account_findings import STRANGER, Browser
+    from tests import factories
+    from web import throttle
+
+    make_user("ada@example.com", factories.workspace(), "owner", "Ada")
+    stranger = Browser(app, STRANGER)
+    for i in range(throttle.FREE_FAILURES):
+        spelling = SPELLINGS[i % len(SPELLINGS)]
+        assert stranger.sign_in(spelling, f"guess number {i}").status_code == 400
+    # The account's delay now holds every spelling, the right password included.
+    for spelling in SPELLINGS:
+        assert stranger.sign_in(spelling).status_code == 429, spelling
+
+
+def test_reset_mail_is_limited_per_address_whatever_its_spelling(app, windows_held):
+    from tests.web.test_account_findings import STRANGER, Browser
+    from web import throttle
+
+    stranger = Browser(app, STRANGER)
+    codes = [stranger.post("/reset", {"email": SPELLINGS[i % len(SPELLINGS)]},
+                           token_from="/reset").status_code
+             for i in range(throttle.RESET_LIMITS["address"] + 1)]
+    assert codes[:-1] == [200] * throttle.RESET_LIMITS["address"] and codes[-1] == 429, codes
