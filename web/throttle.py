@@ -18,6 +18,7 @@ send) are limited per person, per minute (settings, for a load test's sake).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 import unicodedata
@@ -50,10 +51,8 @@ def _account(typed: str) -> str:
     NFKC and case-folded (a full-width local part too); anything else (a user id, text
     that is no address) NFKC and case-folded. Each spelling counted apart would give a
     guesser a fresh count per spelling."""
-    try:
+    with contextlib.suppress(PeopleError):
         typed = users.normalize_email(typed)
-    except PeopleError:
-        pass
     return unicodedata.normalize("NFKC", typed).strip().casefold()
 
 

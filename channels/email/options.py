@@ -9,8 +9,8 @@ from typing import Any
 
 from channels.email.attachment_names import (
     executable_name,
-    misleading_name,
     executable_type,
+    misleading_name,
     names_in_content_type,
     shown_names,
 )

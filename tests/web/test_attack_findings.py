@@ -7,7 +7,11 @@ import json
 
 import pytest
 
-from tests.web.test_account_findings import _member
+from cli.app import create_app
+from tests import factories
+from tests.web.conftest import make_user
+from tests.web.test_account_findings import STRANGER, Browser, _member
+from web import throttle
 
 SURROGATE_BODY = b'{"subject": "Hi", "body": "<p>\\ud800</p>", "sample": "{}", "editor": "' \
     + b"a" * 16 + b'"}'
@@ -16,8 +20,6 @@ SURROGATE_BYTES = b'{"subject": "Hi", "body": "<p>\xed\xa0\x80</p>", "sample": "
 
 @pytest.fixture
 def app(settings):
-    from cli.app import create_app
-
     return create_app(settings.with_changes(env="production"))
 
 
@@ -45,15 +47,12 @@ def test_a_lone_surrogate_in_sample_tags_is_named_not_a_500(app):
 
 # Sign-in and reset limits counted each spelling of an address apart.
 
-SPELLINGS = ("ada@example.com", "ADA@EXAMPLE.COM", "ada@ｅxample.com", "ada@example。com",
-             "ada@example．com", "ａda@example.com")
+# Full-width e, an ideographic full stop, a full-width full stop, a full-width a.
+SPELLINGS = ("ada@example.com", "ADA@EXAMPLE.COM", "ada@\uff45xample.com",
+             "ada@example\u3002com", "ada@example\uff0ecom", "\uff41da@example.com")
 
 
 def test_every_spelling_of_an_address_counts_as_one_account(app, windows_held):
-    from tests.web.conftest import make_user
-    from tests.web.test_account_findings import STRANGER, Browser
-    from tests import factories
-    from web import throttle
 
     make_user("ada@example.com", factories.workspace(), "owner", "Ada")
     stranger = Browser(app, STRANGER)
@@ -66,8 +65,6 @@ def test_every_spelling_of_an_address_counts_as_one_account(app, windows_held):
 
 
 def test_reset_mail_is_limited_per_address_whatever_its_spelling(app, windows_held):
-    from tests.web.test_account_findings import STRANGER, Browser
-    from web import throttle
 
     stranger = Browser(app, STRANGER)
     codes = [stranger.post("/reset", {"email": SPELLINGS[i % len(SPELLINGS)]},
