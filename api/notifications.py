@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -78,16 +77,6 @@ def _errors(*statuses: int, operation: str = "send", path: str = ""):
     return wrap
 
 
-# Where a lone UTF-16 surrogate can hide in a body json.loads accepts: a \uD800-\uDFFF
-# escape, its three UTF-8 bytes (ED A0-BF), or anywhere in a UTF-16 or UTF-32 body.
-_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
-
-
-def _may_hold_surrogate(raw: bytes) -> bool:
-    return (b"\x00" in raw[:4] or raw.startswith((b"\xff\xfe", b"\xfe\xff"))
-            or _MAYBE_SURROGATE.search(raw) is not None)
-
-
 def read_json() -> Any:
     """The JSON body; None for an absent or null body; ApiError for anything unparsable,
     and for a string that holds a lone surrogate: that is not text, and no database,
@@ -98,14 +87,9 @@ def read_json() -> Any:
     if not raw.strip():
         return None
     try:
-        body = json_limits.loads(raw)
-        if _may_hold_surrogate(raw):
-            json.dumps(body, ensure_ascii=False).encode()
-        return body
-    except json_limits.StructureRefused as refused:  # a ValueError too: caught first
+        return json_limits.loads_text(raw)
+    except (json_limits.StructureRefused, json_limits.NotText) as refused:  # ValueErrors too
         message = str(refused)
-    except UnicodeEncodeError:  # a ValueError too: caught first
-        message = "the body holds a lone UTF-16 surrogate (\\ud800-\\udfff), which is not text"
     except ValueError:
         message = "the body is not valid JSON"
     errors = FieldErrors()

@@ -18,10 +18,14 @@ send) are limited per person, per minute (settings, for a load test's sake).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
+import unicodedata
 
 from engine import runtime
+from engine.people import users
+from engine.people.errors import PeopleError
 from engine.store import redis_scripts
 from web import devices
 
@@ -41,6 +45,17 @@ def _digest(value: str) -> str:
     return hashlib.sha256(value.strip().lower().encode("utf-8", "replace")).hexdigest()[:32]
 
 
+def _account(typed: str) -> str:
+    """One account, however its address was spelt: the form Herald stores (the domain in
+    its ASCII form, so full-width letters and ideographic dots are the plain ones), then
+    NFKC and case-folded (a full-width local part too); anything else (a user id, text
+    that is no address) NFKC and case-folded. Each spelling counted apart would give a
+    guesser a fresh count per spelling."""
+    with contextlib.suppress(PeopleError):
+        typed = users.normalize_email(typed)
+    return unicodedata.normalize("NFKC", typed).strip().casefold()
+
+
 def _key(kind: str, what: str, value: str, window: int) -> str:
     return f"herald:web:{kind}:{what}:{_digest(value)}:{window}"
 
@@ -50,6 +65,7 @@ def _window_left(now: float, length: int = WINDOW) -> int:
 
 
 def _keys(kind: str, account: str, ip: str, window: int) -> tuple[str, str, str, str]:
+    account = _account(account)
     return (_key(kind, "pair", f"{account}\n{ip}", window), _key(kind, "ip", ip, window),
             _key(kind, "account", account, window), _key(kind, "last", account, window))
 
@@ -126,7 +142,7 @@ def attempt(kind: str, address: str, ip: str) -> int | None:
     now = time.time()
     window = int(now // WINDOW)
     pipe = runtime.redis().pipeline()
-    keys = [(_key(kind, "address", address, window), RESET_LIMITS["address"]),
+    keys = [(_key(kind, "address", _account(address), window), RESET_LIMITS["address"]),
             (_key(kind, "ip", ip, window), RESET_LIMITS["ip"])]
     for key, _ in keys:
         pipe.incr(key)

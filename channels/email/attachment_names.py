@@ -84,6 +84,21 @@ def executable_name(name: str) -> bool:
     return len(parts) == 2 and parts[1].strip() in EXECUTABLE_EXTENSIONS
 
 
+# MS-DOS device names: Windows opens the device, whatever extension follows (CON.pdf is
+# the console), as for CONIN$ and CONOUT$.
+_DEVICE = re.compile(r"(con|prn|aux|nul|com[1-9\u00b9\u00b2\u00b3]|lpt[1-9\u00b9\u00b2\u00b3]"
+                     r"|conin\$|conout\$)", re.IGNORECASE)
+
+
+def misleading_name(name: str) -> bool:
+    """Whether Windows would save or open ``name`` as something else: an NTFS stream
+    (``a.pdf::$DATA``), a device (``CON``, ``nul.txt``), a name ending in a dot or space
+    (saved as ``a.pdf``, so the name shown is not the one checked), or only dots."""
+    stem = name.split(".", 1)[0].rstrip(" ")
+    return (":" in name or name != name.rstrip(_TRAILING) or not name.strip(". ")
+            or _DEVICE.fullmatch(stem) is not None)
+
+
 def executable_type(content_type: str) -> bool:
     """Whether the media type itself (parameters aside) is executable or a script."""
     return EXECUTABLE_TYPES.fullmatch(content_type.split(";")[0].strip()) is not None

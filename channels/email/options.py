@@ -10,6 +10,7 @@ from typing import Any
 from channels.email.attachment_names import (
     executable_name,
     executable_type,
+    misleading_name,
     names_in_content_type,
     shown_names,
 )
@@ -90,6 +91,10 @@ def _attachment_name(errors: FieldErrors, name: object, at: str) -> None:
             any(map(executable_name, shown_names(name))):
         errors.add(f"{at}.name", "notifications.attachment.name_not_permitted",
                    "executable and script files are refused")
+    elif any(map(misleading_name, shown_names(name))):
+        errors.add(f"{at}.name", "notifications.attachment.name_not_permitted",
+                   "a name Windows reads as another file or a device (a colon, a trailing "
+                   "dot or space, CON, NUL, COM1...) is refused")
 
 
 def _attachment_content(errors: FieldErrors, content: object, at: str) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engine.formats.json_limits import holds_surrogate
 from engine.sending.validation import MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS
 from engine.store.models import Template, TemplateSample, utcnow
 
@@ -48,6 +49,9 @@ def parse(text: str | None) -> dict[str, str]:
         if len(key) > MAX_TAG_KEY:
             raise SampleError(f"a tag's name has at most {MAX_TAG_KEY} characters")
         tags[key] = _text(key, item)
+        if holds_surrogate(key) or holds_surrogate(tags[key]):
+            raise SampleError("a tag holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                              "which is not text")
         if len(tags[key]) > MAX_TAG_VALUE:
             raise SampleError(f"“{key}”: a tag's value has at most {MAX_TAG_VALUE:,} "
                               "characters")

@@ -46,6 +46,43 @@ class StructureRefused(ValueError):
     """A body whose shape is past a limit; its message says which."""
 
 
+class NotText(ValueError):
+    """A body that parses but holds a lone UTF-16 surrogate: that is not text, and no
+    database, mail or HTTP header could carry it (encoding it later is a 500)."""
+
+    def __init__(self) -> None:
+        super().__init__("the body holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                         "which is not text")
+
+
+# Where a lone UTF-16 surrogate can hide in a body json.loads accepts: a \uD800-\uDFFF
+# escape, its three UTF-8 bytes (ED A0-BF), or anywhere in a UTF-16 or UTF-32 body.
+_MAYBE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _may_hold_surrogate(raw: bytes) -> bool:
+    return (b"\x00" in raw[:4] or raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+            or _MAYBE_SURROGATE.search(raw) is not None)
+
+
+def holds_surrogate(text: str) -> bool:
+    """Whether ``text`` (a value parsed from JSON a person typed) holds a lone surrogate."""
+    return _SURROGATE.search(text) is not None
+
+
+def loads_text(raw: bytes) -> Any:
+    """``loads``, then refused with NotText where a string holds a lone surrogate (checked
+    only when the bytes could hide one: a scan of the parsed value costs, the regex not)."""
+    value = loads(raw)
+    if _may_hold_surrogate(raw):
+        try:
+            json.dumps(value, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raise NotText() from None
+    return value
+
+
 def loads(raw: bytes) -> Any:
     """``raw`` parsed, if its shape is within the limits; StructureRefused says why not, and
     json.loads's ValueError that it is not JSON."""

@@ -6,6 +6,8 @@ least 3 of 4) and its lists of common passwords (30,000 of them, beyond ASVS's 3
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable
 from functools import cache
 
@@ -46,9 +48,27 @@ def check_rules(password: str, about: Iterable[str] = ()) -> None:
         raise PeopleError(problem, "password")
 
 
+_ADDRESS = re.compile(r"[^\s@]+@[^\s@]+\.[^\s@]+")
+_YOURS = ("This password is easy to guess: it uses your name or email address. Add words "
+          "that have nothing to do with you.")
+
+
 def weakness(password: str, about: Iterable[str] = ()) -> str | None:
-    """Why zxcvbn finds ``password`` easy to guess, or None when it does not."""
+    """Why ``password`` is easy to guess, or None when it is not: an email address (anyone's:
+    a guesser tries the addresses of a workspace first), the person's own address or name
+    with little else (``memberaexample``), or what zxcvbn scores under MIN_SCORE."""
+    about = [value for value in about if value]
+    if _ADDRESS.fullmatch(password.strip()):
+        return ("A password cannot be an email address: a guesser tries those first. Choose "
+                "three or four words that do not belong together.")
+    rest = _compact(password)
+    for value in sorted(map(_compact, about), key=len, reverse=True):
+        if len(value) >= 4:
+            rest = rest.replace(value, "")
+    if len(rest) < MIN_LENGTH <= len(_compact(password)):
+        return _YOURS
     words = [w for value in about for w in _words(value)]
+    words += [_compact(value) for value in about]
     result = zxcvbn(password, user_inputs=words)
     sequence = result.get("sequence") or []
     if len(sequence) == 1 and sequence[0].get("dictionary_name") == "passwords":
@@ -57,12 +77,17 @@ def weakness(password: str, about: Iterable[str] = ()) -> str | None:
     if result["score"] >= MIN_SCORE:
         return None
     if any(m.get("dictionary_name") == "user_inputs" for m in sequence):
-        return ("This password is easy to guess: it uses your name or email address. Add "
-                "words that have nothing to do with you.")
+        return _YOURS
     warning = (result.get("feedback") or {}).get("warning") or ""
     reason = f" ({warning.rstrip('.')})" if warning else ""
     return (f"This password is easy to guess{reason}. Make it longer, for example with "
             "another word or two that do not belong together.")
+
+
+def _compact(value: str) -> str:
+    """Letters and digits only, NFKC and case-folded: ``Member@A.Example`` is
+    ``memberaexample``, as a guesser would type it."""
+    return "".join(c for c in unicodedata.normalize("NFKC", value).casefold() if c.isalnum())
 
 
 def _words(value: str) -> list[str]:

@@ -16,10 +16,13 @@ import time
 
 import pyotp
 import segno
+from redis.exceptions import RedisError
 
+from engine import runtime
 from engine.people import audit
 from engine.people.errors import PeopleError
 from engine.people.models import RecoveryCode, TwoFactor, TwoFactorPolicy, User
+from engine.store import generations
 from engine.store.db import database
 from engine.store.models import Workspace, utcnow
 
@@ -151,25 +154,32 @@ def _new_recovery_code() -> str:
 
 # --- a workspace's requirement ---------------------------------------------------------
 
-_required: tuple[float, frozenset[str]] = (0.0, frozenset())
-REQUIRED_CACHE_SECONDS = 5.0  # how long a process may take to see an Owner's change
+REQUIRED_SCOPE = "herald:gen:two-factor"
+# The policy table as this process last read it, with the generation Redis had just before.
+_required: tuple[object, frozenset[str]] = (None, frozenset())
+_STALE = object()  # no generation read can equal it
 
 
 def required_in(workspace_id: object) -> bool:
-    """Does the workspace require two-factor sign-in? Read from a per-process copy of the
-    (small) table, a few seconds old at most: every workspace page asks."""
+    """Does the workspace require two-factor sign-in? Every workspace page asks, so the
+    (small) table is kept per process while the policy's generation in Redis stays the one
+    read before it was loaded: an Owner's change counts at every process's next page. With
+    Redis unreadable the table is read each time."""
     global _required
-    now = time.monotonic()
-    if now - _required[0] > REQUIRED_CACHE_SECONDS:
+    try:
+        generation = runtime.redis().get(REQUIRED_SCOPE) or b"0"
+    except (RedisError, OSError, RuntimeError):
+        generation = _STALE
+    if generation is _STALE or generation != _required[0]:
         rows = TwoFactorPolicy.select(TwoFactorPolicy.workspace).tuples()
-        _required = (now, frozenset(str(w) for (w,) in rows))
+        _required = (generation, frozenset(str(w) for (w,) in rows))
     return str(workspace_id) in _required[1]
 
 
 def forget_required() -> None:
     """Drop this process's copy (after a change here, and between tests)."""
     global _required
-    _required = (0.0, frozenset())
+    _required = (_STALE, frozenset())
 
 
 def require(workspace: Workspace, on: bool, by: User) -> None:
@@ -182,4 +192,5 @@ def require(workspace: Workspace, on: bool, by: User) -> None:
             TwoFactorPolicy.delete().where(TwoFactorPolicy.workspace == workspace).execute()
         audit.record(workspace, by, "two_factor.required" if on else "two_factor.optional",
                      workspace.name, {})
+        generations.changed(REQUIRED_SCOPE)
     forget_required()

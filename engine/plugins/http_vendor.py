@@ -113,13 +113,17 @@ class HttpVendorProvider:
 
     def post(self, url: str, **kwargs: Any) -> tuple[requests.Response, dict[str, Any]]:
         """POST, mapping transport failures to TransientError; the JSON body or {} alongside.
-        A workspace's own provider's endpoint is judged first (spec 6.1: https:// on 443)."""
+        A workspace's own provider's endpoint is judged first (spec 6.1: https:// on 443).
+        No redirect is followed: one would carry the vendor's credentials (a token header,
+        which requests keeps across hosts) to wherever it points, and that server's answer
+        would read as the vendor's; a 3xx is the vendor's answer, a permanent error."""
         import requests
 
         if self.egress is not None:
             self.egress.check_url(url)
         try:
-            response = self.session.post(url, timeout=self.timeout, **kwargs)
+            response = self.session.post(url, timeout=self.timeout, allow_redirects=False,
+                                         **kwargs)
         except requests.RequestException as err:
             raise_for_transport(err)
         try:

@@ -544,7 +544,7 @@ def test_names_on_the_maintained_list_are_refused(client, tenant, name):
 
 def test_documents_with_harmless_names_and_parameters_are_accepted(client, tenant):
     attachments = [PDF, {**PDF, "name": "invoice.exe.pdf"}, {**PDF, "name": "Résumé.pdf"},
-                   {**PDF, "name": "日本語の報告.pdf"}, {**PDF, "name": "a:b.pdf"},
+                   {**PDF, "name": "日本語の報告.pdf"}, {**PDF, "name": "a;b (1).pdf"},
                    {**PDF, "contentType": 'application/pdf; name="report.pdf"'},
                    {**PDF, "contentType": "application/pdf; name*=utf-8''r%C3%A9sum%C3%A9.pdf"}]
     response = post(client, {**tenant["body"], "emailOptions": {"attachments": attachments}},
@@ -572,3 +572,18 @@ def test_validation_stops_at_the_spec_limits_and_caps_the_errors_map(client, ten
             "notifications.email.custom_headers.too_many",
             "notifications.email.custom_headers.name_invalid"} <= set(problem["errorCodes"])
     assert Notification.select().count() == 0
+
+
+def test_attachment_names_windows_reads_otherwise_are_refused(client, tenant):
+    # A stream suffix, a device name, a trailing dot or space: Windows opens or saves
+    # something other than what the name says (a.pdf. is a.pdf; CON is the console).
+    attachment = {"content": "aGk=", "contentType": "application/pdf"}
+    for name in ("a.pdf::$DATA", "a.pdf:stream", "a:b.pdf", "CON", "con.pdf", "Aux.txt", "nul",
+                 "COM1.pdf", "lpt9", "CONIN$", "a.pdf.", "a.pdf ", "a.pdf. .", "..", "."):
+        assert _codes(client, tenant, {"attachments": [{**attachment, "name": name}]}) == [
+            "notifications.attachment.name_not_permitted"], name
+    accepted = [{**attachment, "name": n} for n in (
+        "console.pdf", "a.b.pdf", "COM10.pdf", "connect.txt", "report 2026.pdf", "nul-1.pdf")]
+    response = post(client, {**tenant["body"], "emailOptions": {"attachments": accepted}},
+                    tenant["key"])
+    assert response.status_code == 202, response.json

@@ -182,3 +182,20 @@ def test_twilio_retry_after_that_is_no_number_is_ignored(twilio):
     with pytest.raises(TransientError) as raised:
         provider.send(OutboundSms("+15005550006", ["+14155550100"], "x"))
     assert raised.value.retry_after is None
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_vendor_redirect_is_not_followed_and_not_accepted(postmark, status):
+    # A redirect to another host and port would carry X-Postmark-Server-Token there, and
+    # that server's 200 would read as the vendor's acceptance.
+    provider, _, answers = postmark
+    elsewhere = VendorServer(lambda path, headers, body: (
+        200, {}, {"ErrorCode": 0, "MessageID": "not-postmark"}))
+    try:
+        answers.append((status, {"Location": f"http://127.0.0.1:{elsewhere.port}/email"}, {}))
+        with pytest.raises(PermanentError) as raised:
+            provider.send(email())
+        assert f"provider answered {status}" in str(raised.value)
+        assert elsewhere.requests == []
+    finally:
+        elsewhere.close()

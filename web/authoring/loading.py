@@ -107,8 +107,8 @@ def bounded_json() -> Any:
     that says why, never a RecursionError's 500 or a parse that takes a second."""
     raw = request.get_data(cache=True)
     try:
-        return json_limits.loads(raw) if raw.strip() else None
-    except json_limits.StructureRefused as refused:
+        return json_limits.loads_text(raw) if raw.strip() else None
+    except (json_limits.StructureRefused, json_limits.NotText) as refused:
         abort(make_response(errors.page(400, f"The request was refused: {refused}.")))
     except ValueError:
         abort(make_response(errors.page(400, "The request was refused: its body is not "

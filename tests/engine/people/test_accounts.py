@@ -159,3 +159,15 @@ def test_the_migration_step_adds_the_session_columns_and_tables(settings, tmp_pa
         assert {"last_seen_at", "user_agent"} <= {c.name for c in old.get_columns(
             "web_session")}
         assert old.table_exists("two_factor")
+
+
+def test_an_owners_requirement_reaches_every_process_at_its_next_page(settings, monkeypatch):
+    # Another process: its copy of the policy is not dropped by the change made here.
+    ws = factories.workspace()
+    ada = users.create("ada@example.com", "Ada", PASSWORD)
+    assert not two_factor.required_in(ws.id)  # this process's copy is loaded
+    monkeypatch.setattr(two_factor, "forget_required", lambda: None)
+    two_factor.require(ws, True, ada)
+    assert two_factor.required_in(ws.id)
+    two_factor.require(ws, False, ada)
+    assert not two_factor.required_in(ws.id)

@@ -184,3 +184,17 @@ def test_the_audit_log_refuses_a_secret_in_its_details(settings):
         audit.record(ws, None, "webhook_secret.rotated", details={"secret": "whsec_x"})
     event = audit.record(ws, None, "member.invited", "a@example.com", {"role": "admin"})
     assert event.actor_label == audit.OPERATOR
+
+
+@pytest.mark.parametrize("password", [
+    "member@a.example", "Member@A.Example", "memberaexample", "MemberAExample!",
+    "memberaexample2026", "owner@b.example",  # another member's address
+    "ada.lovelace@example.org"])
+def test_a_password_made_of_an_address_is_refused(password):
+    with pytest.raises(PeopleError, match="email address"):
+        passwords.check_rules(password, ("member@a.example", "Member A"))
+
+
+def test_a_password_with_more_than_the_address_is_judged_on_the_rest():
+    passwords.check_rules("member@a.example violet tractor lamp",
+                          ("member@a.example", "Member A"))

@@ -1,0 +1,73 @@
+"""Findings of an attack on a production-like run, request by request (Flask's client, no
+browser): each of these failed before its fix (docs/web.md, "Security")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli.app import create_app
+from tests import factories
+from tests.web.conftest import make_user
+from tests.web.test_account_findings import STRANGER, Browser, _member
+from web import throttle
+
+SURROGATE_BODY = b'{"subject": "Hi", "body": "<p>\\ud800</p>", "sample": "{}", "editor": "' \
+    + b"a" * 16 + b'"}'
+SURROGATE_BYTES = b'{"subject": "Hi", "body": "<p>\xed\xa0\x80</p>", "sample": "{}"}'
+
+
+@pytest.fixture
+def app(settings):
+    return create_app(settings.with_changes(env="production"))
+
+
+@pytest.mark.parametrize("body", [SURROGATE_BODY, SURROGATE_BYTES])
+def test_a_lone_surrogate_in_an_editor_body_is_a_400_not_a_500(app, body):
+    ws, template, member = _member(app)
+    editor = f"/w/{ws.id}/templates/{template.id}"
+    for path in ("/draft", "/preview", "/test-sends"):
+        answer = member.post_json(editor + path, body, editor)
+        assert answer.status_code == 400, (path, answer.status_code)
+        assert "surrogate" in answer.text
+
+
+def test_a_lone_surrogate_in_sample_tags_is_named_not_a_500(app):
+    ws, template, member = _member(app)
+    editor = f"/w/{ws.id}/templates/{template.id}"
+    body = json.dumps({"subject": "Hi", "body": "<p>{{name}}</p>", "editor": "b" * 16,
+                       "sample": '{"name": "\\ud800"}', "recipient": "x@example.com"}).encode()
+    preview = member.post_json(editor + "/preview", body, editor)
+    assert preview.status_code == 200, preview.status_code
+    assert "surrogate" in preview.text
+    sent = member.post_json(editor + "/test-sends", body, editor)
+    assert sent.status_code < 500 and "surrogate" in sent.text, sent.status_code
+
+
+# Sign-in and reset limits counted each spelling of an address apart.
+
+# Full-width e, an ideographic full stop, a full-width full stop, a full-width a.
+SPELLINGS = ("ada@example.com", "ADA@EXAMPLE.COM", "ada@\uff45xample.com",
+             "ada@example\u3002com", "ada@example\uff0ecom", "\uff41da@example.com")
+
+
+def test_every_spelling_of_an_address_counts_as_one_account(app, windows_held):
+
+    make_user("ada@example.com", factories.workspace(), "owner", "Ada")
+    stranger = Browser(app, STRANGER)
+    for i in range(throttle.FREE_FAILURES):
+        spelling = SPELLINGS[i % len(SPELLINGS)]
+        assert stranger.sign_in(spelling, f"guess number {i}").status_code == 400
+    # The account's delay now holds every spelling, the right password included.
+    for spelling in SPELLINGS:
+        assert stranger.sign_in(spelling).status_code == 429, spelling
+
+
+def test_reset_mail_is_limited_per_address_whatever_its_spelling(app, windows_held):
+
+    stranger = Browser(app, STRANGER)
+    codes = [stranger.post("/reset", {"email": SPELLINGS[i % len(SPELLINGS)]},
+                           token_from="/reset").status_code
+             for i in range(throttle.RESET_LIMITS["address"] + 1)]
+    assert codes[:-1] == [200] * throttle.RESET_LIMITS["address"] and codes[-1] == 429, codes
