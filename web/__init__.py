@@ -7,7 +7,9 @@ from flask import Flask
 
 from config.settings import Settings
 from web import login, security
-from web.auth import account  # noqa: F401 -- the Account page's views, on auth's blueprint
+
+# The Account page's and the passkeys' views, on auth's blueprint.
+from web.auth import account, passkeys  # noqa: F401
 from web.auth.views import blueprint as auth
 from web.authoring import blueprint as authoring
 from web.authoring.frames import blueprint as preview_frames

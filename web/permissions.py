@@ -35,7 +35,8 @@ def workspace_view(role: str = "member") -> Callable[[Callable[..., Any]], Calla
             if not session.get(login.SECOND_STEP) and two_factor.required_in(workspace_id):
                 # The Owner requires two-factor sign-in: the member is led to set it up.
                 flash(f"{workspace.name} requires two-factor authentication: set it up here. "
-                      "If it is on already, sign out and sign in again with your code.",
+                      "If it is on already, sign out and sign in again with your code "
+                      "or a passkey.",
                       "error")
                 return redirect(url_for("auth.account") + "#two-factor")
             g.workspace, g.membership, g.role = workspace, membership, membership.role

@@ -7,6 +7,7 @@ import uuid
 from peewee import (
     AutoField,
     BigIntegerField,
+    BlobField,
     CharField,
     DateTimeField,
     ForeignKeyField,
@@ -128,6 +129,39 @@ class AuditEvent(BaseModel):
         indexes = ((("workspace", "at"), False),)
 
 
+class Passkey(BaseModel):
+    """A WebAuthn credential a person signs in with (engine/people/passkeys.py): a
+    discoverable credential made with user verification, so it counts as two factors.
+    ``credential_id`` is base64url, as browsers name it; ``sign_count`` the authenticator's
+    counter at its last use (a use that does not raise it is refused: a cloned key)."""
+
+    id = AutoField()
+    user = ForeignKeyField(User, backref="passkeys", on_delete="CASCADE")
+    name = CharField(max_length=100)
+    credential_id = CharField(max_length=1400, unique=True)
+    public_key = BlobField()
+    sign_count = BigIntegerField(default=0)
+    created_at = DateTimeField(default=utcnow)
+    last_used_at = DateTimeField(null=True)
+
+
+class OidcIdentity(BaseModel):
+    """A person's account at the single sign-on issuer (engine/people/single_sign_on.py),
+    linked at their first sign-in through it: the issuer and its subject identifier."""
+
+    id = AutoField()
+    user = ForeignKeyField(User, backref="oidc_identities", on_delete="CASCADE")
+    issuer = CharField(max_length=500)
+    subject = CharField(max_length=255)
+    email = CharField(max_length=320)
+    created_at = DateTimeField(default=utcnow)
+    last_used_at = DateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("issuer", "subject"), True),)
+
+
+SIGN_IN_MODELS: tuple[type[BaseModel], ...] = (Passkey, OidcIdentity)
 PEOPLE_MODELS: tuple[type[BaseModel], ...] = (
     User, Membership, Invitation, PasswordReset, WebSession, AuditEvent, TwoFactor,
-    RecoveryCode, TwoFactorPolicy)
+    RecoveryCode, TwoFactorPolicy, *SIGN_IN_MODELS)

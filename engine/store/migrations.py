@@ -271,6 +271,13 @@ def _partials(db: Database) -> None:
     db.create_tables(list(PARTIAL_MODELS), safe=True)
 
 
+def _passkeys_and_single_sign_on(db: Database) -> None:
+    """Passkeys and single sign-on identities (docs/web.md, "Security decisions")."""
+    from engine.people.models import SIGN_IN_MODELS
+
+    db.create_tables(list(SIGN_IN_MODELS), safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -282,7 +289,8 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _postmark_secrets, _recipient_lists,
                                                 _trustworthy_accounts, _delivery_callbacks,
                                                 _lz4_payloads, _data_retention,
-                                                _list_schedules, _partials]
+                                                _list_schedules, _partials,
+                                                _passkeys_and_single_sign_on]
 
 
 def current_version(db: Database) -> int:

@@ -145,7 +145,7 @@ def sign_in(page, email: str, password: str = PASSWORD, start: str = "/") -> Non
     page.goto(start)
     page.get_by_role("textbox", name="Email").fill(email)
     page.get_by_role("textbox", name="Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.get_by_role("button", name="Sign out").wait_for()
 
 

@@ -79,14 +79,14 @@ def _sign_in_with_code(page: Page, code: str, email: str = "ada@example.com") ->
     page.goto("/")
     page.get_by_role("textbox", name="Email").fill(email)
     page.get_by_role("textbox", name="Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.get_by_role("textbox", name="Code").fill(code)
     page.get_by_role("button", name="Continue").click()
 
 
 def _sign_out(page: Page) -> None:
     page.get_by_role("button", name="Sign out").click()
-    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
 
 
 def test_two_factor_sign_in_with_a_code_and_once_with_each_recovery_code(page: Page, live):
@@ -145,7 +145,7 @@ def test_ending_another_session_signs_it_out_at_once(page: Page, browser: Browse
         expect(page.get_by_role("status").first).to_contain_text("signed out")
         expect(page.get_by_role("button", name="End session")).to_have_count(0)
         phone.reload()
-        expect(phone.get_by_role("button", name="Sign in")).to_be_visible()
+        expect(phone.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
         expect(phone).to_have_url(re.compile(r"/(\?next=.*)?$"))
     finally:
         other.close()

@@ -134,6 +134,6 @@ def test_sign_in_attempts_are_limited_per_address(page: Page, live, windows_held
         runtime.redis().set(key, "0")
     page.get_by_role("textbox", name="Email").fill("ada@example.com")
     page.get_by_role("textbox", name="Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.get_by_role("alert")).to_contain_text("Too many attempts")
     expect(page.get_by_role("button", name="Sign out")).to_have_count(0)

@@ -56,7 +56,7 @@ def test_copy_buttons_show_only_where_javascript_can_copy(browser: Browser, zone
     page.goto("/")
     page.get_by_role("textbox", name="Email").fill("ada@example.com")
     page.get_by_role("textbox", name="Password").fill("correct horse battery")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.get_by_role("link", name="Settings").click()
     page.get_by_role("link", name="Senders").click()
     expect(page.get_by_role("table", name="DNS records of acme.example")).to_be_visible()

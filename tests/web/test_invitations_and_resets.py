@@ -68,7 +68,7 @@ def test_an_existing_account_joins_only_after_its_own_sign_in(page: Page, live):
     page.get_by_role("link", name="Sign in to accept").click()
     page.get_by_role("textbox", name="Email").fill("ada@example.com")
     page.get_by_role("textbox", name="Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page).to_have_url(re.compile(re.escape(path) + "$"))
     assert not Membership.select().where(Membership.workspace == other).exists()
     page.get_by_role("button", name="Accept invitation").click()

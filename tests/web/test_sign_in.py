@@ -16,9 +16,9 @@ def test_sign_in_lands_in_the_workspace_and_sign_out_ends_the_session(page: Page
     for link in ("Templates", "Reports", "Settings"):
         expect(page.get_by_role("link", name=link, exact=True)).to_be_visible()
     page.get_by_role("button", name="Sign out").click()
-    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
     page.goto(f"/w/{ws.id}/templates")
-    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
 
 
 def test_a_wrong_password_is_the_form_again_with_the_field_marked(page: Page, live):
@@ -27,7 +27,7 @@ def test_a_wrong_password_is_the_form_again_with_the_field_marked(page: Page, li
     page.goto("/")
     page.get_by_role("textbox", name="Email").fill("ada@example.com")
     page.get_by_role("textbox", name="Password").fill(PASSWORD + "x")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     password = page.get_by_role("textbox", name="Password")
     expect(password).to_have_attribute("aria-invalid", "true")
     expect(page.get_by_text("The email address or the password is not right.").first

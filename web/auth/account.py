@@ -8,7 +8,7 @@ import re
 from flask import abort, flash, redirect, render_template, request, session, url_for
 from flask_login import current_user, login_required
 
-from engine.people import outbox, sessions, two_factor
+from engine.people import outbox, passkeys, sessions, two_factor
 from engine.people.errors import PeopleError
 from web import login
 from web.auth.forms import CodeForm
@@ -44,7 +44,7 @@ def _page(status: int = 200, **context):
     return render_template(
         "auth/account.html", sessions=rows, browser_of=browser_of, two_factor_on=enabled,
         codes_left=two_factor.recovery_codes_left(user) if enabled else 0,
-        secret=secret, qr=qr, **context), status
+        secret=secret, qr=qr, passkeys=passkeys.of(user), **context), status
 
 
 @blueprint.get("/account")
