@@ -30,8 +30,9 @@ from engine.store.report_models import NotificationEvent, NotificationLookup
 from engine.store.secrets import recipient_hash
 from engine.store.vocabulary import HASH_PREFIX, PURGED_KEY, NotificationStatus, purged_at
 
+# Final: nothing will be sent for it again (a cancelled one's list was cancelled).
 FINISHED = (NotificationStatus.DELIVERED, NotificationStatus.FAILED,
-            NotificationStatus.SUPPRESSED)
+            NotificationStatus.SUPPRESSED, NotificationStatus.CANCELLED)
 COUNTED = ("notifications", "attempts", "events", "trackingEvents", "callbacks",
            "caughtWebhooks", "inboxMessages")
 
