@@ -14,7 +14,8 @@ from engine.delivery import tracking_guard
 from engine.delivery.tracking import link_target, read_token
 from engine.reports import events as report_events
 from engine.store.models import Notification, TrackingEvent
-from engine.store.vocabulary import SuppressionScope
+from engine.store.secrets import recipient_hash
+from engine.store.vocabulary import SuppressionScope, purged_at
 
 blueprint = Blueprint("tracking", __name__)
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
@@ -41,11 +42,20 @@ def _notification(data: dict | None) -> Notification | None:
 
 def _record(kind: str, data: dict, url: str | None = None) -> None:
     notification = _notification(data)
-    if notification is not None:
-        with report_events.changing(notification):  # its day's rollup follows (reports)
+    if notification is None:
+        return
+    if purged_at(notification.payload):
+        # Past its retention (or erased): counted, but nothing that names anyone is
+        # written again, and no callback carries it (docs/operations.md, "Data retention").
+        with report_events.changing(notification):
             TrackingEvent.create(notification=notification, kind=kind,
-                                 recipient=data.get("r"), url=url)
-        callbacks.tracked(notification, kind, data.get("r"), url)  # committed: called back
+                                 recipient=recipient_hash(str(data["r"])) if data.get("r")
+                                 else None, url=None)
+        return
+    with report_events.changing(notification):  # its day's rollup follows (reports)
+        TrackingEvent.create(notification=notification, kind=kind,
+                             recipient=data.get("r"), url=url)
+    callbacks.tracked(notification, kind, data.get("r"), url)  # committed: called back
 
 
 def _guard(kind: str, token: str, seen: tuple[object, ...] | None = None) -> int:

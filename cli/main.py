@@ -3,7 +3,8 @@
 Each command group has its module: cli/provisioning.py (db, apply, export), cli/keys.py
 (keys, secret), cli/templates.py, cli/users.py (the web application's people),
 cli/senders.py (senders, dkim), cli/processes.py (serve, worker, dev), cli/inbound.py
-(bounces, inbound, reports), cli/notifications.py (notifications show, queue).
+(bounces, inbound, reports), cli/notifications.py (notifications show, queue), cli/data.py
+(data purge, erase).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 import peewee
 
 from cli import (
+    data,
     inbound,
     keys,
     notifications,
@@ -39,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="herald", description="Herald notification service")
     sub = parser.add_subparsers(dest="command", required=True)
     for group in (provisioning, keys, templates, users, senders, processes,
-                  inbound, notifications):
+                  inbound, notifications, data):
         group.add_commands(sub)
     return parser
 

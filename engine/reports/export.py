@@ -28,6 +28,8 @@ CHUNK = 5000
 EXPORT_WORK_MEM_MB = 128  # per export, for its few hash tables and its sort (PostgreSQL)
 RECIPIENT = HEADER.index("recipient")
 _cell = inert  # engine/formats/spreadsheet_cells.py: one rule for every CSV
+# A recipient kept as a keyed hash (purged or erased) reads "purged", as in the feed.
+_SHOWN = "CASE WHEN substr({0}\"term\", 1, 2) = 'h:' THEN 'purged' ELSE {0}\"term\" END"
 _pg_cell = pg_inert
 
 
@@ -41,7 +43,7 @@ def _pg_sql(f: ReportFilters) -> tuple[str, list]:
     at = Notification.created_at.db_value
     sql += (
         ', rcp AS (SELECT l."notification_id" AS nid, '
-        "string_agg(l.\"term\", ' ' ORDER BY l.\"term\") AS terms "
+        f"string_agg({_SHOWN.format('l.')}, ' ' ORDER BY l.\"term\") AS terms "
         f'FROM "{projection.LOOKUP}" l WHERE l."workspace_id" = {q.value(ws)} '
         f"AND l.\"kind\" = 'r' AND l.\"created_at\" >= {q.value(at(f.start_at))} "
         f'AND l."created_at" < {q.value(at(f.end_before))} GROUP BY l."notification_id") '
@@ -62,7 +64,8 @@ def _sqlite_sql(f: ReportFilters) -> tuple[str, list]:
     db = database.obj
     q = projection.Query(db)
     sql = projection.projected(projection.selection(q, f, tail_from=lookup.tail_from()))
-    sql += (', rcp AS (SELECT "notification_id" AS nid, group_concat("term", \' \') AS terms '
+    sql += (f', rcp AS (SELECT "notification_id" AS nid, group_concat({_SHOWN.format("")}, '
+            "' ') AS terms "
             f'FROM "{projection.LOOKUP}" WHERE "kind" = \'r\' AND "notification_id" IN '
             '(SELECT "id" FROM sel) GROUP BY "notification_id") '
             'SELECT proj.*, rcp.terms FROM proj LEFT JOIN rcp ON rcp.nid = proj."id" '

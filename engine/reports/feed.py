@@ -14,6 +14,7 @@ from engine.reports.filters import FilterError, ReportFilters
 from engine.reports.recipients import payload_recipients
 from engine.store.db import database
 from engine.store.models import Notification
+from engine.store.vocabulary import shown_recipient
 
 PAGE_SIZE = 50
 
@@ -81,7 +82,8 @@ def feed(f: ReportFilters, cursor: str | None = None, size: int = PAGE_SIZE) -> 
     rows = [FeedRow(ids[i], as_datetime(r[1]), as_uuid(r[2]),
                     names.get(as_uuid(r[2]), "(deleted template)") if r[2] else "(no template)",
                     r[3], r[4], r[5], r[6], bool(r[7]), bool(r[8]), bool(r[9]), bool(r[10]),
-                    found.get(ids[i], [])) for i, r in enumerate(raw)]
+                    [shown_recipient(t) or "" for t in found.get(ids[i], [])])
+            for i, r in enumerate(raw)]
     nxt = encode_cursor(rows[-1].created_at, rows[-1].id) if more and rows else None
     return FeedPage(rows, nxt)
 

@@ -25,6 +25,7 @@ from engine.reports.filters import ReportFilters
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, TrackingEvent
 from engine.store.report_models import NotificationEvent, NotificationLookup
+from engine.store.secrets import recipient_hash
 
 N = Notification._meta.table_name
 EVENTS = NotificationEvent._meta.table_name
@@ -75,7 +76,10 @@ def _search(q: Query, f: ReportFilters, tail_from: Any) -> list[str]:
         if term is None:
             continue
         indexed = (f'SELECT "notification_id" FROM "{LOOKUP}" WHERE "workspace_id" = '
-                   f'{q.value(ws)} AND "kind" = {q.value(kind)} AND "term" = {q.value(term)}')
+                   f'{q.value(ws)} AND "kind" = {q.value(kind)} AND "term" ')
+        # A purged notification's recipients are indexed as their keyed hash.
+        indexed += (f'= {q.value(term)}' if kind == "c" else
+                    f'IN ({q.value(term)}, {q.value(recipient_hash(term))})')
         recent = (f'SELECT n2."id" FROM "{N}" n2 WHERE n2."workspace_id" = {q.value(ws)} '
                   f'AND n2."created_at" >= {q.value(tail_from)} AND ')
         if kind == "c":

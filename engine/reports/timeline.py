@@ -14,7 +14,7 @@ from engine.store import notification_store
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, Template, TrackingEvent
 from engine.store.report_models import NotificationEvent
-from engine.store.vocabulary import SuppressionScope
+from engine.store.vocabulary import SuppressionScope, purged_at, shown_recipient
 
 ANSWER_CHARS = 300
 TRACKED = {"open": "opened", "click": "clicked", "unsubscribe": "unsubscribed"}
@@ -42,6 +42,8 @@ class Timeline:
     entries: list[Entry]
     # Its recipients on the workspace's suppression list now, each with the row's scope.
     suppressions: dict[str, str] = field(default_factory=dict)
+    # When its recipients and content were purged (docs/operations.md, "Data retention").
+    purged_at: str | None = None
 
 
 def find(workspace_id: Any, ident: str) -> Notification | None:
@@ -88,7 +90,7 @@ def timeline(workspace_id: Any, ident: str) -> Timeline | None:
         return None
     entries = [Entry(n.created_at, "accepted", None, {"correlationId": n.correlation_id})]
     for a in DeliveryAttempt.select().where(DeliveryAttempt.notification == n.id):
-        entries.append(Entry(a.started_at, "attempt", a.recipient, {
+        entries.append(Entry(a.started_at, "attempt", shown_recipient(a.recipient), {
             "number": a.number, "outcome": a.outcome, "provider": a.provider,
             "statusCode": a.status_code, "durationMs": a.duration_ms,
             "providerMessageId": a.provider_message_id,
@@ -97,11 +99,11 @@ def timeline(workspace_id: Any, ident: str) -> Timeline | None:
             **({"deliveredVia": a.delivered_via, "providersTried": a.providers_tried}
                if a.providers_tried else {})}))
     for e in NotificationEvent.select().where(NotificationEvent.notification == n.id):
-        entries.append(Entry(e.occurred_at, e.kind, e.recipient,
+        entries.append(Entry(e.occurred_at, e.kind, shown_recipient(e.recipient),
                              {"source": e.source, "answer": _answer(e.detail)}))
     for t in TrackingEvent.select().where(TrackingEvent.notification == n.id):
-        entries.append(Entry(t.created_at, TRACKED.get(t.kind, t.kind), t.recipient,
-                             {"url": t.url} if t.url else {}))
+        entries.append(Entry(t.created_at, TRACKED.get(t.kind, t.kind),
+                             shown_recipient(t.recipient), {"url": t.url} if t.url else {}))
     status = n.status if n.is_test else report_status(n)
     if status in ("delivered", "failed", "suppressed"):
         entries.append(Entry(n.updated_at, status, None,
@@ -115,5 +117,5 @@ def timeline(workspace_id: Any, ident: str) -> Timeline | None:
     listed = (notification_store.suppression_scopes(n.workspace_id, recipients)
               if n.channel != "webhook" else {})
     return Timeline(n, status, template.name if template else "(no template)",
-                    recipients, entries, dict(sorted(listed.items())))
+                    recipients, entries, dict(sorted(listed.items())), purged_at(n.payload))
 

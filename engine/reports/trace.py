@@ -10,6 +10,7 @@ from config.redaction import mask_secrets
 from engine.catalog.keys import iso
 from engine.store.models import DeliveryAttempt, Notification, TrackingEvent
 from engine.store.report_models import NotificationEvent
+from engine.store.vocabulary import purged_at, shown_recipient
 
 TRACKED = {"open": "opened", "click": "clicked", "unsubscribe": "unsubscribed"}
 
@@ -36,7 +37,7 @@ def _attempt(row: DeliveryAttempt) -> dict[str, Any]:
             "statusCode": row.status_code,
             "error": mask_secrets(row.error) if row.error else None,
             "at": iso(row.started_at), "durationMs": row.duration_ms,
-            "recipient": row.recipient, "deliveredVia": row.delivered_via,
+            "recipient": shown_recipient(row.recipient), "deliveredVia": row.delivered_via,
             # A list of providers: each one tried, in order, with its outcome (failover).
             "providersTried": [{"provider": t.get("provider"), "outcome": t.get("outcome"),
                                 "error": mask_secrets(t["error"]) if t.get("error") else None}
@@ -46,12 +47,13 @@ def _attempt(row: DeliveryAttempt) -> dict[str, Any]:
 def _events(notification: Notification) -> list[dict[str, Any]]:
     """Provider and mail-server reports (engine/reports/events.py), then opens, clicks and
     unsubscribes, in time order."""
-    events = [{"kind": e.kind, "source": e.source, "recipient": e.recipient,
+    events = [{"kind": e.kind, "source": e.source, "recipient": shown_recipient(e.recipient),
                "detail": e.detail, "at": e.occurred_at}
               for e in NotificationEvent.select().where(
                   NotificationEvent.notification == notification.id)]
     events += [{"kind": TRACKED.get(t.kind, t.kind), "source": "tracking",
-                "recipient": t.recipient, "detail": None, "at": t.created_at}
+                "recipient": shown_recipient(t.recipient), "detail": None,
+                "at": t.created_at}
                for t in TrackingEvent.select().where(
                    TrackingEvent.notification == notification.id)]
     events.sort(key=lambda e: e["at"])
@@ -72,6 +74,9 @@ def trace(notification: Notification) -> dict[str, Any]:
         "channel": notification.channel,
         "status": notification.status,
         "isTest": notification.is_test,
+        # Past its workspace's retention (docs/operations.md, "Data retention"): recipients
+        # and content are gone, "purged" says when; null while it holds them.
+        "purged": purged_at(notification.payload),
         "createdAt": iso(notification.created_at),
         "updatedAt": iso(notification.updated_at),
         "nextAttemptAt": iso(notification.next_attempt_at),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import secrets
 
 from cryptography.fernet import Fernet, InvalidToken
@@ -11,9 +12,11 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from engine.errors import UndecryptableSecret
+from engine.store.vocabulary import HASH_PREFIX
 
 _PREFIX = "enc:v1:"
 _cipher: Fernet | None = None
+_recipient_key: bytes | None = None
 # Plaintexts by sealed value: each webhook attempt reads its workspace's secret sealed, and
 # Fernet's HMAC check and AES cost more than the rest of the signing. A sealed value is
 # unique per encryption (random IV), so a rotated secret is a new key here, never stale.
@@ -29,6 +32,22 @@ def configure(secret_key: str) -> None:
     ).derive(secret_key.encode("utf-8"))
     _cipher = Fernet(base64.urlsafe_b64encode(derived))
     _opened.clear()
+    global _recipient_key
+    _recipient_key = HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=b"herald-recipients",
+        info=b"herald recipient hash v1").derive(secret_key.encode("utf-8"))
+
+
+def recipient_hash(key: str) -> str:
+    """What a purged or erased recipient (its suppression key) is kept as: an HMAC keyed by
+    a key derived from HERALD_SECRET_KEY, so the exact address typed into a search finds it,
+    while the stored value names nobody to whoever reads the database without that key."""
+    if _recipient_key is None:
+        raise RuntimeError("engine.secrets.configure() has not been called")
+    if key.startswith(HASH_PREFIX):
+        return key  # already one
+    digest = hmac.new(_recipient_key, key.strip().lower().encode("utf-8"), hashlib.sha256)
+    return HASH_PREFIX + digest.hexdigest()[:40]
 
 
 def _require() -> Fernet:

@@ -55,3 +55,19 @@ class VersionStatus(StrEnum):
 
 
 UNFINISHED = (NotificationStatus.QUEUED, NotificationStatus.SENDING)
+
+
+# A purged notification (docs/operations.md, "Data retention"): its payload is only
+# {"purgedAt": time}, and each recipient it kept is a keyed hash with this prefix.
+PURGED_KEY = "purgedAt"
+HASH_PREFIX = "h:"
+
+
+def purged_at(payload: object) -> str | None:
+    """When a notification's payload was purged; None while it holds its content."""
+    return payload.get(PURGED_KEY) if isinstance(payload, dict) else None
+
+
+def shown_recipient(value: str | None) -> str | None:
+    """A recipient as reports show it: a keyed hash (purged or erased) reads ``purged``."""
+    return "purged" if value and value.startswith(HASH_PREFIX) else value

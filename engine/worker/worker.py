@@ -25,6 +25,7 @@ from engine.callbacks import jobs as callback_jobs
 from engine.callbacks.sweep import run_periodically as sweep_callbacks
 from engine.plugins.manager import check_providers
 from engine.reports.job import run_periodically as report_job
+from engine.retention.purge import run_periodically as purge_data
 from engine.senders.recheck import run_periodically as recheck_senders
 from engine.store import redis_outages
 from engine.store.queueing import WORKER_QUEUE_NAMES
@@ -90,6 +91,7 @@ PERIODIC_TASKS: tuple[tuple[str, Callable[[threading.Event], None]], ...] = (
     ("herald-senders-recheck", recheck_senders),
     ("herald-reports", report_job),  # rollups, search index, retention (docs/reports.md)
     ("herald-callbacks-sweep", sweep_callbacks),  # callbacks whose job was lost
+    ("herald-data-purge", purge_data),  # daily: past each workspace's retention
 )
 
 

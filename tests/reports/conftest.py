@@ -49,3 +49,12 @@ def run(settings):
 
 def get(n: Notification) -> Notification:
     return Notification.get_by_id(n.id)
+
+
+@pytest.fixture
+def db_text(settings):
+    """Every value of every table, as text (tests/support/database_text.py)."""
+    from engine.store.db import database
+    from tests.support.database_text import every_value
+
+    return lambda: every_value(database.obj)

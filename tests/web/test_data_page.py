@@ -50,3 +50,23 @@ def test_a_member_cannot_see_or_change_the_data_settings(page: Page, live):
                                 form={"csrf_token": token, "retention_days": "1"})
     assert refused.status == 403
     assert Workspace.get_by_id(ws.id).retention_days == 90
+
+
+def test_a_purged_notification_says_so_on_its_reports_page(page: Page, live):
+    import datetime as dt
+
+    from engine.retention.purge import purge
+    from engine.store.models import utcnow
+
+    ws = factories.workspace(retention_days=7)
+    make_user("mia@example.com", ws, "member", "Mia")
+    old = factories.notification(ws, factories.email_payload(to=["ada@example.net"],
+                                                             subject="Secret plans"),
+                                 status="delivered", created_at=utcnow() - dt.timedelta(days=9))
+    purge(ws.id)
+    sign_in(page, "mia@example.com", start=f"/w/{ws.id}/reports/notifications/{old.id}")
+    main = page.get_by_role("main")
+    expect(main).to_contain_text("purged")
+    expect(main).not_to_contain_text("ada@example.net")
+    expect(main).not_to_contain_text("Secret plans")
+    assert violations(page) == []

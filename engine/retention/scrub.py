@@ -1,0 +1,142 @@
+"""What a notification keeps once purged: what the reports count (status, channel, template,
+version, times, provider, events' kinds and times), each recipient as a keyed hash; what
+it loses: payload (tags, recipients, rendered content, attachments), errors and answers
+that may quote an address, clicked URLs, callbacks' bodies, what the dev inbox caught.
+
+One function, ``scrub``, for a batch of finished notifications in one transaction: the
+daily purge and an erasure both go through it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from engine.reports.recipients import payload_recipients
+from engine.store.callback_models import Callback
+from engine.store.db import database
+from engine.store.models import (
+    CaughtWebhook,
+    DeliveryAttempt,
+    InboxMessage,
+    Notification,
+    TrackingEvent,
+    utcnow,
+)
+from engine.store.report_models import NotificationEvent, NotificationLookup
+from engine.store.secrets import recipient_hash
+from engine.store.vocabulary import HASH_PREFIX, PURGED_KEY, NotificationStatus, purged_at
+
+# Final: nothing will be sent for it again (a cancelled one's list was cancelled).
+FINISHED = (NotificationStatus.DELIVERED, NotificationStatus.FAILED,
+            NotificationStatus.SUPPRESSED, NotificationStatus.CANCELLED)
+COUNTED = ("notifications", "attempts", "events", "trackingEvents", "callbacks",
+           "caughtWebhooks", "inboxMessages")
+
+
+def is_purged(payload: Any) -> bool:
+    """Whether a notification's payload is what a purge left (``{"purgedAt": ...}``)."""
+    return purged_at(payload) is not None
+
+
+def hashed(value: str | None) -> str | None:
+    """A recipient as a purged row keeps it (None stays None; a hash stays itself)."""
+    return None if value is None else recipient_hash(value)
+
+
+def _rehash(model: Any, column: Any, where: Any) -> int:
+    """Every distinct plain value of ``column`` among the rows ``where`` becomes its hash,
+    one UPDATE a value (a batch holds few distinct recipients)."""
+    values = {v for (v,) in model.select(column).where(where, column.is_null(False),
+                                                        ~column.startswith(HASH_PREFIX))
+              .distinct().tuples()}
+    changed = 0
+    for value in values:
+        changed += model.update({column: recipient_hash(value)}).where(
+            where, column == value).execute()
+    return changed
+
+
+def _stripped(tried: Any) -> Any:
+    """A failover's providers tried, without their errors (which may quote an address)."""
+    if not isinstance(tried, list):
+        return tried
+    return [{"provider": t.get("provider"), "outcome": t.get("outcome")}
+            for t in tried if isinstance(t, dict)]
+
+
+def _lookup(rows: list[tuple[uuid.UUID, Any, dt.datetime]], workspace_id: Any) -> None:
+    """Each notification's indexed recipients replaced by their hashes, so the reports'
+    exact-address search finds it still (engine/reports/projection.py hashes the term too)."""
+    ids = [nid for nid, _, _ in rows]
+    NotificationLookup.delete().where(NotificationLookup.notification.in_(ids),
+                                      NotificationLookup.kind == "r").execute()
+    terms = [{"workspace": workspace_id, "notification": nid, "kind": "r",
+              "term": recipient_hash(term[:320]), "created_at": created}
+             for nid, payload, created in rows for term in sorted(set(
+                 payload_recipients(payload)))]
+    for start in range(0, len(terms), 500):
+        NotificationLookup.insert_many(terms[start:start + 500]).on_conflict_ignore().execute()
+
+
+def scrub(workspace_id: Any, ids: Iterable[uuid.UUID], now: dt.datetime | None = None,
+          dry_run: bool = False) -> Counter:
+    """Purge these notifications of the workspace, those finished and not purged yet, in
+    one transaction; what it removed (or would), by COUNTED. A notification still queued
+    or sending is never touched (the caller keeps it for later)."""
+    ids = list(ids)
+    done: Counter = Counter({name: 0 for name in COUNTED})
+    if not ids:
+        return done
+    at = (now or utcnow()).replace(microsecond=0)
+    with database.atomic():
+        query = Notification.select(
+            Notification.id, Notification.payload, Notification.created_at).where(
+                Notification.id.in_(ids), Notification.workspace == workspace_id,
+                Notification.status.in_([str(s) for s in FINISHED]))
+        if not dry_run and database.obj.for_update:
+            query = query.for_update()  # a status change waits for the purge, not the reverse
+        rows = [(n.id, n.payload, n.created_at) for n in query if not is_purged(n.payload)]
+        chosen = [nid for nid, _, _ in rows]
+        if not chosen:
+            return done
+        texts = [str(nid) for nid in chosen] + [nid.hex for nid in chosen]
+        attempts = DeliveryAttempt.notification.in_(chosen)
+        tracking = TrackingEvent.notification.in_(chosen)
+        events = NotificationEvent.notification.in_(chosen)
+        finished_callbacks = (Callback.notification_id.in_(chosen)
+                              & Callback.status.in_(("delivered", "failed")))
+        done["notifications"] = len(chosen)
+        done["attempts"] = DeliveryAttempt.select().where(attempts).count()
+        done["events"] = NotificationEvent.select().where(events).count()
+        done["trackingEvents"] = TrackingEvent.select().where(tracking).count()
+        done["callbacks"] = Callback.select().where(finished_callbacks).count()
+        done["caughtWebhooks"] = CaughtWebhook.select().where(
+            CaughtWebhook.notification_id.in_(texts)).count()
+        done["inboxMessages"] = InboxMessage.select().where(
+            InboxMessage.notification_id.in_(texts)).count()
+        if dry_run:
+            return done
+        _lookup(rows, workspace_id)
+        Notification.update(payload={PURGED_KEY: at.isoformat() + "Z"}, last_error=None,
+                            idempotency_key=None, idempotency_digest=None).where(
+            Notification.id.in_(chosen)).execute()
+        _rehash(DeliveryAttempt, DeliveryAttempt.recipient, attempts)
+        DeliveryAttempt.update(response_excerpt=None, error=None).where(attempts).execute()
+        for attempt_id, tried in DeliveryAttempt.select(
+                DeliveryAttempt.id, DeliveryAttempt.providers_tried).where(
+                attempts, DeliveryAttempt.providers_tried.is_null(False)).tuples():
+            DeliveryAttempt.update(providers_tried=_stripped(tried)).where(
+                DeliveryAttempt.id == attempt_id).execute()
+        _rehash(TrackingEvent, TrackingEvent.recipient, tracking)
+        TrackingEvent.update(url=None).where(tracking).execute()
+        _rehash(NotificationEvent, NotificationEvent.recipient, events)
+        NotificationEvent.update(detail=None).where(events).execute()
+        _rehash(Callback, Callback.recipient, finished_callbacks)
+        Callback.update(body="", error=None).where(finished_callbacks).execute()
+        CaughtWebhook.delete().where(CaughtWebhook.notification_id.in_(texts)).execute()
+        InboxMessage.delete().where(InboxMessage.notification_id.in_(texts)).execute()
+    return done
