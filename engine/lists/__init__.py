@@ -4,7 +4,8 @@ path (engine/sending/accepting.py) on the bulk queue.
 
 - ``reading``: the CSV file into a header and numbered rows (the header is row 1);
 - ``checking``: every bad row named, the template's tags, suppressions, the allowance;
-- ``uploads``: a checked file kept as a RecipientList;
+- ``uploads``: a file saved to disk, checked in ``background``'s pool, kept as a RecipientList;
+- ``expiry``: unsent lists removed after their time;
 - ``allowance``: the list's units of the monthly allowance, taken at once, given back;
 - ``sending``: ``Send N notifications``, the job that expands the list in batches;
 - ``cancelling``: ``Cancel list``, its queued notifications stopped too;

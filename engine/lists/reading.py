@@ -11,7 +11,9 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import IO
 
 MAX_ROWS = 50_000  # recipient rows per file (GOV.UK Notify's and GC Notify's limit)
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -38,26 +40,29 @@ def column_key(name: str) -> str:
     return " ".join(_SEPARATORS.split(name.strip().lower())).strip()
 
 
-def _text(data: bytes, filename: str) -> str:
-    if len(data) > MAX_FILE_BYTES:
-        raise FileRefused(f"The file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB.")
-    if data.startswith(_SPREADSHEET_MAGIC) or filename.lower().endswith(
+def _refuse_spreadsheet(head: bytes, filename: str) -> None:
+    if head.startswith(_SPREADSHEET_MAGIC) or filename.lower().endswith(
             (".xlsx", ".xls", ".ods", ".numbers")):
         raise FileRefused("This is a spreadsheet file: save it as CSV (UTF-8) and upload "
                           "that.")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise FileRefused("The file is not UTF-8 text: save it as CSV (UTF-8).") from None
 
 
 def read(data: bytes, filename: str = "") -> Sheet:
-    """The file's header and rows; FileRefused when it is not a CSV file of at most
-    MAX_ROWS rows. Blank rows are skipped (their numbers are not reused)."""
-    text = _text(data, filename)
-    if "\x00" in text:
-        raise FileRefused("The file is not a CSV file (it holds NUL characters).")
-    reader = csv.reader(io.StringIO(text, newline=""), strict=False)
+    """The file's header and rows (``data``, its bytes); see ``read_stream``."""
+    if len(data) > MAX_FILE_BYTES:
+        raise FileRefused(f"The file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB.")
+    return read_stream(io.BytesIO(data), filename)
+
+
+def read_stream(binary: IO[bytes], filename: str = "") -> Sheet:
+    """The file's header and rows, read as it streams (the file is never whole in memory,
+    only its rows); FileRefused when it is not a CSV file of at most MAX_ROWS rows. Blank
+    rows are skipped (their numbers are not reused)."""
+    head = binary.read(8)
+    binary.seek(0)
+    _refuse_spreadsheet(head, filename)
+    text = io.TextIOWrapper(binary, encoding="utf-8-sig", newline="")
+    reader = csv.reader(_without_nul(text), strict=False)
     sheet: Sheet | None = None
     try:
         for number, cells in enumerate(reader, start=1):
@@ -73,8 +78,19 @@ def read(data: bytes, filename: str = "") -> Sheet:
     except csv.Error as err:
         raise FileRefused(f"The file is not a CSV file we can read (line {reader.line_num}: "
                           f"{err}).") from None
+    except UnicodeDecodeError:
+        raise FileRefused("The file is not UTF-8 text: save it as CSV (UTF-8).") from None
+    finally:
+        text.detach()
     if sheet is None or not any(sheet.header):
         raise FileRefused("The file is empty: its first row names the columns.")
     if not sheet.rows:
         raise FileRefused("The file has a header row but no recipients.")
     return sheet
+
+
+def _without_nul(lines: Iterator[str]) -> Iterator[str]:
+    for line in lines:
+        if "\x00" in line:
+            raise FileRefused("The file is not a CSV file (it holds NUL characters).")
+        yield line

@@ -1,26 +1,162 @@
-"""A file checked and, when nothing is wrong with it, kept as a RecipientList: its rows stay
-on the server (keyed by the list's id), never in a form the browser posts back."""
+"""A file uploaded, checked off the request thread and, when nothing is wrong with it, kept
+as a RecipientList: its rows stay on the server (keyed by the list's id), never in a form
+the browser posts back.
+
+The request only copies the upload to a file on disk (at most MAX_FILE_BYTES, in chunks)
+and records the list as ``checking``; the check reads that file as it streams, in a pool of
+CHECK_THREADS threads a process (engine/lists/background.py), so however many files arrive
+at once a process holds the rows of CHECK_THREADS of them in memory and no request thread
+is held by a check. A workspace has at most IN_PROGRESS files being checked at once, across
+processes (a Redis count); another is refused until one ends. A file that fails the check is
+kept as ``refused`` with its problems until its page has shown them.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import datetime as dt
+import io
+import logging
+import os
+import tempfile
+from typing import IO, Any
 
-from engine.lists import checking, reading
+from engine import runtime
+from engine.lists import background, checking, expiry, reading
 from engine.lists.checking import Checked, Problem
-from engine.store.models import RecipientList, Template, Workspace
+from engine.store.models import RecipientList, Template, Workspace, utcnow
+
+log = logging.getLogger("herald.lists")
+IN_PROGRESS = 2  # files of one workspace being checked at once, across processes
+SLOT_SECONDS = 15 * 60  # a slot a dead process held frees itself after this
+CHECK_STALE = dt.timedelta(minutes=15)  # a check not ended by then never will (a restart)
+CHUNK = 64 * 1024
+CHECKING, REFUSED = "checking", "refused"
+# A slot is taken only while fewer than the limit are; the count expires with a dead holder.
+_TAKE_SLOT = """
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n >= tonumber(ARGV[1]) then return 0 end
+redis.call('INCR', KEYS[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+_FREE_SLOT = """
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n > 0 then redis.call('DECR', KEYS[1]) end
+return 1
+"""
+
+
+class Busy(ValueError):
+    """The workspace has IN_PROGRESS files being checked already."""
+
+
+def _slot_key(workspace_id: Any) -> str:
+    return f"herald:lists:checking:{workspace_id}"
+
+
+def begin(workspace: Workspace, template: Template, filename: str, upload: IO[bytes],
+          user_id: Any) -> RecipientList:
+    """The upload saved to disk and its check started: the list, ``checking``. Busy when
+    the workspace is at its limit; FileRefused when the file is too large."""
+    expiry.expire(workspace.id)  # room for this one: the oldest unsent beyond the limit go
+    redis = runtime.redis()
+    if not int(redis.eval(_TAKE_SLOT, 1, _slot_key(workspace.id), IN_PROGRESS, SLOT_SECONDS)):
+        raise Busy(f"{IN_PROGRESS} files of this workspace are being checked: wait until "
+                   "one is done, then upload again.")
+    try:
+        path = _saved(upload)
+    except BaseException:
+        redis.eval(_FREE_SLOT, 1, _slot_key(workspace.id))
+        raise
+    kept = RecipientList.create(
+        workspace=workspace, template=template, version_number=0, channel=template.channel,
+        filename=(filename or "recipients.csv")[:255], status=CHECKING, row_count=0,
+        uploaded_by=str(user_id) if user_id else None)
+    background.submit(_check_saved, str(kept.id), path, str(workspace.id))
+    return kept
+
+
+def _saved(upload: IO[bytes]) -> str:
+    """The upload copied to a file of its own, chunk by chunk (never whole in memory)."""
+    handle, path = tempfile.mkstemp(prefix="herald-list-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            copied = 0
+            while chunk := upload.read(CHUNK):
+                copied += len(chunk)
+                if copied > reading.MAX_FILE_BYTES:
+                    raise reading.FileRefused(
+                        f"The file is larger than {reading.MAX_FILE_BYTES // (1024 * 1024)} MB.")
+                out.write(chunk)
+    except BaseException:
+        os.unlink(path)
+        raise
+    return path
+
+
+def _check_saved(list_id: str, path: str, workspace_id: str) -> None:
+    """The pool's task: the saved file checked, the list made ``checked`` or ``refused``;
+    the file removed and the workspace's slot freed whatever happens."""
+    try:
+        kept = RecipientList.get_or_none(RecipientList.id == list_id)
+        if kept is None:
+            return
+        with open(path, "rb") as binary:
+            checked = check_file(kept.workspace, kept.template, binary, kept.filename)
+        record(kept, checked)
+    except Exception:
+        log.exception("the check of list %s failed", list_id)
+        RecipientList.update(status=REFUSED, problems={
+            "badRows": 0, "items": [[None, "The file could not be checked: upload it again."]]}
+        ).where(RecipientList.id == list_id, RecipientList.status == CHECKING).execute()
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        with contextlib.suppress(Exception):
+            runtime.redis().eval(_FREE_SLOT, 1, _slot_key(workspace_id))
+
+
+def check_file(workspace: Workspace, template: Template, binary: IO[bytes],
+               filename: str) -> Checked:
+    """The check of the file (FileRefused as a problem of the file)."""
+    column = checking.rows.RECIPIENT_COLUMNS.get(template.channel, "recipient")
+    try:
+        sheet = reading.read_stream(binary, filename)
+    except reading.FileRefused as err:
+        checked = Checked(template.channel, column)
+        checked.add(Problem(None, str(err)))
+        return checked
+    return checking.check(workspace, template, sheet)
+
+
+def record(kept: RecipientList, checked: Checked) -> None:
+    """The check's verdict on the list: its rows kept, or its problems."""
+    if not checked.ok:
+        RecipientList.update(status=REFUSED, problems={
+            "badRows": checked.bad_rows,
+            "items": [[p.row, p.message] for p in checked.problems]}).where(
+            RecipientList.id == kept.id, RecipientList.status == CHECKING).execute()
+        return
+    assert checked.version is not None
+    RecipientList.update(
+        status="checked", version_number=checked.version.number,
+        columns=[checked.recipient_column, *checked.tags], rows=checked.rows,
+        row_count=checked.count, created_at=utcnow()).where(
+        RecipientList.id == kept.id, RecipientList.status == CHECKING).execute()
 
 
 def upload(workspace: Workspace, template: Template, filename: str, data: bytes,
            user_id: Any) -> tuple[Checked, RecipientList | None]:
-    """The check of the file, and the kept list when it passed (else None: nothing kept)."""
-    column = checking.rows.RECIPIENT_COLUMNS.get(template.channel, "recipient")
-    try:
-        sheet = reading.read(data, filename)
-    except reading.FileRefused as err:
-        checked = Checked(template.channel, column)
-        checked.add(Problem(None, str(err)))
+    """The file checked here and now (the command line, tests): the check, and the kept
+    list when it passed (else None: nothing kept)."""
+    if len(data) > reading.MAX_FILE_BYTES:
+        checked = Checked(template.channel, checking.rows.RECIPIENT_COLUMNS.get(
+            template.channel, "recipient"))
+        checked.add(Problem(None, f"The file is larger than "
+                                  f"{reading.MAX_FILE_BYTES // (1024 * 1024)} MB."))
         return checked, None
-    checked = checking.check(workspace, template, sheet)
+    checked = check_file(workspace, template, io.BytesIO(data), filename)
     if not checked.ok:
         return checked, None
     assert checked.version is not None
@@ -30,6 +166,23 @@ def upload(workspace: Workspace, template: Template, filename: str, data: bytes,
         columns=[checked.recipient_column, *checked.tags], rows=checked.rows,
         row_count=checked.count, uploaded_by=str(user_id) if user_id else None)
     return checked, kept
+
+
+def refusal(kept: RecipientList) -> Checked | None:
+    """A refused (or never finished) check's problems, as the upload page shows them."""
+    column = checking.rows.RECIPIENT_COLUMNS.get(kept.channel, "recipient")
+    if kept.status == CHECKING and utcnow() - kept.created_at > CHECK_STALE:
+        checked = Checked(kept.channel, column)
+        checked.add(Problem(None, "The check of this file did not finish (the server "
+                                  "restarted): upload it again."))
+        return checked
+    if kept.status != REFUSED:
+        return None
+    found = kept.problems or {}
+    checked = Checked(kept.channel, column)
+    checked.problems = [Problem(row, message) for row, message in found.get("items", [])]
+    checked.bad_rows = int(found.get("badRows", 0))
+    return checked
 
 
 def find(workspace: Workspace, list_id: Any) -> RecipientList | None:
@@ -47,3 +200,5 @@ def tags_of(kept: RecipientList, index: int = 0) -> dict[str, str]:
     if index >= len(rows):
         return {}
     return dict(zip(kept.columns[1:], rows[index][2], strict=True))
+
+

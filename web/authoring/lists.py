@@ -8,7 +8,7 @@ from __future__ import annotations
 from flask import abort, g, redirect, render_template, request, url_for
 
 from engine.authoring import finding, previews
-from engine.lists import cancelling, progress, reading, sending, uploads
+from engine.lists import background, cancelling, progress, reading, sending, uploads
 from engine.lists.checking import Checked, Problem
 from engine.lists.rows import RECIPIENT_COLUMNS
 from engine.people import audit
@@ -16,6 +16,8 @@ from engine.store.models import RecipientList, Template
 from web.authoring import frames, loading
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
+
+WAIT_SECONDS = 2.0  # how long an upload's request waits for its check before the page does
 
 
 def _listable(template_id) -> Template:
@@ -55,11 +57,21 @@ def upload_list(template_id):
         checked = Checked(template.channel, RECIPIENT_COLUMNS[template.channel])
         checked.add(Problem(None, "Choose a CSV file of recipients."))
         return _upload_page(template, checked, 400)
-    data = sent.stream.read(reading.MAX_FILE_BYTES + 1)
-    checked, kept = uploads.upload(g.workspace, template, sent.filename, data,
-                                   loading.current_user_row().id)
-    if kept is None:
-        return _upload_page(template, checked, 400)
+    try:
+        kept = uploads.begin(g.workspace, template, sent.filename, sent.stream,
+                             loading.current_user_row().id)
+    except (uploads.Busy, reading.FileRefused) as err:
+        checked = Checked(template.channel, RECIPIENT_COLUMNS[template.channel])
+        checked.add(Problem(None, str(err)))
+        return _upload_page(template, checked, 429 if isinstance(err, uploads.Busy) else 400)
+    # A small file's check ends at once: its answer comes with this request. A large one
+    # goes on in the pool, and its page says so until it ends.
+    background.wait(str(kept.id), WAIT_SECONDS)
+    fresh = uploads.find(g.workspace, kept.id)
+    refused = uploads.refusal(fresh) if fresh is not None else None
+    if refused is not None:
+        fresh.delete_instance()
+        return _upload_page(template, refused, 400)
     return redirect(url_for("authoring.list_page", workspace_id=g.workspace.id,
                             template_id=template.id, list_id=kept.id), 303)
 
@@ -82,6 +94,15 @@ def _first_row_preview(template: Template, kept: RecipientList) -> tuple[str, st
 def list_page(template_id, list_id):
     template = _listable(template_id)
     kept = _kept(template, list_id)
+    if request.headers.get("HX-Request") and kept.status != uploads.CHECKING and \
+            request.headers.get("HX-Target") == "list-checking":
+        return "", 200, {"HX-Refresh": "true"}  # the check ended: the whole page again
+    refused = uploads.refusal(kept)
+    if refused is not None:  # shown once: the file is not kept
+        RecipientList.delete().where(RecipientList.id == kept.id).execute()
+        return _upload_page(template, refused, 200)
+    if kept.status == uploads.CHECKING:
+        return render_template("authoring/list_checking.html", template=template, kept=kept)
     if kept.status == sending.CHECKED:
         token, frame_version, first = _first_row_preview(template, kept)
         return render_template("authoring/list_check.html", template=template, kept=kept,
