@@ -15,7 +15,7 @@ PREVIEW_RESPONSE = {
         "success": True,
         "templateMetadata": {"templateId": "7d3e1f20-1c2b-4a5d-8e9f-0a1b2c3d4e5f",
                              "versionNumber": 1, "emailType": "Transactional",
-                             "notificationType": "email"},
+                             "notificationType": "email", "variant": None},
         "sender": {"fromAddress": "hello@example.com", "fromName": "Example", "replyTo": None},
         "recipients": {"to": ["team@example.com"], "cc": [], "bcc": [], "wasOverridden": False},
         "renderedContent": {"subject": "Welcome, Ada!", "body": "<p>Hi Ada</p>",

@@ -87,6 +87,10 @@ class TemplateMetadataDto(Schema):
     versionNumber = fields.Integer(required=True, metadata={"format": "int32"})
     emailType = fields.String(required=True)
     notificationType = fields.String(required=True)
+    # Added to the spec's members (a response object is open to new members; docs/api.md):
+    variant = fields.String(required=True, allow_none=True, metadata={
+        "description": "the language variant that rendered (its BCP 47 tag, picked by the "
+                       "tag `locale`), null for the version's own text", "example": None})
 
 
 class EmailSenderDto(Schema):

@@ -23,6 +23,10 @@ TARGETS = {
     "marketing_fanout": ("min", 1000.0),
     "render_warm": ("max", 2.0),
     "render_cold": ("max", 50.0),
+    # The same targets with a layout, two partials and CSS inlining on (bench.render_features).
+    "render_warm_layout": ("max", 2.0),
+    "render_warm_layout_inline": ("max", 2.0),
+    "render_cold_layout_inline": ("max", 50.0),
     "hostile_preview_cpu_ms": ("max", 1000.0),
     "transactional_p99_during_fanout_ms": ("max", 2000.0),
     "web_preview": ("ratio", 0.8),
@@ -33,8 +37,9 @@ TARGETS = {
     "list_rows_per_s": ("min", 500.0),
     "transactional_p99_during_list_ms": ("max", 2000.0),
 }
-MODULES = ("bench.render", "bench.hostile", "bench.api", "bench.delivery", "bench.callbacks",
-           "bench.fairness", "bench.web", "bench.reports", "bench.lists")
+MODULES = ("bench.render", "bench.render_features", "bench.hostile", "bench.api",
+           "bench.delivery", "bench.callbacks", "bench.fairness", "bench.web", "bench.reports",
+           "bench.lists")
 
 
 def verdict(row: dict) -> str:

@@ -16,7 +16,7 @@ from engine.formats.addresses import (
     valid_e164,
     valid_email,
 )
-from engine.formats.email_body import html_document
+from engine.formats.email_body import html_document, inline_css
 from engine.formats.field_rules import (
     MAX_RECIPIENTS,
     addresses,
@@ -85,6 +85,6 @@ __all__ = [  # noqa: RUF022 -- grouped as docs/plugins.md lists them
     "options_object", "validate_webhook_headers",
     # text and addresses
     "CONTROL", "CONTROLS", "MEDIA_TYPE", "PLAIN_ADDRESS", "SharedPart", "ascii_form",
-    "bare_address", "dedupe", "html_document", "html_to_text", "message_bytes", "suppression_key",
-    "valid_e164", "valid_email",
+    "bare_address", "dedupe", "html_document", "html_to_text", "inline_css", "message_bytes",
+    "suppression_key", "valid_e164", "valid_email",
 ]

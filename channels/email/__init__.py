@@ -88,7 +88,7 @@ class EmailChannel(BaseChannel):
             problems.append(("fromAddress", problem))
         if content.get("emailType", "Transactional") not in EMAIL_TYPES:
             problems.append(("emailType", "must be Transactional or Marketing"))
-        for flag in ("trackOpens", "trackClicks"):
+        for flag in ("trackOpens", "trackClicks", "inlineCss"):
             if not isinstance(content.get(flag, False), bool):
                 problems.append((flag, "must be true or false"))
         return problems

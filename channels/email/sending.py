@@ -13,6 +13,7 @@ from engine.plugin_api import (
     SendRequest,
     bare_address,
     html_document,
+    inline_css,
     suppression_key,
 )
 
@@ -54,6 +55,12 @@ def _flag(options: Mapping[str, Any], content: Mapping[str, Any], name: str) -> 
     return bool(content.get(name) if options.get(name) is None else options[name])
 
 
+def _html(rendered: Mapping[str, str | None], content: Mapping[str, Any]) -> str:
+    """The whole HTML document; its CSS inlined when the version says so (`inlineCss`)."""
+    html = html_document(rendered.get("body") or "", rendered.get("htmlHead"))
+    return inline_css(html) if content.get("inlineCss") is True else html
+
+
 def payload(request: SendRequest, rendered: Mapping[str, str | None]) -> dict[str, Any]:
     content, options = request.content, request.options
     recipients = request.recipients()
@@ -63,7 +70,7 @@ def payload(request: SendRequest, rendered: Mapping[str, str | None]) -> dict[st
         "replyTo": options.get("replyTo"),
         "to": recipients.to, "cc": recipients.cc, "bcc": recipients.bcc,
         "subject": rendered.get("subject") or "",
-        "html": html_document(rendered.get("body") or "", rendered.get("htmlHead")),
+        "html": _html(rendered, content),
         "text": None,  # derived from the HTML by the worker (channels/email/planning.py)
         "headers": dict(options.get("customHeaders") or {}),
         "attachments": [{"name": a["name"], "contentType": a["contentType"],

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.catalog import snapshots, versions
+from engine.catalog.parts import all_parts
 from engine.formats.addresses import bare_address, valid_e164
 from engine.plugins.manager import default_registry
 from engine.store.db import database
@@ -26,7 +27,11 @@ LABELS = {"subject": "Subject", "body": "Body", "htmlHead": "HTML head",
 
 
 def label(field: str) -> str:
-    """How the editor names a content field (a plugin channel's own fields by their key)."""
+    """How the editor names a content field (a plugin channel's own fields by their key;
+    a language variant's part as ``Body (fr)``)."""
+    locale, slash, part = field.rpartition("/")
+    if slash:
+        return f"{LABELS.get(part, part)} ({locale})"
     return LABELS.get(field, field)
 
 
@@ -52,7 +57,7 @@ def syntax_problems(channel: str, content: dict[str, Any]) -> list[Problem]:
     from engine.rendering import TemplateSyntaxError, check_template
 
     problems = []
-    for part, text in versions.template_parts(channel, content).items():
+    for part, text in all_parts(channel, content).items():
         try:
             check_template(text)
         except TemplateSyntaxError as err:

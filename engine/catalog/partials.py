@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from engine.catalog.parts import template_parts
+from engine.catalog.parts import all_parts
 from engine.rendering import (
     PartialSet,
     PartialSource,
@@ -205,7 +205,7 @@ def used_by(workspace_id: Any, name: str) -> list[Template]:
     for row in rows:
         if row.template.id in hits:
             continue
-        texts = list(template_parts(row.template.channel, row.content).values())
+        texts = list(all_parts(row.template.channel, row.content).values())
         if any(reach(n) for text in texts for n in _calls(text)):
             hits[row.template.id] = row.template
     return sorted(hits.values(), key=lambda t: t.name.lower())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.catalog import partials
-from engine.catalog.parts import template_parts
+from engine.catalog.parts import all_parts, template_parts
 from engine.store import generations
 from engine.store.models import Template, TemplateVersion, utcnow
 from engine.store.vocabulary import VersionStatus
@@ -24,7 +24,7 @@ def check_content(channel: str, content: dict[str, Any]) -> None:
     """Refuse template text outside our Handlebars subset (raises TemplateSyntaxError)."""
     from engine.rendering import TemplateSyntaxError, check_template
 
-    for part, text in template_parts(channel, content).items():
+    for part, text in all_parts(channel, content).items():
         try:
             check_template(text)
         except TemplateSyntaxError as err:
@@ -35,12 +35,12 @@ def compile_content(channel: str, content: dict[str, Any]) -> str:
     """Compile once, at publish; the stored code makes a cold process fast."""
     from engine.rendering import compile_parts
 
-    return compile_parts(template_parts(channel, content))
+    return compile_parts(all_parts(channel, content))
 
 
 def partial_problems(template: Template, content: dict[str, Any]) -> list[str]:
     """Each partial the content calls that does not exist in the template's workspace."""
-    return partials.problems_of_texts(template_parts(template.channel, content).values(),
+    return partials.problems_of_texts(all_parts(template.channel, content).values(),
                                       partials.graph(template.workspace_id))
 
 

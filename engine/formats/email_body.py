@@ -3,6 +3,7 @@ text from HTML."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from engine.formats.plaintext import html_to_text
@@ -30,6 +31,26 @@ def html_document(body: str, head: str | None) -> str:
     return ('<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
             f"{head}</head><body>{body}</body></html>")
 
+
+def inline_css(html: str) -> str:
+    """The document with its `<style>` rules moved into each element's `style` attribute,
+    which Gmail and Outlook keep where they drop a `<style>` block; `@media` rules stay in
+    a `<style>` in the head (a rule on a state or a screen size has no element to go to).
+    Remote stylesheets are never fetched (a template could name a private address) and
+    `<link>` tags are dropped. CSS the inliner cannot read leaves the document as it was:
+    a send is never refused for its styling."""
+    try:
+        return _inliner().inline(html)
+    except ValueError:  # css_inline.InlineError
+        return html
+
+
+@functools.cache
+def _inliner():  # type: ignore[no-untyped-def]
+    import css_inline
+
+    return css_inline.CSSInliner(keep_at_rules=True, load_remote_stylesheets=False,
+                                 keep_link_tags=False)
 
 
 def text_from_html(html: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from email_validator import EmailNotValidError, validate_email
 
 from engine.catalog.keys import parse_time
-from engine.catalog.versions import template_parts
+from engine.catalog.parts import all_parts
 from engine.plugins.manager import default_registry
 from engine.provisioning.document import NAME_RULE, ApplyError, valid_name, version_fields
 from engine.store.models import PLANS
@@ -283,7 +283,8 @@ class _Checker:
     def version(self, channel: str, node: dict[str, Any], path: str) -> None:
         from engine.rendering import TemplateSyntaxError, check_template
 
-        allowed = {*version_fields(channel), "status", "locked", "live"}
+        allowed = {*version_fields(channel), "status", "locked", "live", "variants",
+                   "inlineCss"}
         for key in node:
             if key not in allowed:
                 self.fail(f"{path}.{key}", f"not a field of a {channel} version")
@@ -298,12 +299,41 @@ class _Checker:
                 self.fail(f"{path}.live", "only a published version can be live")
         for field, problem in default_registry().channel(channel).check_content(node):
             self.fail(f"{path}.{field}", problem)
+        if not isinstance(node.get("inlineCss", False), bool):
+            self.fail(f"{path}.inlineCss", "must be true or false")
+        self.variants(channel, node, path)
         # Every part is scanned, so a version with several faults reports them all at once.
-        for part, text in template_parts(channel, node).items():
+        for part, text in all_parts(channel, node).items():
             try:
                 check_template(text)
             except TemplateSyntaxError as err:
                 self.fail(f"{path}.{part}", f"invalid template: {err}")
+
+
+    def variants(self, channel: str, node: dict[str, Any], path: str) -> None:
+        """``variants: [{locale, <template part>: text, ...}]`` (docs/rendering.md)."""
+        from engine.catalog.variants import TAG_RULE, valid_tag
+
+        parts = [part for part, _ in default_registry().channel(channel).template_parts(node)]
+        seen: set[str] = set()
+        for i, variant in enumerate(self.items(node, "variants", path)):
+            where = f"{path}.variants[{i}]"
+            variant = self.mapping(variant, where)
+            locale = variant.get("locale")
+            if not valid_tag(locale):
+                self.fail(f"{where}.locale", TAG_RULE)
+            elif locale.lower() in seen:
+                self.fail(f"{where}.locale", f"a second variant for {locale}")
+            else:
+                seen.add(locale.lower())
+            for key, value in variant.items():
+                if key == "locale":
+                    continue
+                if key not in parts:
+                    self.fail(f"{where}.{key}", f"not a template part of a {channel} version "
+                                                   f"({', '.join(parts)})")
+                elif value is not None and not isinstance(value, str):
+                    self.fail(f"{where}.{key}", "expected a string or null")
 
 
 def document_problems(doc: Any, production: bool = False) -> list[str]:

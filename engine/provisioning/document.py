@@ -66,3 +66,22 @@ def version_content(channel: str, node: dict[str, Any]) -> dict[str, Any]:
     content.update(declared.content_defaults)
     content.update({key: node[key] for key in declared.content_fields if key in node})
     return content
+
+
+def version_extras(channel: str, node: dict[str, Any],
+                   stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A version's `variants` and `inlineCss` (docs/rendering.md): as the file gives them;
+    left out, what the stored version has, and for a new email version CSS inlining on."""
+    out: dict[str, Any] = {}
+    if "variants" in node:
+        out["variants"] = [dict(v) for v in node["variants"] or []]
+    elif stored is not None and "variants" in stored:
+        out["variants"] = stored["variants"]
+    if "inlineCss" in node:
+        out["inlineCss"] = node["inlineCss"]
+    elif stored is not None:
+        if "inlineCss" in stored:
+            out["inlineCss"] = stored["inlineCss"]
+    elif channel == "email":
+        out["inlineCss"] = True
+    return out

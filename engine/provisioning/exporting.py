@@ -41,6 +41,10 @@ def _version(channel: str, row: TemplateVersion, marked: bool) -> dict[str, Any]
     for key in version_fields(channel):
         if key in row.content:
             out[key] = row.content[key]
+    if "inlineCss" in row.content:
+        out["inlineCss"] = row.content["inlineCss"]
+    if row.content.get("variants"):
+        out["variants"] = row.content["variants"]
     return out
 
 

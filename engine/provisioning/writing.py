@@ -12,7 +12,12 @@ from typing import Any
 from engine.catalog import suppressions
 from engine.catalog.keys import create_key, parse_time
 from engine.catalog.versions import compile_content, partial_problems
-from engine.provisioning.document import ApplyError, Outcome, version_content
+from engine.provisioning.document import (
+    ApplyError,
+    Outcome,
+    version_content,
+    version_extras,
+)
 from engine.provisioning.partial_writing import write_partials
 from engine.senders.allowances import COUNTED
 from engine.senders.names import kept_value
@@ -270,13 +275,14 @@ class Writer:
         existing = {v.number: v for v in template.versions}
         for index, node in enumerate(nodes):
             number = index + 1
+            row = existing.get(number)
             content = version_content(channel, node)
+            content.update(version_extras(channel, node, row.content if row else None))
             if node.get("status") == "published":
                 status = VersionStatus.LIVE if index == live_index else VersionStatus.PREVIOUS
             else:
                 status = VersionStatus.DRAFT
             locked = bool(node.get("locked", False))
-            row = existing.get(number)
             if status != VersionStatus.DRAFT and (missing := partial_problems(template, content)):
                 raise ApplyError([f"template {template.name!r} version {number}: {m}"
                                   for m in missing])

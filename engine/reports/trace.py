@@ -71,6 +71,8 @@ def trace(notification: Notification) -> dict[str, Any]:
         "workspaceId": str(notification.workspace_id),
         "templateId": str(notification.template_id) if notification.template_id else None,
         "version": notification.version_number,
+        # The language variant that rendered (its tag), null for the version's own text.
+        "variant": (notification.payload or {}).get("variant"),
         "channel": notification.channel,
         "status": notification.status,
         "isTest": notification.is_test,

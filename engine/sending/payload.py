@@ -32,12 +32,12 @@ def _render_each(resolved: Resolved, tags: Any, out: dict[str, str | None],
     content = version.content
     partials = resolved.partial_set()
     for part, language in resolved.channel.template_parts(content):
-        text = content.get(part)
+        stored_part, text = resolved.part_text(part)
         if text is None:
             out[part] = None
             continue
         try:
-            out[part] = render_part(version.compiled, part, text, tags,
+            out[part] = render_part(version.compiled, stored_part, text, tags,
                                     cache_key=str(version.id), language=language,
                                     partials=partials)
         except RenderError as err:
@@ -48,4 +48,7 @@ def _render_each(resolved: Resolved, tags: Any, out: dict[str, str | None],
 def payload(resolved: Resolved, rendered: dict[str, str | None]) -> dict[str, Any]:
     """The notification's payload: its channel's, under the channel's name."""
     channel = resolved.channel
-    return {"channel": channel.name, **channel.payload(resolved.request, rendered)}
+    built = {"channel": channel.name, **channel.payload(resolved.request, rendered)}
+    if resolved.variant is not None:  # which language rendered: the reports show it
+        built["variant"] = resolved.variant["locale"]
+    return built

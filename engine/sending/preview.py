@@ -101,6 +101,7 @@ class EmailPreview:
     custom_headers: dict[str, str]
     rendering_errors: list[dict[str, str]]
     warnings: list[dict[str, str]]      # what a send would refuse: {field, message}
+    variant: str | None = None          # the language variant rendered (its tag)
 
     @property
     def error_message(self) -> str | None:
@@ -118,7 +119,8 @@ def build_preview(resolved: Resolved) -> EmailPreview:
     email_type = payload["emailType"]
     addressed = len(recipients.all())
     single = email_type == "Transactional"
-    texts = [content.get(p) for p, _ in resolved.channel.template_parts(content) if content.get(p)]
+    texts = [text for p, _ in resolved.channel.template_parts(content)
+             if (text := resolved.part_text(p)[1])]
     return EmailPreview(
         success=not errors, template_id=str(resolved.template.id),
         version_number=resolved.version.number, email_type=email_type,
@@ -135,4 +137,5 @@ def build_preview(resolved: Resolved) -> EmailPreview:
                      for a in options.get("attachments") or []],
         track_opens=payload["trackOpens"], track_clicks=payload["trackClicks"],
         custom_headers=dict(options.get("customHeaders") or {}),
-        rendering_errors=errors, warnings=warnings)
+        rendering_errors=errors, warnings=warnings,
+        variant=None if resolved.variant is None else resolved.variant["locale"])

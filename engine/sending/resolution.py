@@ -10,6 +10,7 @@ from typing import Any
 from engine import runtime
 from engine.catalog import snapshots
 from engine.catalog.keycache import KeyInfo
+from engine.catalog.variants import part_text, pick
 from engine.errors import ApiError, FieldErrors
 from engine.plugins.channel_contract import Channel, SendRequest
 from engine.plugins.manager import default_registry, provider_url
@@ -37,6 +38,15 @@ class Resolved:
     # The partials a render may call: the workspace's live ones (the snapshot's), or the
     # editor's preview with a partial's draft in place of its live text.
     partials: PartialSet | None = None
+
+    @functools.cached_property
+    def variant(self) -> dict[str, Any] | None:
+        """The language variant the tag `locale` picks (None: the version's own text)."""
+        return pick(self.version.content, self.tags)
+
+    def part_text(self, part: str) -> tuple[str, str | None]:
+        """(stored program's part name, text) of ``part`` in the variant that renders."""
+        return part_text(self.version.content, self.variant, part)
 
     def partial_set(self) -> PartialSet:
         return self.snap.partials if self.partials is None else self.partials
