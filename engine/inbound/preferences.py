@@ -21,7 +21,8 @@ from engine.catalog import suppressions, topics
 from engine.delivery.tracking import read_token
 from engine.reports import events as report_events
 from engine.store.models import Notification, TrackingEvent, Workspace
-from engine.store.vocabulary import TOPIC_PREFIX, SuppressionScope, topic_scope
+from engine.store.secrets import recipient_hash
+from engine.store.vocabulary import TOPIC_PREFIX, SuppressionScope, purged_at, topic_scope
 
 DEFAULT_RETENTION_DAYS = 30
 REASON = "unsubscribe"
@@ -137,10 +138,14 @@ def _record(link: Link) -> None:
     notification = _notification(link.notification_id)
     if notification is None or notification.workspace_id != link.workspace.id:
         return
+    purged = bool(purged_at(notification.payload))
     with report_events.changing(notification):  # its day's rollup follows (reports)
+        # Past its retention (or erased): counted, naming no one (docs/operations.md).
         TrackingEvent.create(notification=notification, kind="unsubscribe",
-                             recipient=link.recipient)
-    callbacks.tracked(notification, "unsubscribe", link.recipient)  # committed: called back
+                             recipient=recipient_hash(link.recipient) if purged
+                             else link.recipient)
+    if not purged:
+        callbacks.tracked(notification, "unsubscribe", link.recipient)  # committed
 
 
 def describe(scope: str) -> str:
