@@ -1,4 +1,5 @@
-"""Endpoints behind the signed tracking URLs: open pixel, click redirect, one-click unsubscribe."""
+"""Endpoints behind the signed tracking URLs: open pixel, click redirect, RFC 8058 one-click
+unsubscribe (the link's page is the recipient's preferences: web/preferences.py)."""
 
 from __future__ import annotations
 
@@ -9,22 +10,20 @@ import uuid
 from flask import Blueprint, Response, abort, redirect, render_template_string, request
 
 from engine.callbacks import recording as callbacks
-from engine.catalog import suppressions
 from engine.delivery import tracking_guard
 from engine.delivery.tracking import link_target, read_token
+from engine.inbound import preferences
 from engine.reports import events as report_events
 from engine.store.models import Notification, TrackingEvent
 from engine.store.secrets import recipient_hash
-from engine.store.vocabulary import SuppressionScope, purged_at
+from engine.store.vocabulary import purged_at
 
 blueprint = Blueprint("tracking", __name__)
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")
-UNSUBSCRIBE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
-<title>Unsubscribe</title></head><body style="font-family:system-ui;margin:3rem">
-{% if done %}<p>{{ address }} is unsubscribed from marketing email.</p>{% else %}
-<p>Stop marketing emails to {{ address }}?</p>
-<form method="post"><button>Unsubscribe</button></form>{% endif %}
-<p>Messages about your account, such as password resets, still arrive.</p></body></html>"""
+UNSUBSCRIBED_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>Unsubscribed</title></head><body><main><h1>Unsubscribed</h1>
+<p>{{ address }} is unsubscribed from {{ what }}.</p>
+<p>Messages about your account, such as password resets, still arrive.</p></main></body></html>"""
 
 
 def _notification(data: dict | None) -> Notification | None:
@@ -96,20 +95,17 @@ def clicked(token: str):
     return redirect(url, code=302)
 
 
-@blueprint.route("/t/u/<token>", methods=["GET", "POST"])
+@blueprint.post("/t/u/<token>")
 def unsubscribe(token: str):
+    """RFC 8058's one-click POST: the message's topic, or all Marketing email for a message
+    of none. The link's GET is the preferences page (web/preferences.py), which changes
+    nothing by itself (link scanners)."""
     _guard("unsubscribe", token)
-    data = read_token("unsubscribe", token)
-    notification = _notification(data)
-    address = data.get("r") if data else None
-    if notification is None or not isinstance(address, str):
+    link = preferences.read_link(token)
+    if link is None:
         abort(404)
-    if request.method == "GET":
-        # RFC 8058: a GET (link scanners, previews) never unsubscribes by itself.
-        return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=False)
-    # Only Marketing mail carries the link: it stops Marketing email, never a password reset
-    # (a row already suppressing all mail stays so).
-    suppressions.add(notification.workspace_id, [address], "unsubscribe",
-                     SuppressionScope.MARKETING)
-    _record("unsubscribe", data)
-    return render_template_string(UNSUBSCRIBE_PAGE, address=address, done=True)
+    # Only Marketing mail carries the link: it never stops a password reset (a row already
+    # suppressing all mail stays so).
+    scope = preferences.one_click(link)
+    return render_template_string(UNSUBSCRIBED_PAGE, address=link.recipient,
+                                  what=preferences.describe(scope))

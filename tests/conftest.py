@@ -24,6 +24,7 @@ from engine.store.embedded_redis import EmbeddedRedis, start_redis
 from engine.store.migrations import upgrade
 from engine.store.models import ALL_MODELS as ENGINE_MODELS
 from engine.store.partial_models import PARTIAL_MODELS
+from engine.store.recipient_models import RECIPIENT_MODELS
 from engine.store.report_models import REPORT_MODELS
 from engine.store.retention_models import RETENTION_MODELS
 from tests.support.dns_server import LoopbackDns
@@ -31,7 +32,7 @@ from tests.support.https_receiver import HttpsReceiver
 
 # Every table the migrations make, in dependency order (emptied in reverse).
 ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS, *CALLBACK_MODELS,
-              *RETENTION_MODELS, *PARTIAL_MODELS)
+              *RETENTION_MODELS, *PARTIAL_MODELS, *RECIPIENT_MODELS)
 
 # Made afresh for each run: a key written in the repository is published, and production
 # refuses every published key (config/settings.py, issue 37).

@@ -14,6 +14,7 @@ from web.auth.views import blueprint as auth
 from web.authoring import blueprint as authoring
 from web.authoring.frames import blueprint as preview_frames
 from web.core.views import blueprint as core
+from web.preferences import blueprint as preferences
 from web.reports.views import blueprint as reports
 from web.settings import blueprint as settings_pages
 from web.workspace.views import blueprint as workspace
@@ -24,5 +25,5 @@ def init_app(app: Flask, settings: Settings) -> None:
     security.init_app(app, settings)
     login.init_app(app)
     for blueprint in (core, auth, workspace, reports, settings_pages, authoring,
-                      preview_frames):
+                      preview_frames, preferences):
         app.register_blueprint(blueprint)

@@ -15,6 +15,10 @@ csrf = CSRFProtect()
 
 # The blueprints whose pages and forms this module guards (the API has its own rules).
 WEB_BLUEPRINTS = frozenset({"core", "auth", "workspace", "settings", "authoring", "reports"})
+# Pages without sign-in at a sessionless path (the recipient's Email preferences, from a
+# signed link): the strict policy, no CSRF token (no session to bind it to; the link is
+# the credential).
+SESSIONLESS_PAGES = frozenset({"preferences"})
 # Paths whose requests never read or write the cookie session (the API authenticates by key;
 # tracking links and probes by nothing).
 SESSIONLESS = ("/api/", "/t/", "/healthz", "/readyz", "/metrics")
@@ -90,7 +94,7 @@ def init_app(app: Flask, settings: Settings) -> None:
             return response
         for name, value in HTML_HEADERS.items():
             response.headers.setdefault(name, value)
-        if request.blueprint in WEB_BLUEPRINTS:
+        if request.blueprint in WEB_BLUEPRINTS or request.blueprint in SESSIONLESS_PAGES:
             response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
             # Pages show keys and secrets once: no copy may stay in a cache.
             response.headers["Cache-Control"] = "no-store"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from email.utils import make_msgid
 from typing import Any
@@ -31,6 +32,8 @@ def _domain(address: str) -> str:
 
 
 EMAIL_TYPES = ("Transactional", "Marketing")
+# A topic's name, as a workspace's topics are named (docs/delivery.md, "Topics").
+_TOPIC = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,59}")
 
 
 def _address_problem(value: Any) -> str | None:
@@ -49,9 +52,9 @@ class EmailChannel(BaseChannel):
     name = "email"
     options_field = "emailOptions"
     content_fields = ("subject", "body", "htmlHead", "fromAddress", "fromName", "emailType",
-                      "trackOpens", "trackClicks")
+                      "trackOpens", "trackClicks", "topic")
     content_defaults = {"emailType": "Transactional", "trackOpens": False,
-                        "trackClicks": False, "htmlHead": None, "fromName": None}
+                        "trackClicks": False, "htmlHead": None, "fromName": None, "topic": None}
     provider_setting = "HERALD_EMAIL_PROVIDER"
     own_provider = True
     previewable = True
@@ -88,6 +91,9 @@ class EmailChannel(BaseChannel):
             problems.append(("fromAddress", problem))
         if content.get("emailType", "Transactional") not in EMAIL_TYPES:
             problems.append(("emailType", "must be Transactional or Marketing"))
+        topic = content.get("topic")
+        if topic is not None and not (isinstance(topic, str) and _TOPIC.fullmatch(topic)):
+            problems.append(("topic", "must be a topic's name"))
         for flag in ("trackOpens", "trackClicks", "inlineCss"):
             if not isinstance(content.get(flag, False), bool):
                 problems.append((flag, "must be true or false"))

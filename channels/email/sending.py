@@ -84,4 +84,7 @@ def payload(request: SendRequest, rendered: Mapping[str, str | None]) -> dict[st
         "requestDeliveryReceipt": bool(options.get("requestDeliveryReceipt")),
         # Read with the worker's claim, to check the suppression list in the same round trip.
         "suppressionKeys": sorted({suppression_key(a) for a in recipients.all()}),
+        # A Marketing email's topic: its suppressions, and its unsubscribe link's page.
+        **({"topic": content["topic"]} if content.get("emailType") == "Marketing"
+           and content.get("topic") else {}),
     }

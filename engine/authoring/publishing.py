@@ -23,7 +23,7 @@ from engine.store.vocabulary import VersionStatus
 LABELS = {"subject": "Subject", "body": "Body", "htmlHead": "HTML head",
           "fromAddress": "From address", "fromName": "From name", "emailType": "Email type",
           "trackOpens": "Open tracking", "trackClicks": "Click tracking",
-          "fromNumber": "From number", "contentType": "Content type"}
+          "fromNumber": "From number", "contentType": "Content type", "topic": "Topic"}
 
 
 def label(field: str) -> str:

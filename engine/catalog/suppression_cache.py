@@ -39,11 +39,13 @@ _changes = 0
 _lock = threading.Lock()
 
 
-def suppressed(workspace_id: Any, keys: list[str], *, marketing: bool = True) -> set[str]:
+def suppressed(workspace_id: Any, keys: list[str], *, marketing: bool = True,
+               topic: str | None = None) -> set[str]:
     """Which of the suppression ``keys`` are on the workspace's list (lower-cased) for a
-    message of the Marketing stream (``marketing``) or not: an answer holds each key's
-    scope, so one cached answer serves both streams."""
-    return {key for key, scope in scopes(workspace_id, keys).items() if stops(scope, marketing)}
+    message of the Marketing stream (``marketing``, of ``topic``) or not: an answer holds
+    each key's scope, so one cached answer serves both streams and every topic."""
+    return {key for key, scope in scopes(workspace_id, keys).items()
+            if stops(scope, marketing, topic)}
 
 
 def scopes(workspace_id: Any, keys: list[str]) -> dict[str, str]:

@@ -41,11 +41,13 @@ def _suppressed(notification: Notification, keys: list[str]) -> set[str]:
     when the payload lists exactly these keys (a row queued before the keys were spelt as
     now lists others: asked again)."""
     marketing = is_marketing(notification.payload or {})
+    topic = (notification.payload or {}).get("topic") if marketing else None
     known = getattr(notification, "suppressed_keys", None)
     wanted = set(keys)
     if known is not None and wanted.issubset(notification.payload["suppressionKeys"]):
-        return {key for key in wanted & known.keys() if stops(known[key], marketing)}
-    return notification_store.suppressed(notification.workspace_id, keys, marketing=marketing)
+        return {key for key in wanted & known.keys() if stops(known[key], marketing, topic)}
+    return notification_store.suppressed(notification.workspace_id, keys, marketing=marketing,
+                                         topic=topic)
 
 
 def _settled_recipients(notification: Notification) -> dict[str, str]:
@@ -89,4 +91,6 @@ def plan(channel: Channel, notification: Notification) -> Plan:
         suppressed=functools.partial(_suppressed, notification),
         settled=functools.partial(_settled_recipients, notification),
         tracked_html=functools.partial(_tracked_html, nid),
-        unsubscribe_url=functools.partial(unsubscribe_url, nid)))
+        unsubscribe_url=functools.partial(unsubscribe_url, nid,
+                                          workspace_id=str(notification.workspace_id),
+                                          topic=(notification.payload or {}).get("topic"))))

@@ -14,6 +14,7 @@ import hmac
 import html
 import json
 import re
+import time
 import zlib
 from typing import Any
 
@@ -123,8 +124,17 @@ def click_url(notification_id: str, recipient: str | None, url: str) -> str:
     return f"{_base()}/t/c/{token}"
 
 
-def unsubscribe_url(notification_id: str, recipient: str) -> str:
-    return f"{_base()}/t/u/{make_token('unsubscribe', {'n': notification_id, 'r': recipient})}"
+def unsubscribe_url(notification_id: str, recipient: str, workspace_id: str | None = None,
+                    topic: str | None = None) -> str:
+    """The recipient's link to the preferences page (docs/delivery.md, "Topics"): signed with
+    the workspace, the message's topic and when it was made, so the page outlives neither
+    the workspace's retention period nor anyone else's address."""
+    data: dict[str, Any] = {"n": notification_id, "r": recipient}
+    if workspace_id is not None:
+        data.update(w=workspace_id, i=int(time.time()))
+    if topic:
+        data["t"] = topic
+    return f"{_base()}/t/u/{make_token('unsubscribe', data)}"
 
 
 # Links a message's click tracking rewrites; later ones are left as written. Each signed

@@ -25,7 +25,7 @@ from engine.sending import limits
 from engine.sending.payload import payload, render_parts
 from engine.sending.validation import MAX_TAG_KEY, MAX_TAGS, validate_request
 from engine.store.models import Suppression, Template, TemplateVersion, Workspace
-from engine.store.vocabulary import SuppressionScope
+from engine.store.vocabulary import stops
 
 MAX_PROBLEMS_SHOWN = 100
 _SUPPRESSION_BATCH = 500
@@ -172,7 +172,8 @@ def _check_rows(checked: Checked, sheet: Sheet, indexes: list[int], workspace: W
         checked.rows.append([number, recipient, values])
 
 
-def _suppressed(checked: Checked, workspace: Workspace, marketing: bool) -> None:
+def _suppressed(checked: Checked, workspace: Workspace, marketing: bool,
+                topic: str | None = None) -> None:
     """Rows whose recipient is on the workspace's suppression list (for this template's
     kind of message: a Marketing-only suppression stops Marketing email only)."""
     by_key: dict[str, list[int]] = {}
@@ -185,7 +186,7 @@ def _suppressed(checked: Checked, workspace: Workspace, marketing: bool) -> None
                                .where(Suppression.workspace == workspace,
                                       Suppression.address.in_(
                                           keys[start:start + _SUPPRESSION_BATCH])).tuples()):
-            if scope == SuppressionScope.ALL or marketing:
+            if stops(scope, marketing, topic):
                 for number in by_key.get(address, []):
                     found[number] = address
     for number in sorted(found):
@@ -244,7 +245,9 @@ def check(workspace: Workspace, template: Template, sheet: Sheet) -> Checked:
     _needed_tags(checked, version)
     _check_rows(checked, sheet, indexes, workspace, template, version)
     marketing = (version.content or {}).get("emailType") == "Marketing"
-    _suppressed(checked, workspace, marketing and template.channel == "email")
+    marketing = marketing and template.channel == "email"
+    _suppressed(checked, workspace, marketing,
+                (version.content or {}).get("topic") if marketing else None)
     if checked.problems:
         checked.rows = []  # a file with any bad row sends nothing
         checked.problems.sort(key=lambda p: -1 if p.row is None else p.row)

@@ -10,6 +10,8 @@ from email_validator import EmailNotValidError, validate_email
 
 from engine.catalog.keys import parse_time
 from engine.catalog.parts import all_parts
+from engine.catalog.sms_help import MAX_HELP_TEXT
+from engine.catalog.topics import MAX_DESCRIPTION, name_problem
 from engine.plugins.manager import default_registry
 from engine.provisioning.document import NAME_RULE, ApplyError, valid_name, version_fields
 from engine.store.models import PLANS
@@ -70,8 +72,34 @@ class _Checker:
             self.address(entry, path)
             return
         self.address(entry.get("address"), f"{path}.address")
-        if entry.get("scope", "all") not in ("all", "marketing"):
-            self.fail(f"{path}.scope", "must be all or marketing")
+        scope = entry.get("scope", "all")
+        if scope not in ("all", "marketing") and not (
+                isinstance(scope, str) and scope.startswith("topic:")
+                and name_problem(scope.removeprefix("topic:")) is None):
+            self.fail(f"{path}.scope", "must be all, marketing or topic:NAME")
+
+    def topics(self, node: dict[str, Any], path: str) -> None:
+        """``topics: [{name, description}]`` (docs/delivery.md, "Topics")."""
+        seen: set[str] = set()
+        for i, topic in enumerate(self.items(node, "topics", path)):
+            topic = self.mapping(topic, f"{path}.topics[{i}]")
+            if problem := name_problem(topic.get("name")):
+                self.fail(f"{path}.topics[{i}].name", problem)
+            elif topic["name"] in seen:
+                self.fail(f"{path}.topics[{i}].name", "duplicate topic name")
+            seen.add(topic.get("name"))
+            description = topic.get("description", "")
+            if not isinstance(description, str) or len(description) > MAX_DESCRIPTION:
+                self.fail(f"{path}.topics[{i}].description",
+                          f"expected a string of at most {MAX_DESCRIPTION} characters")
+            for key in topic:
+                if key not in ("name", "description"):
+                    self.fail(f"{path}.topics[{i}].{key}", "not a field of a topic")
+        help_text = node.get("smsHelpText")
+        if help_text is not None and (not isinstance(help_text, str)
+                                      or len(help_text) > MAX_HELP_TEXT):
+            self.fail(f"{path}.smsHelpText",
+                      f"expected a string of at most {MAX_HELP_TEXT} characters, or null")
 
     def address(self, value: Any, path: str, allow_domain: bool = False) -> None:
         if not isinstance(value, str) or "\r" in value or "\n" in value:
@@ -192,6 +220,7 @@ class _Checker:
             self.email_provider(provider, f"{path}.emailProvider")
         self.callbacks(node, path)
         self.retention(node, path)
+        self.topics(node, path)
         for i, entry in enumerate(self.items(node, "suppressions", path)):
             self.suppression(entry, f"{path}.suppressions[{i}]")
         names: set[str] = set()

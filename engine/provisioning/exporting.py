@@ -24,7 +24,11 @@ from engine.store.models import (
     Workspace,
 )
 from engine.store.partial_models import Partial, PartialVersion
+from engine.store.recipient_models import Topic
 from engine.store.vocabulary import VersionStatus
+
+# Fields written only when set: a version without a topic reads as it did before topics.
+OMITTED_WHEN_NULL = ("topic",)
 
 
 def _defaults(row: Any) -> dict[str, list[str]]:
@@ -39,7 +43,7 @@ def _version(channel: str, row: TemplateVersion, marked: bool) -> dict[str, Any]
     if row.locked:
         out["locked"] = True
     for key in version_fields(channel):
-        if key in row.content:
+        if key in row.content and (key not in OMITTED_WHEN_NULL or row.content[key] is not None):
             out[key] = row.content[key]
     if "inlineCss" in row.content:
         out["inlineCss"] = row.content["inlineCss"]
@@ -102,6 +106,8 @@ def _workspace(row: Workspace, path: str, namer: ReferenceNamer) -> dict[str, An
     suppressions = Suppression.select().where(Suppression.workspace == row).order_by(
         Suppression.address)
     projects = Project.select().where(Project.workspace == row).order_by(Project.name)
+    topics = [{"name": t.name, **({"description": t.description} if t.description else {})}
+              for t in Topic.select().where(Topic.workspace == row).order_by(Topic.name)]
     provider = json.loads(row.email_provider) if row.email_provider else None
     return {
         "id": str(row.id),
@@ -122,6 +128,9 @@ def _workspace(row: Workspace, path: str, namer: ReferenceNamer) -> dict[str, An
         # Always written: null (kept forever, a workspace older than the setting) included.
         "retentionDays": row.retention_days,
         **({"partials": partials} if (partials := _partials(row)) else {}),
+        # Topics and the SMS HELP answer (docs/delivery.md): written only when there are.
+        **({"topics": topics} if topics else {}),
+        **({"smsHelpText": row.sms_help_text} if row.sms_help_text else {}),
     }
 
 

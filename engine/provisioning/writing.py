@@ -9,7 +9,7 @@ import json
 import uuid
 from typing import Any
 
-from engine.catalog import suppressions
+from engine.catalog import suppressions, topics
 from engine.catalog.keys import create_key, parse_time
 from engine.catalog.versions import compile_content, partial_problems
 from engine.provisioning.document import (
@@ -17,6 +17,7 @@ from engine.provisioning.document import (
     Outcome,
     version_content,
     version_extras,
+    version_fields,
 )
 from engine.provisioning.partial_writing import write_partials
 from engine.senders.allowances import COUNTED
@@ -45,6 +46,17 @@ def _sync(model: Any, values: dict[str, Any]) -> bool:
     if changed:
         model.save()
     return bool(changed)
+
+
+def _filled(channel: str, content: dict[str, Any]) -> dict[str, Any]:
+    """Stored content with each field its channel declared since it was written (a
+    version's ``topic``) as its default: what apply would write for it now."""
+    declared = version_fields(channel)
+    missing = [key for key in declared if key not in content]
+    if not missing:
+        return content
+    return {**version_content(channel, {k: v for k, v in content.items() if k in declared}),
+            **content}
 
 
 def _recipients(node: dict[str, Any]) -> dict[str, list[str]]:
@@ -156,6 +168,8 @@ class Writer:
         if "retentionDays" in node:  # docs/operations.md, "Data retention"; null: forever
             values["retention_days"] = (None if node["retentionDays"] is None
                                         else int(node["retentionDays"]))
+        if "smsHelpText" in node:  # docs/delivery.md, "SMS keywords"
+            values["sms_help_text"] = (node["smsHelpText"] or "").strip() or None
         match = (Workspace.account == account) & (Workspace.name == node["name"])
         row = self.find(Workspace, node, match, path, "workspace")
         if row is None:
@@ -172,6 +186,10 @@ class Writer:
         added = self.add_suppressions(row, node.get("suppressions") or [])
         if added:
             self.out.count(self.out.created, "suppressions", added)
+        for topic in node.get("topics") or []:  # before the versions that name them
+            if done := topics.put(row.id, topic["name"], topic.get("description") or ""):
+                self.out.count(self.out.created if done == "created" else self.out.updated,
+                               "topics")
         for i, key in enumerate(node.get("apiKeys") or []):
             self.api_key(row, key, f"{path}.apiKeys[{i}]")
         # Partials first: a template published below may call them.
@@ -186,8 +204,8 @@ class Writer:
         so re-applying a file changes nothing."""
         by_scope: dict[str, list[str]] = {"all": [], "marketing": []}
         for entry in entries:
-            if isinstance(entry, dict):
-                by_scope[entry.get("scope") or "all"].append(entry["address"])
+            if isinstance(entry, dict):  # all, marketing or topic:NAME
+                by_scope.setdefault(entry.get("scope") or "all", []).append(entry["address"])
             else:
                 by_scope["all"].append(entry)
         return sum(suppressions.add(row.id, addresses, "manual", scope)
@@ -278,6 +296,10 @@ class Writer:
             row = existing.get(number)
             content = version_content(channel, node)
             content.update(version_extras(channel, node, row.content if row else None))
+            if content.get("topic") and content["topic"] not in topics.names(template.workspace_id):
+                raise ApplyError([f"template {template.name!r} version {number}: topic "
+                                  f"{content['topic']!r} is not one of the workspace's topics "
+                                  "(list it under the workspace's topics)"])
             if node.get("status") == "published":
                 status = VersionStatus.LIVE if index == live_index else VersionStatus.PREVIOUS
             else:
@@ -296,6 +318,8 @@ class Writer:
                 )
                 self.out.count(self.out.created, "versions")
                 continue
+            if _filled(channel, row.content) == content:
+                content = row.content  # written before a field existed: the same content
             if row.status != VersionStatus.DRAFT and row.content != content:
                 raise ApplyError([f"template {template.name!r} version {number} is published; "
                                   "its content cannot change (add a new version)"])

@@ -37,7 +37,9 @@ def _unsuppressed(resolved: Resolved, warnings: list[dict[str, str]]) -> Recipie
     """The resolved recipients less the suppressed ones, each of those reported."""
     recipients = resolved.request.recipients()
     marketing = resolved.version.content.get("emailType") == "Marketing"
-    blocked = suppressed(resolved.workspace.id, recipients.all(), marketing=marketing)
+    topic = resolved.version.content.get("topic") if marketing else None
+    blocked = suppressed(resolved.workspace.id, recipients.all(), marketing=marketing,
+                         topic=topic)
     if not blocked:
         return recipients
     keep = {k: [a for a in getattr(recipients, k) if suppression_key(a) not in blocked]

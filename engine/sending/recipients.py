@@ -22,9 +22,10 @@ def resolve(defaults: dict[str, list[str]], options: dict[str, Any] | None) -> R
     return Recipients(lists["to"], lists["cc"], lists["bcc"], was_overridden=bool(override))
 
 
-def suppressed(workspace_id: Any, addresses: list[str], *, marketing: bool) -> set[str]:
+def suppressed(workspace_id: Any, addresses: list[str], *, marketing: bool,
+               topic: str | None = None) -> set[str]:
     """The lower-cased bare addresses among ``addresses`` on the workspace's suppression list
-    for a Marketing message or not, as a preview reports them (through the per-process cache;
-    delivery reads the list)."""
+    for a Marketing message (of ``topic``) or not, as a preview reports them (through the
+    per-process cache; delivery reads the list)."""
     return suppression_cache.suppressed(workspace_id, [suppression_key(a) for a in addresses],
-                                        marketing=marketing)
+                                        marketing=marketing, topic=topic)

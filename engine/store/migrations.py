@@ -278,6 +278,20 @@ def _passkeys_and_single_sign_on(db: Database) -> None:
     db.create_tables(list(SIGN_IN_MODELS), safe=True)
 
 
+def _topics_and_replies(db: Database) -> None:
+    """Topics and what recipients say (docs/delivery.md, "Topics", "SMS keywords"): the
+    workspace's topics and inbound SMS, its HELP answer, and a suppression per address and
+    scope (an address may leave several topics), its scope long enough for ``topic:NAME``."""
+    from engine.store.recipient_models import RECIPIENT_MODELS
+
+    db.create_tables(list(RECIPIENT_MODELS), safe=True)
+    add_missing_columns(db, Workspace, "sms_help_text")
+    if not isinstance(db, SqliteDatabase):  # SQLite does not enforce a varchar's length
+        db.execute_sql('ALTER TABLE "suppression" ALTER COLUMN "scope" TYPE VARCHAR(80)')
+    db.execute_sql('DROP INDEX IF EXISTS "suppression_workspace_id_address"')
+    Suppression._schema.create_indexes(safe=True)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -290,7 +304,8 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _trustworthy_accounts, _delivery_callbacks,
                                                 _lz4_payloads, _data_retention,
                                                 _list_schedules, _partials,
-                                                _passkeys_and_single_sign_on]
+                                                _passkeys_and_single_sign_on,
+                                                _topics_and_replies]
 
 
 def current_version(db: Database) -> int:

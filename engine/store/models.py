@@ -95,6 +95,8 @@ class Workspace(ChangesSeen):
     # Whether an erased address's suppression is kept here as a keyed hash: the claim
     # then checks the recipients' hashes too (engine/store/notification_store.py).
     hashed_suppressions = BooleanField(null=True, default=False)
+    # The answer to an SMS recipient's HELP (docs/delivery.md, "SMS keywords"); null: none.
+    sms_help_text = TextField(null=True)
 
     class Meta:
         indexes = ((("account", "name"), True),)
@@ -238,12 +240,13 @@ class Suppression(BaseModel):
     workspace = ForeignKeyField(Workspace, backref="suppressions", on_delete="CASCADE")
     address = CharField(max_length=320)  # lower-cased
     reason = CharField(max_length=40, default="manual")
-    # all: every message; marketing: Marketing email only (vocabulary.SuppressionScope)
-    scope = CharField(max_length=10, default="all")
+    # all: every message; marketing: Marketing email only (vocabulary.SuppressionScope);
+    # topic:NAME: Marketing email of that topic. One row per address and scope.
+    scope = CharField(max_length=80, default="all")
     created_at = DateTimeField(default=utcnow)
 
     class Meta:
-        indexes = ((("workspace", "address"), True),)
+        indexes = ((("workspace", "address", "scope"), True),)
 
 
 class Notification(BaseModel):

@@ -27,7 +27,7 @@ from peewee import Database, PostgresqlDatabase
 from engine.store import prepared
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
-from engine.store.vocabulary import NotificationStatus, stops
+from engine.store.vocabulary import NotificationStatus, merged_pairs, stops
 
 ATTEMPT_FIELDS = [f for f in DeliveryAttempt._meta.sorted_fields if f.name != "id"]
 NOTIFICATION_FIELDS = Notification._meta.sorted_fields
@@ -125,7 +125,7 @@ def _notification(row: tuple) -> Notification:
             found = row[count + 1]
             if isinstance(found, str):  # SQLite answers JSON as text
                 found = json.loads(found)
-            notification.suppressed_keys = {address: scope for address, scope in found or []}
+            notification.suppressed_keys = merged_pairs(found or [])
     return notification
 
 
@@ -190,15 +190,18 @@ def claim(notification_id: str, stale_after: float, webhook_max_attempts: int,
     return _notification(row) if row else None
 
 
-def suppressed(workspace_id: Any, addresses: Iterable[str], *, marketing: bool = True) -> set[str]:
+def suppressed(workspace_id: Any, addresses: Iterable[str], *, marketing: bool = True,
+               topic: str | None = None) -> set[str]:
     """The lower-cased addresses (or numbers) of ``addresses`` suppressed in the workspace for
-    a message of the Marketing stream (``marketing``) or not (only ``all`` rows stop it)."""
+    a message of the Marketing stream (``marketing``, of ``topic``) or not (only ``all``
+    rows stop it)."""
     return {address for address, scope in suppression_scopes(workspace_id, addresses).items()
-            if stops(scope, marketing)}
+            if stops(scope, marketing, topic)}
 
 
 def suppression_scopes(workspace_id: Any, addresses: Iterable[str]) -> dict[str, str]:
-    """Of ``addresses`` (lower-cased), those on the workspace's list, with each one's scope."""
+    """Of ``addresses`` (lower-cased), those on the workspace's list, with each one's scope
+    (its rows ``merged``: one address may be unsubscribed from several topics)."""
     wanted = sorted({a.lower() for a in addresses})
     if not wanted:
         return {}
@@ -210,7 +213,7 @@ def suppression_scopes(workspace_id: Any, addresses: Iterable[str]) -> dict[str,
     else:
         sql += "(" + ", ".join([db.param] * len(wanted)) + ")"
         cursor = db.execute_sql(sql, (workspace, *wanted))
-    return {row[0]: row[1] for row in cursor.fetchall()}
+    return merged_pairs(cursor.fetchall())
 
 
 def signing_secret(notification: Notification) -> str | None:

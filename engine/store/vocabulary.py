@@ -4,6 +4,7 @@ database and shown by the API (``NotificationStatus.QUEUED == "queued"``)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 
@@ -43,9 +44,46 @@ def scope_for(reason: str) -> SuppressionScope:
     return SuppressionScope.MARKETING if reason in MARKETING_ONLY_REASONS else SuppressionScope.ALL
 
 
-def stops(scope: str, marketing: bool) -> bool:
-    """Whether a suppression of ``scope`` stops a message of the Marketing stream or not."""
-    return marketing or scope != SuppressionScope.MARKETING
+# A suppression of one topic of Marketing email: ``topic:news`` (docs/delivery.md).
+TOPIC_PREFIX = "topic:"
+
+
+def topic_scope(topic: str) -> str:
+    """The scope of a suppression of Marketing email of ``topic``."""
+    return TOPIC_PREFIX + topic
+
+
+def stops(scope: str, marketing: bool, topic: str | None = None) -> bool:
+    """Whether a suppression of ``scope`` stops a message of the Marketing stream or not,
+    of ``topic`` (a Marketing email's). ``scope`` may be several topics' scopes joined by
+    spaces (``merged``): an address unsubscribed from two topics."""
+    if scope == SuppressionScope.ALL:
+        return True
+    if not marketing:
+        return False
+    if scope == SuppressionScope.MARKETING:
+        return True
+    return topic is not None and topic_scope(topic) in scope.split()
+
+
+def merged(scopes: Iterable[str]) -> str:
+    """One address's rows as one scope: ``all`` over ``marketing`` over its topics' scopes,
+    joined by spaces (a topic name has none)."""
+    found = set(scopes)
+    if SuppressionScope.ALL in found:
+        return SuppressionScope.ALL
+    if SuppressionScope.MARKETING in found:
+        return SuppressionScope.MARKETING
+    return " ".join(sorted(found))
+
+
+def merged_pairs(pairs: Iterable[Iterable[str]]) -> dict[str, str]:
+    """``[address, scope]`` rows (several for an address unsubscribed from several topics)
+    as each address's ``merged`` scope."""
+    by_address: dict[str, list[str]] = {}
+    for address, scope in pairs:
+        by_address.setdefault(address, []).append(scope)
+    return {address: merged(scopes) for address, scopes in by_address.items()}
 
 
 class VersionStatus(StrEnum):

@@ -3,8 +3,12 @@ from __future__ import annotations
 import pytest
 
 from cli.app import create_app
+from engine import runtime
 from engine.catalog import keycache
+from engine.delivery import providers
+from engine.store.embedded_redis import free_port
 from tests import factories
+from tests.support.smtp_server import start_smtp
 
 
 @pytest.fixture
@@ -27,3 +31,16 @@ def tenant(settings):
     return {"ws": ws, "template": tpl, "key": key,
             "body": {"tenantId": str(ws.id), "templateId": str(tpl.id),
                      "tags": [{"key": "name", "value": "Ada"}]}}
+
+
+@pytest.fixture
+def smtp(settings):
+    """A real SMTP server the service's provider delivers to."""
+    controller, handler = start_smtp(free_port())
+    runtime.configure(settings.with_changes(
+        email_provider=f"smtp://127.0.0.1:{controller.port}?tls=none"))
+    providers.close_all()
+    yield handler
+    providers.close_all()
+    runtime.configure(settings)
+    controller.stop()

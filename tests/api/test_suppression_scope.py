@@ -11,29 +11,14 @@ from email import policy
 
 import pytest
 
-from engine import runtime
 from engine.catalog import suppressions
-from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
-from engine.store.embedded_redis import free_port
 from engine.store.models import Notification, Suppression
 from tests import factories
-from tests.support.smtp_server import start_smtp
 
 SEND = "/api/v1/notifications/send"
 
 
-@pytest.fixture
-def smtp(settings):
-    """A real SMTP server the service's provider delivers to."""
-    controller, handler = start_smtp(free_port())
-    runtime.configure(settings.with_changes(
-        email_provider=f"smtp://127.0.0.1:{controller.port}?tls=none"))
-    providers.close_all()
-    yield handler
-    providers.close_all()
-    runtime.configure(settings)
-    controller.stop()
 
 
 @pytest.fixture

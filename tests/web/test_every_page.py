@@ -15,7 +15,7 @@ from urllib.parse import urljoin, urlsplit
 from playwright.sync_api import Browser, Page
 
 from engine.authoring import hierarchy
-from engine.catalog import suppressions
+from engine.catalog import suppressions, topics
 from engine.people import invitations, resets, users
 from engine.senders import addresses, domains
 from engine.store.models import Account, InboxMessage
@@ -116,6 +116,8 @@ def _workspace_with_everything():
     run.sent("suppressed", to=("left@example.net",))
     factories.api_key(ws, name="web-main")
     suppressions.add(ws.id, ["bounced@example.net"], "bounce")
+    topics.add(ws.id, "news", "The monthly newsletter")
+    suppressions.add(ws.id, ["left@example.net"], "unsubscribe", "topic:news")
     invitations.invite(ws, "cy@example.com", "member", None, None, "http://localhost")
     domains.add_domain(Account.get_by_id(account.id), "acme.example")
     return ws, (email, sms, webhook)

@@ -17,6 +17,7 @@ from engine import runtime
 from engine.authoring import drafts, finding, hierarchy, previews, publishing, samples
 from engine.authoring.drafts import Basis, DraftConflict, DraftError
 from engine.authoring.publishing import Problem, PublishRefused
+from engine.catalog import topics
 from engine.catalog.versions import RETENTION
 from engine.people import audit
 from engine.plugins.manager import default_registry
@@ -36,6 +37,16 @@ def plugin_fields(template: Template, content: dict[str, Any]) -> list[tuple[str
              "checkbox" if isinstance(channel.content_defaults.get(name), bool)
              else "code" if name in parts else "text")
             for name in channel.content_fields]
+
+
+def topic_names(template: Template, content: dict[str, Any]) -> list[str]:
+    """The choices of the select ``Topic`` (a Marketing email's): the workspace's topics,
+    and the version's own topic should it have been removed since."""
+    if template.channel != "email":
+        return []
+    found = topics.names(g.workspace.id)
+    current = content.get("topic")
+    return found if not current or current in found else [*found, current]
 
 
 def notice(text: str) -> None:
@@ -84,6 +95,7 @@ def page(template: Template, *, content: dict[str, Any] | None = None,
         path=hierarchy.path_of(template),
         channel=default_registry().channel(template.channel),
         plugin_fields=plugin_fields(template, content),
+        topics=topic_names(template, content),
         retention=RETENTION.get(plan, RETENTION["basic"]), plan=plan,
         status_text=status_text or session.pop(NOTICE, None),
         integration=integration(template, sample_tags)), status

@@ -74,5 +74,10 @@ SCOPE_LABELS = {"all": "All mail", "marketing": "Marketing only"}
 
 @blueprint.app_template_filter("suppression_scope")
 def format_suppression_scope(value) -> str:
-    """A scope in words: what the suppression stops."""
-    return SCOPE_LABELS.get(str(value), str(value))
+    """A scope in words: what the suppression stops (``topic:news``: Marketing of topic
+    news; several topics of one address, as a report merges them, each named)."""
+    text = str(value)
+    if text.startswith("topic:"):
+        names = [part.removeprefix("topic:") for part in text.split()]
+        return "Topic " + ", ".join(names) + " only"
+    return SCOPE_LABELS.get(text, text)

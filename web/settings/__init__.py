@@ -14,11 +14,12 @@ from web.settings import (
     provider,
     senders,
     suppressions,
+    topics,
     webhooks,
 )
 from web.settings.blueprint import blueprint
 
 MODULES = (index, api_keys, audit_log, callbacks, data, members, provider, senders,
-           suppressions, webhooks)  # imported for their routes
+           suppressions, topics, webhooks)  # imported for their routes
 
 __all__ = ["MODULES", "blueprint"]

@@ -58,6 +58,15 @@ class CallbackForm(FlaskForm):
     tracking = BooleanField("Call back opens and clicks too", default=True)
 
 
+class TopicForm(FlaskForm):
+    name = StringField("Name", render_kw={"autocomplete": "off", "spellcheck": "false"})
+    description = StringField("Description")
+
+
+class HelpTextForm(FlaskForm):
+    help_text = TextAreaField("SMS help text", render_kw={"rows": 3})
+
+
 class ProviderTestForm(FlaskForm):
     recipient = EmailField("Test recipient")
 

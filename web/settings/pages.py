@@ -36,6 +36,7 @@ PAGES: tuple[SettingsPage, ...] = (
     SettingsPage("email_provider", "Email provider", "admin"),
     SettingsPage("callbacks", "Callbacks", "admin"),
     SettingsPage("data", "Data", "admin"),
+    SettingsPage("topics", "Topics", "admin"),
     SettingsPage("audit_log", "Audit log", "admin"),
 )
 _BY_VIEW = {page.view: page for page in PAGES}

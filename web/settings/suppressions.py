@@ -9,10 +9,12 @@ from flask import Response, abort, flash, g, redirect, render_template, request,
 from flask_login import current_user
 
 from engine.catalog import suppressions as suppression_list
+from engine.catalog import topics as topic_list
 from engine.people import audit, users
 from engine.people.errors import PeopleError
 from engine.store.db import database
 from engine.store.models import Suppression
+from engine.store.vocabulary import topic_scope
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.csv_files import SCOPES, CsvRefused, read_rows, write_rows
@@ -25,13 +27,28 @@ SHOWN = 200
 def _page(form: SuppressionForm | None = None, import_form: ImportForm | None = None,
           status: int = 200):
     query = (request.args.get("q") or "").strip()[:320]
-    scope = request.args.get("scope") if request.args.get("scope") in SCOPES else ""
+    scopes = _scopes()
+    scope = request.args.get("scope") if request.args.get("scope") in scopes else ""
     shown, total = suppression_list.search(g.workspace, query, scope, SHOWN)
     return render_template("settings/suppressions.html", page="Suppressions",
-                           form=form or SuppressionForm(formdata=None),
+                           form=form or _form(formdata=None), scopes=scopes,
                            import_form=import_form or ImportForm(formdata=None),
                            rows=shown, total=total, query=query, scope=scope,
                            limit=SHOWN), status
+
+
+def _scopes() -> list[str]:
+    """Every scope a row of this workspace may have: all, marketing, each topic's."""
+    return [*SCOPES, *(topic_scope(name) for name in topic_list.names(g.workspace.id))]
+
+
+def _form(**kwargs) -> SuppressionForm:
+    """The form, its scopes the workspace's (docs/delivery.md, "Suppression scope")."""
+    form = SuppressionForm(**kwargs)
+    form.scope.choices = [*form.scope.choices,
+                          *((s, f"Topic {s.removeprefix('topic:')} only")
+                            for s in _scopes()[len(SCOPES):])]
+    return form
 
 
 @blueprint.get("/suppressions")
@@ -43,7 +60,7 @@ def suppressions():
 @blueprint.post("/suppressions")
 @workspace_view("admin")
 def add_suppression():
-    form = SuppressionForm()
+    form = _form()
     try:
         address = users.normalize_email(form.address.data or "", "address")
     except PeopleError as err:
@@ -55,7 +72,8 @@ def add_suppression():
     if suppression_list.add(g.workspace.id, [address], "manual", scope):
         audit.record(g.workspace, current_user.user, "suppression.added", address,
                      {"scope": scope})
-        stopped = "Marketing email" if scope == "marketing" else "message"
+        stopped = ("Marketing email" if scope == "marketing" else "message" if scope == "all"
+                   else f"Marketing email of the topic {scope.removeprefix('topic:')}")
         flash(f"{address} is suppressed: no {stopped} goes to it from now on.", "info")
     else:
         flash(f"{address} was already on the list.", "info")
@@ -80,7 +98,7 @@ def confirm_remove_suppression(suppression_id):
 @workspace_view("admin")
 def remove_suppression(suppression_id):
     row = _row(suppression_id)
-    suppression_list.remove(g.workspace.id, row.address)
+    suppression_list.remove_row(g.workspace.id, row.id)  # its other scopes stay
     audit.record(g.workspace, current_user.user, "suppression.removed", row.address,
                  {"reason": row.reason, "scope": row.scope})
     flash(f"{row.address} is no longer suppressed.", "info")

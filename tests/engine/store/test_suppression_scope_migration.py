@@ -16,7 +16,10 @@ from tests.support.old_schema import database_before
 def old(settings, tmp_path):
     """A database of the step before: the suppression table without its scope column."""
     with database_before(_suppression_scope, tmp_path,
-                         'ALTER TABLE "suppression" DROP COLUMN "scope"') as old:
+                         'DROP INDEX "suppression_workspace_id_address_scope"',
+                         'ALTER TABLE "suppression" DROP COLUMN "scope"',
+                         'CREATE UNIQUE INDEX "suppression_workspace_id_address" '
+                         'ON "suppression" ("workspace_id", "address")') as old:
         yield old
 
 
