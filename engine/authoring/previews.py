@@ -13,11 +13,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine import runtime
 from engine.catalog import snapshots
 from engine.errors import ApiError
 from engine.plugins.channel_contract import Recipients
 from engine.plugins.manager import default_registry
-from engine.rendering import variable_metadata
+from engine.rendering import render_budget, variable_metadata
 from engine.sending.payload import payload, render_parts
 from engine.sending.preview import build_preview
 from engine.sending.resolution import Resolved, resolve_version
@@ -136,14 +137,18 @@ def _other(preview: EditorPreview, request: Resolved) -> None:
 
 def preview(workspace: Workspace, template: Template, content: dict[str, Any],
             tags: dict[str, str]) -> EditorPreview:
-    """Render ``content`` (the editor's text) with ``tags`` as a send would."""
+    """Render ``content`` (the editor's text) with ``tags`` as a send would. Every parse,
+    check and render of it shares one render budget (HERALD_RENDER_BUDGET_SECONDS), as an
+    API preview's renders do: a hostile body costs that much, then reads as "took too
+    long", whatever number of passes the editor's checks make over it."""
     channel = default_registry().channel(template.channel)
     options = channel.preview_options()  # as the channel declares them
     body = {channel.options_field: options} if options and channel.options_field else {}
-    request = resolved(workspace, template, content, tags, body)
     result = EditorPreview(template.channel)
-    if request.channel.previewable:
-        _email(result, request)
-    else:
-        _other(result, request)
+    with render_budget(runtime.settings().render_budget_seconds):
+        request = resolved(workspace, template, content, tags, body)
+        if request.channel.previewable:
+            _email(result, request)
+        else:
+            _other(result, request)
     return result

@@ -18,8 +18,9 @@ _deadline: ContextVar[float | None] = ContextVar("herald_render_deadline", defau
 
 @contextmanager
 def render_budget(seconds: float) -> Iterator[None]:
-    """Every render inside shares ``seconds`` of wall time in all."""
-    token = _deadline.set(time.monotonic() + seconds)
+    """Every render inside shares ``seconds`` of wall time in all (and never outlasts a
+    budget already open around it)."""
+    token = _deadline.set(deadline_within(seconds))
     try:
         yield
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from .budget import deadline_within
 from .errors import TemplateSyntaxError
 from .expression_scanner import PARTIAL_BLOCK, WS, ExpressionScanner
 from .nodes import Block, Comment, Content, Mustache, Partial, PartialBlock
@@ -213,5 +214,7 @@ def parse(text: str, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS) -> list
     if len(text) > MAX_TEMPLATE_CHARS:
         raise TemplateSyntaxError(
             f"template part is longer than {MAX_TEMPLATE_CHARS:,} characters", 1, 1)
-    parser = _Parser(text, time.monotonic() + deadline_seconds)
+    # Within the request's render budget, when one is open: a preview parses a part more
+    # than once (checks, metadata, the render) and all of it shares the budget.
+    parser = _Parser(text, deadline_within(deadline_seconds))
     return parser.parse()

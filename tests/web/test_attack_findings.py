@@ -71,3 +71,47 @@ def test_reset_mail_is_limited_per_address_whatever_its_spelling(app, windows_he
                            token_from="/reset").status_code
              for i in range(throttle.RESET_LIMITS["address"] + 1)]
     assert codes[:-1] == [200] * throttle.RESET_LIMITS["address"] and codes[-1] == 429, codes
+
+
+# A look-alike address (a Cyrillic o, U+043E) could be invited and read as the real one.
+
+def test_an_invitation_to_a_mixed_script_address_says_so(app):
+    ws = factories.workspace()
+    make_user("owner@b.example", ws, "owner", "Owner")
+    owner = Browser(app)
+    owner.sign_in("owner@b.example")
+    members = f"/w/{ws.id}/settings/members"
+    sent = owner.post(members, {"email": "\u043ewner@b.example", "role": "admin"},
+                      token_from=members, follow_redirects=True)
+    assert sent.status_code == 200
+    assert "mixes Cyrillic and Latin letters" in sent.text
+    assert "[U+043E]wner@b.example" in sent.text
+    page = owner.get(members).text
+    assert page.count("mixes Cyrillic and Latin letters") == 1  # beside the pending one
+    plain = owner.post(members, {"email": "ada@b.example", "role": "member"},
+                       token_from=members, follow_redirects=True)
+    assert plain.text.count("mixes Cyrillic and Latin letters") == 1  # the pending one only
+
+
+# Hostile previews (a 1 MB body, 8 KB sample values) took 2-8 s each, eight at once.
+
+def test_renders_past_the_process_slots_wait_then_get_a_429(app):
+    from web.authoring import render_slots
+
+    ws, template, member = _member(app)
+    editor = f"/w/{ws.id}/templates/{template.id}"
+    body = json.dumps({"subject": "Hi", "body": "<p>Hi</p>", "sample": "{}",
+                       "editor": "d" * 16, "recipient": "x@example.com"}).encode()
+    held = 0
+    try:
+        while render_slots.slots.acquire(blocking=False):  # as if others were rendering
+            held += 1
+        assert held == render_slots.RENDERS_AT_ONCE
+        for path in ("/preview", "/test-sends"):
+            answer = member.post_json(editor + path, body, editor)
+            assert answer.status_code == 429, (path, answer.status_code)
+            assert "at once" in answer.text
+    finally:
+        for _ in range(held):
+            render_slots.slots.release()
+    assert member.post_json(editor + "/preview", body, editor).status_code == 200

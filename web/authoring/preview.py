@@ -12,6 +12,7 @@ from engine.authoring.samples import SampleError
 from web.authoring import frames, loading
 from web.authoring.blueprint import blueprint
 from web.authoring.editor import integration
+from web.authoring.render_slots import render_slot
 from web.permissions import workspace_view
 
 
@@ -38,7 +39,8 @@ def preview(template_id):
         content = drafts.content_from_form(template.channel, form)
     except DraftError as err:
         return loading.fragment("authoring/_preview_error.html", message=str(err))
-    result = previews.preview(g.workspace, template, content, tags)
+    with render_slot():
+        result = previews.preview(g.workspace, template, content, tags)
     token = form.get("editor", "")
     version = frames.stash(template, token, result)
     return loading.fragment("authoring/_preview.html", template=template, preview=result,

@@ -13,6 +13,7 @@ from engine.people import audit
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
 from web.authoring.editor import notice
+from web.authoring.render_slots import render_slot
 from web.permissions import workspace_view
 
 
@@ -37,8 +38,9 @@ def send_test(template_id):
     recipient = loading.posted().get("recipient", "")
     try:
         editable, content, tags = _content_and_tags(template)
-        sent = test_sends.send_test(g.workspace, template, content, tags, recipient,
-                                    editable.number)
+        with render_slot():
+            sent = test_sends.send_test(g.workspace, template, content, tags, recipient,
+                                        editable.number)
     except (SendTestRefused, DraftError, SampleError) as err:
         message = str(err) if not isinstance(err, SampleError) else f"Sample tags: {err}"
         if loading.htmx():

@@ -6,6 +6,7 @@ from flask import abort, flash, g, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from engine import runtime
+from engine.formats.scripts import mixed_scripts, spelled_out
 from engine.people import invitations, outbox, roles, two_factor
 from engine.people.errors import PeopleError
 from engine.people.models import Membership
@@ -22,6 +23,19 @@ def _page(form: InviteForm | None = None, link: str | None = None, status: int =
         members=roles.members(g.workspace), pending=invitations.pending(g.workspace),
         invitation_link=link, problem=problem, labels=roles.LABELS,
         two_factor_required=two_factor.required_in(g.workspace.id)), status
+
+
+def lookalike_warning(address: str) -> str | None:
+    """What to say beside an address that mixes scripts (a Cyrillic o, U+043E, before
+    `wner@`), which would otherwise read as the address it imitates."""
+    scripts = mixed_scripts(address)
+    if not scripts:
+        return None
+    return (f"This address mixes {' and '.join(scripts)} letters, so it may only look like "
+            f"an address you know. Spelled out: {spelled_out(address)}")
+
+
+blueprint.add_app_template_filter(lookalike_warning, "lookalike_warning")
 
 
 @blueprint.get("/members")
@@ -45,6 +59,8 @@ def invite_member():
         return _page(form, status=400 if err.status != 403 else 403)
     outbox.queue_invitation(str(issued.invitation.id), issued.url, current_user.name)
     flash(f"We are emailing an invitation to {issued.invitation.email}.", "info")
+    if warning := lookalike_warning(issued.invitation.email):
+        flash(f"Check the address: {warning}", "warning")
     return _page(link=None if runtime.settings().production else issued.url)
 
 

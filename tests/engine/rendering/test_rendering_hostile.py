@@ -305,3 +305,23 @@ def test_log_inside_nested_loops_writes_a_bounded_number_of_lines(caplog):
         render_part(None, "body", text, tags)  # a second render has its own allowance
         lines = [r for r in caplog.records if r.getMessage().startswith("template log:")]
         assert len(lines) == 2 * MAX_LOG_LINES
+
+
+def test_a_request_budget_bounds_parsing_and_checks_as_well() -> None:
+    # The editor's preview parses a part several times (checks, metadata, the render):
+    # with only the render under the budget, a 1 MB body took 2 s a pass.
+    from engine.rendering import render_budget
+
+    text = "".join(f"<p>{{{{t{i}}}}}</p>" for i in range(2_000))
+    check_template(text)  # well within its own deadline
+    with render_budget(0.0), pytest.raises(TemplateSyntaxError, match="too long to compile"):
+        check_template(text)
+
+
+def test_a_budget_opened_inside_another_never_outlasts_it() -> None:
+    from engine.rendering import render_budget, seconds_left
+
+    with render_budget(0.0), render_budget(10.0):
+        assert seconds_left(10.0) == 0.0
+    with render_budget(10.0), render_budget(0.5):
+        assert 0.0 < seconds_left(10.0) <= 0.5

@@ -1,0 +1,34 @@
+"""How many of the editor's renders (previews, test sends) one process runs at once.
+
+Each is bounded by the render budget, but eight hostile previews at once (a 1 MB body, 8 KB
+sample values) still held eight server threads and starved /healthz and every tenant's
+pages. A render waits for one of RENDERS_AT_ONCE slots (a keystroke's preview takes a few
+milliseconds, so a person rarely waits), at most WAIT_SECONDS, then gets a 429.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from flask import abort, make_response
+
+from web.core import errors
+
+RENDERS_AT_ONCE = 2
+WAIT_SECONDS = 1.0
+slots = threading.BoundedSemaphore(RENDERS_AT_ONCE)
+
+
+@contextmanager
+def render_slot() -> Iterator[None]:
+    """One of the process's render slots for the request, or a 429 that says why."""
+    if not slots.acquire(timeout=WAIT_SECONDS):
+        body, status = errors.page(429, "Too many previews and test sends are running at "
+                                        "once: try again in a moment.")
+        abort(make_response(body, status, {"Retry-After": "1"}))
+    try:
+        yield
+    finally:
+        slots.release()
