@@ -43,9 +43,10 @@ class HeraldApi(Api):
     def handle_http_exception(self, error: HTTPException):
         # A URL no route matched, asked by a browser outside the API's paths: the web
         # application's page (cli/app.py puts its maker here), not problem details.
-        if request.blueprint is None and not request.path.startswith(API_PATHS) \
-                and (html_page := current_app.extensions.get("herald.html_error")):
-            if (shown := html_page(error)) is not None:
+        html_page = current_app.extensions.get("herald.html_error")
+        if html_page and request.blueprint is None and not request.path.startswith(API_PATHS):
+            shown = html_page(error)
+            if shown is not None:
                 return shown
         if isinstance(error, RequestEntityTooLarge):
             return problems.bare(413)

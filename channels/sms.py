@@ -16,9 +16,9 @@ from engine.plugin_api import (
     SendRequest,
     addresses,
     dedupe,
+    e164_form,
     hookimpl,
     options_object,
-    e164_form,
     suppression_key,
     valid_e164,
 )
