@@ -42,7 +42,7 @@ class HeraldApi(Api):
 
     def handle_http_exception(self, error: HTTPException):
         # A URL no route matched, asked by a browser outside the API's paths: the web
-        # application's page (cli/app.py puts its maker here), not problem details.
+        # application's page (web.init_app puts its maker here), not problem details.
         html_page = current_app.extensions.get("herald.html_error")
         if html_page and request.blueprint is None and not request.path.startswith(API_PATHS):
             shown = html_page(error)
