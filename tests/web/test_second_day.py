@@ -112,4 +112,4 @@ def test_the_dev_inbox_is_styled_links_back_and_shows_sms_text(page: Page, live)
         page.set_viewport_size({"width": width, "height": 900})
         assert violations(page) == []
     page.get_by_role("link", name="Back to Herald").click()
-    expect(page.get_by_role("button", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
