@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Flask, g, request
+from flask import Flask, current_app, g, request
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
@@ -29,6 +29,10 @@ MAX_BODY_BYTES = 10 * 1024 * 1024
 log = logging.getLogger("herald.api")
 
 
+# Paths whose errors are always problem details, whoever asks.
+API_PATHS = ("/api/", "/openapi/", "/healthz", "/readyz", "/metrics")
+
+
 class HeraldApi(Api):
     """flask-smorest with RFC 7807 problem details instead of its own error format."""
 
@@ -37,6 +41,13 @@ class HeraldApi(Api):
     DEFAULT_ERROR_RESPONSE_NAME = None
 
     def handle_http_exception(self, error: HTTPException):
+        # A URL no route matched, asked by a browser outside the API's paths: the web
+        # application's page (web.init_app puts its maker here), not problem details.
+        html_page = current_app.extensions.get("herald.html_error")
+        if html_page and request.blueprint is None and not request.path.startswith(API_PATHS):
+            shown = html_page(error)
+            if shown is not None:
+                return shown
         if isinstance(error, RequestEntityTooLarge):
             return problems.bare(413)
         if error.code and error.code >= 500:

@@ -6,6 +6,7 @@ from flask import Blueprint, jsonify, render_template_string
 
 from api.framing import refuse_foreign_host
 from engine.catalog.keys import iso
+from engine.formats.times import in_words
 from engine.store.models import InboxMessage
 
 blueprint = Blueprint("dev_inbox", __name__)
@@ -13,47 +14,61 @@ blueprint = Blueprint("dev_inbox", __name__)
 blueprint.before_request(refuse_foreign_host)
 
 PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Herald dev inbox</title>
+<html lang="en"><head><meta charset="utf-8"><title>Dev inbox · Herald</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="stylesheet" href="/assets/herald.css">
 <style>
-body{font:14px/1.4 system-ui,sans-serif;margin:2rem;color:#222}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;
-text-align:left;vertical-align:top}iframe{width:100%;height:16rem;border:1px solid #ccc}
-details{margin:.2rem 0}summary{padding:.2rem 0}.wrap{overflow-x:auto;position:relative}
-code{font-size:12px}.ok{color:#075}.bad{color:#b00}
-</style></head><body><main>
+iframe.mail{width:100%;height:16rem;border:1px solid #ccc;background:#fff}
+details{margin:.2rem 0}summary{padding:.2rem 0;cursor:pointer}
+.ok{color:#075}.bad{color:#b00}
+</style></head><body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="top"><a class="brand" href="/">Herald</a>
+<span>Dev inbox (development only)</span></header>
+<main id="main">
+<p><a href="/">Back to Herald</a></p>
 <h1>Dev inbox</h1>
-<p>{{ messages|length }} message(s). JSON:
-<a href="/dev/inbox/messages">/dev/inbox/messages</a>.
-<button onclick="fetch('/dev/inbox/messages',{method:'DELETE'}).then(()=>location.reload())">
+<p>{{ messages|length }} message(s): what the <code>inbox://</code> provider received,
+newest first. JSON: <a href="/dev/inbox/messages">/dev/inbox/messages</a>.
+<button type="button" class="secondary"
+onclick="fetch('/dev/inbox/messages',{method:'DELETE'}).then(()=>location.reload())">
 Empty</button>
 </p>
-<div class="wrap" role="region" aria-label="Messages" tabindex="0">
-<table><tr><th>When</th><th>Channel</th><th>From</th><th>To</th><th>Subject / text</th></tr>
+<div class="table-wrap" role="region" aria-label="Messages" tabindex="0">
+<table><thead><tr><th scope="col">When</th><th scope="col">Channel</th>
+<th scope="col">From</th><th scope="col">To</th><th scope="col">Message</th></tr></thead>
+<tbody>
 {% for m in messages %}
-<tr><td>{{ m.created_at }}</td><td>{{ m.channel }}</td><td>{{ m.sender or "" }}</td>
+<tr><td>{{ when(m.created_at) }}</td>
+<td>{{ "SMS" if m.channel == "sms" else m.channel|capitalize }}</td>
+<td>{{ m.sender or "" }}</td>
 <td>{{ (m.to + m.cc + m.bcc)|join(", ") }}</td>
-<td><strong>{{ m.subject or "" }}</strong>
+<td>{% if m.channel == "sms" %}<pre class="plain-text">{{ m.text or "" }}</pre>
+{% else %}<strong>{{ m.subject or "" }}</strong>
 {% if m.html %}<details><summary>HTML</summary>
-<iframe sandbox="" srcdoc="{{ m.html }}"></iframe></details>{% endif %}
-<details><summary>Text</summary><pre>{{ m.text or "" }}</pre></details>
-{% if m.raw %}<details><summary>Raw MIME</summary><pre><code>{{ m.raw }}</code></pre>
-</details>{% endif %}</td></tr>
-{% endfor %}</table></div>
+<iframe class="mail" sandbox="" title="{{ m.subject or 'Message' }}"
+srcdoc="{{ m.html }}"></iframe></details>{% endif %}
+<details><summary>Text</summary><pre class="plain-text">{{ m.text or "" }}</pre></details>
+{% if m.raw %}<details><summary>Raw MIME</summary>
+<pre class="plain-text"><code>{{ m.raw }}</code></pre>
+</details>{% endif %}{% endif %}</td></tr>
+{% endfor %}</tbody></table></div>
 <h2 id="webhooks">Webhooks</h2>
 <p>{{ webhooks|length }} webhook(s) caught at
 <code>{{ request.host_url }}dev/inbox/webhooks/NAME</code> (any name: a send's
-<code>webhookOptions.urlOverride</code>). JSON:
+<code>webhookOptions.urlOverride</code>, or a workspace's callback URL). JSON:
 <a href="/dev/inbox/webhooks">/dev/inbox/webhooks</a>.</p>
-<div class="wrap" role="region" aria-label="Webhooks" tabindex="0">
-<table><tr><th>When</th><th>Name</th><th>Signature</th><th>Headers and body</th></tr>
+<div class="table-wrap" role="region" aria-label="Webhooks" tabindex="0">
+<table><thead><tr><th scope="col">When</th><th scope="col">Name</th>
+<th scope="col">Signature</th><th scope="col">Headers and body</th></tr></thead><tbody>
 {% for w in webhooks %}
-<tr><td>{{ w.created_at }}</td><td>{{ w.name }}</td>
+<tr><td>{{ when(w.created_at) }}</td><td>{{ w.name }}</td>
 <td class="{{ 'ok' if w.verified else 'bad' }}">{{ "\u2714" if w.verified else "\u2718" }}
 {{ w.verdict }}</td>
-<td><details><summary>Headers</summary><pre>{% for k, v in w.headers.items() %}{{ k }}: {{ v }}
-{% endfor %}</pre></details><pre><code>{{ w.body }}</code></pre></td></tr>
-{% endfor %}</table></div></main></body></html>"""
+<td><details><summary>Headers</summary>
+<pre class="plain-text">{% for k, v in w.headers.items() %}{{ k }}: {{ v }}
+{% endfor %}</pre></details><pre class="plain-text"><code>{{ w.body }}</code></pre></td></tr>
+{% endfor %}</tbody></table></div></main></body></html>"""
 
 
 def _as_json(message: InboxMessage) -> dict:
@@ -84,7 +99,8 @@ def page():
     # Autoescaping keeps the rendered mail inert; the HTML preview runs in a sandboxed iframe.
     from engine.webhooks import caught
 
-    return render_template_string(PAGE, messages=_latest(), webhooks=caught.latest())
+    return render_template_string(PAGE, messages=_latest(), webhooks=caught.latest(),
+                                  when=in_words)
 
 
 @blueprint.get("/dev/inbox/messages")

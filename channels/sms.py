@@ -16,6 +16,7 @@ from engine.plugin_api import (
     SendRequest,
     addresses,
     dedupe,
+    e164_form,
     hookimpl,
     options_object,
     suppression_key,
@@ -59,7 +60,7 @@ class SmsChannel(BaseChannel):
             errors.add("smsOptions", "notifications.sms.too_many_recipients",
                        f"at most {MAX_RECIPIENTS} recipients")
         number = found.get("fromNumber")
-        if number is not None and not valid_e164(number):
+        if number is not None and not e164_form(number):
             errors.add("smsOptions.fromNumber", "notifications.sms.from_number_invalid",
                        "must be an E.164 number")
 

@@ -12,6 +12,7 @@ from engine.formats.addresses import (
     ascii_form,
     bare_address,
     dedupe,
+    e164_form,
     suppression_key,
     valid_e164,
     valid_email,
@@ -85,6 +86,6 @@ __all__ = [  # noqa: RUF022 -- grouped as docs/plugins.md lists them
     "options_object", "validate_webhook_headers",
     # text and addresses
     "CONTROL", "CONTROLS", "MEDIA_TYPE", "PLAIN_ADDRESS", "SharedPart", "ascii_form",
-    "bare_address", "dedupe", "html_document", "html_to_text", "inline_css", "message_bytes",
-    "suppression_key", "valid_e164", "valid_email",
+    "bare_address", "dedupe", "e164_form", "html_document", "html_to_text", "inline_css",
+    "message_bytes", "suppression_key", "valid_e164", "valid_email",
 ]

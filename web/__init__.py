@@ -13,6 +13,7 @@ from web.auth import account, passkeys  # noqa: F401
 from web.auth.views import blueprint as auth
 from web.authoring import blueprint as authoring
 from web.authoring.frames import blueprint as preview_frames
+from web.core.errors import for_browser
 from web.core.views import blueprint as core
 from web.preferences import blueprint as preferences
 from web.reports.views import blueprint as reports
@@ -27,3 +28,5 @@ def init_app(app: Flask, settings: Settings) -> None:
     for blueprint in (core, auth, workspace, reports, settings_pages, authoring,
                       preview_frames, preferences):
         app.register_blueprint(blueprint)
+    # The API answers unrouted URLs; a browser's gets this page instead (api/app.py).
+    app.extensions["herald.html_error"] = for_browser

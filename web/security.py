@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from flask import Flask, Response, request
+from flask import Flask, Response, g, request
 from flask.sessions import SecureCookieSessionInterface, SessionMixin
 from flask_wtf.csrf import CSRFProtect
 
@@ -94,7 +94,8 @@ def init_app(app: Flask, settings: Settings) -> None:
             return response
         for name, value in HTML_HEADERS.items():
             response.headers.setdefault(name, value)
-        if request.blueprint in WEB_BLUEPRINTS or request.blueprint in SESSIONLESS_PAGES:
+        if request.blueprint in WEB_BLUEPRINTS or request.blueprint in SESSIONLESS_PAGES \
+                or g.get("web_page"):
             response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
             # Pages show keys and secrets once: no copy may stay in a cache.
             response.headers["Cache-Control"] = "no-store"

@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.catalog import snapshots, versions
 from engine.catalog.parts import all_parts
-from engine.formats.addresses import bare_address, valid_e164
+from engine.formats.addresses import bare_address, e164_form
 from engine.plugins.manager import default_registry
 from engine.store.db import database
 from engine.store.models import Template, TemplateVersion, Workspace
@@ -101,8 +101,9 @@ def problems(workspace: Workspace, template: Template, content: dict[str, Any]) 
     if "fromAddress" in channel.content_fields and "fromAddress" not in fields:
         found += _sender_problems(workspace, template, content)
     number = content.get("fromNumber")
-    if number and not valid_e164(number):  # the API's rule for smsOptions.fromNumber
-        found.append(Problem("fromNumber", "From number: an E.164 number such as "
+    if number and not e164_form(number):  # the API's rule for smsOptions.fromNumber
+        found.append(Problem("fromNumber", "From number: an E.164 number, a + and the "
+                                           "country code and number in digits, such as "
                                            "+14155550100."))
     return found
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.errors import ApiError
-from engine.formats.addresses import suppression_key
+from engine.formats.addresses import suppression_key, typed_phone
 from engine.plugins.channel_contract import Channel
 from engine.plugins.manager import default_registry
 from engine.sending import limits
@@ -100,6 +100,8 @@ def send_test(workspace: Workspace, template: Template, content: dict[str, Any],
     """Queue one test of ``content``; raises SendTestRefused when it cannot be sent."""
     channel = default_registry().channel(template.channel)
     recipient = (recipient or "").strip()
+    if channel.recipient_kind == "phone":  # typed with spaces, as a list's column may be
+        recipient = typed_phone(recipient)
     if not recipient:
         raise SendTestRefused(f"Test recipient: enter {channel.recipient_hint}.")
     _check_recipient(channel, recipient)

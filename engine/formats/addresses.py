@@ -12,6 +12,9 @@ from email_validator import EmailNotValidError, validate_email
 
 from engine.formats.header_text import CONTROL
 
+_E164_FORM = re.compile(r"\+[1-9][0-9]{6,14}")
+_PHONE_PUNCTUATION = re.compile(r"[\s().-]")
+
 # One mailbox, ``Name <addr>``: the name a quoted string, or words of letters, digits,
 # atext and periods (``John Q. Public``, ``=?utf-8?q?...?=``); no comment, no second
 # address, no group. A grammar of our own, linear, where the standard library's strict
@@ -95,6 +98,27 @@ def valid_e164(value: object) -> bool:
         return False
     return (phonenumbers.is_valid_number(number)
             and phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164) == value)
+
+
+def e164_form(value: object) -> bool:
+    """An E.164 number as written: ``+``, a country code and at most 15 digits in all, a
+    length its country's plan allows (phonenumbers' "possible"). For a From number: a
+    sender's own number may be in a range phonenumbers does not list as assigned (UK
+    `+447700900123` is one), where a recipient's must be valid (valid_e164)."""
+    if not isinstance(value, str) or not _E164_FORM.fullmatch(value):
+        return False
+    try:
+        number = phonenumbers.parse(value, None)
+    except phonenumbers.NumberParseException:
+        return False
+    return (phonenumbers.is_possible_number(number)
+            and phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164) == value)
+
+
+def typed_phone(value: str) -> str:
+    """A phone number as people type it, its spaces, dots, hyphens and brackets dropped
+    (``+44 7911 123456`` is ``+447911123456``), as a list's phone column is read."""
+    return _PHONE_PUNCTUATION.sub("", value.strip())
 
 
 def dedupe(values: list[str]) -> list[str]:

@@ -48,7 +48,7 @@ def test_copy_buttons_show_only_where_javascript_can_copy(browser: Browser, zone
     context = browser.new_context(base_url=zoned.url)
     page = context.new_page()
     _domain_owner(page)
-    expect(page.get_by_role("button", name="Copy")).to_have_count(4)
+    expect(page.get_by_role("button", name="Copy")).to_have_count(8)  # each host and value
     context.close()
 
     bare = browser.new_context(base_url=zoned.url, java_script_enabled=False)

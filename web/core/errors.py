@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from flask import Blueprint, render_template, request
+from flask import Blueprint, g, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
@@ -26,6 +26,16 @@ def page(status: int, message: str | None = None):
     title, text = MESSAGES.get(status, ("Something went wrong", "Try again in a moment."))
     return render_template("core/error.html", title=title, message=message or text,
                            status=status), status
+
+
+def for_browser(error: HTTPException) -> tuple[str, int] | None:
+    """The error page for a URL no route matched, when a browser asks (it prefers HTML
+    to JSON); None for a client that wants JSON, which gets problem details."""
+    accept = request.accept_mimetypes
+    if not accept.accept_html or accept["text/html"] < accept["application/json"]:
+        return None
+    g.web_page = True  # the pages' headers, CSP included (web/security.py)
+    return page(error.code or 500)
 
 
 def register(blueprint: Blueprint) -> None:

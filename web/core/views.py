@@ -6,6 +6,7 @@ from flask import Blueprint, current_app, g, redirect, url_for
 from flask_login import current_user, login_required
 
 from channels import sms_length
+from engine.formats.times import in_words
 from engine.people import roles
 from web.core import errors
 from web.permissions import can
@@ -48,13 +49,8 @@ def home_for_user():
 
 @blueprint.app_template_filter("datetime")
 def format_datetime(value, seconds: bool = False, zone: bool = True) -> str:
-    """A time in words ("27 Nov 2026, 09:05 UTC"), not ISO. Times are stored as naive UTC;
-    say so rather than guess the reader's zone."""
-    if not value:
-        return ""
-    shown = f"{value.day} {value:%b %Y, %H:%M:%S}" if seconds else \
-        f"{value.day} {value:%b %Y, %H:%M}"
-    return f"{shown} UTC" if zone else shown
+    """A time in words ("27 Nov 2026, 09:05 UTC"), not ISO (engine/formats/times.py)."""
+    return in_words(value, seconds=seconds, zone=zone)
 
 
 @blueprint.app_template_filter("sms_length")

@@ -12,6 +12,7 @@ from typing import Any
 from flask import Response, g, render_template, request
 
 from engine.formats.spreadsheet_cells import inert
+from engine.formats.times import as_utc, in_words
 from engine.people import audit
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
@@ -59,7 +60,7 @@ def _value_words(value: Any) -> str:
         return ", ".join(_value_words(v) for v in value) or "none"
     if isinstance(value, dict):
         return "; ".join(f"{_key_words(k)} {_value_words(v)}" for k, v in value.items())
-    return str(value)
+    return in_words(value) if as_utc(value) is not None else str(value)
 
 
 def detail_words(details: dict[str, Any]) -> list[tuple[str, str]]:

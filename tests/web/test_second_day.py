@@ -1,0 +1,115 @@
+"""What a new author and a new admin still tripped on, on a second day (docs/web.md), in
+Chromium: each finding a test that failed before its fix."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import requests
+from playwright.sync_api import Page, expect
+
+from tests import factories
+from tests.web.axe import violations
+from tests.web.conftest import make_user, sign_in
+from tests.web.test_senders_page import zoned  # noqa: F401 (a fixture)
+
+
+def test_an_unknown_url_is_the_page_not_found_page_for_a_browser(page: Page, live):
+    ws = factories.workspace()
+    make_user("ada@example.com", ws, "owner", "Ada")
+    sign_in(page, "ada@example.com")
+    for path in (f"/w/{ws.id}/no-such-page", "/no-such-page"):
+        answer = page.goto(path)
+        assert answer.status == 404
+        assert answer.headers["content-type"].startswith("text/html")
+        assert "script-src 'self'" in answer.headers["content-security-policy"]
+        expect(page.get_by_role("heading", name="Page not found")).to_be_visible()
+        for width in (1280, 375):
+            page.set_viewport_size({"width": width, "height": 800})
+            assert violations(page) == []
+    # A client that wants JSON, and the API's own paths, still get problem details.
+    for path, accept in (("/no-such-page", "application/json"),
+                         ("/api/v1/no-such-thing", "text/html,*/*")):
+        answer = requests.get(live.url + path, headers={"Accept": accept}, timeout=10)
+        assert answer.status_code == 404
+        assert answer.headers["Content-Type"] == "application/problem+json"
+
+
+def test_a_uk_from_number_publishes_and_a_spaced_test_recipient_is_taken(page: Page, live):
+    from engine.store.models import InboxMessage
+    from tests.web.authoring_support import click_when_ready, replace_text, running_worker
+    from tests.web.authoring_support import wait_for as wait_until
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member")
+    template = factories.template(ws, channel="sms", publish_it=False)
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/templates/{template.id}")
+    replace_text(page, "Body", "Your code is 123456")
+    page.get_by_role("textbox", name="From number").fill("+447700900123")
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    page.get_by_role("button", name="Publish").click()
+    expect(page.get_by_role("status")).to_have_text("Published: version 1 is live")
+    with running_worker(live):
+        page.get_by_role("textbox", name="Test recipient").fill("+44 7911 123456")
+        click_when_ready(page, "Send test")
+        expect(page.get_by_text("Test delivered to +447911123456.")).to_be_visible(
+            timeout=15_000)
+        (sms,) = wait_until(lambda: list(InboxMessage.select()), "the SMS in the inbox")
+        assert sms.to == ["+447911123456"]
+
+
+ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+IN_WORDS = re.compile(r"\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} UTC")
+
+
+def test_senders_and_the_audit_log_say_times_in_words(page: Page, zoned, zone):  # noqa: F811
+    from engine.people import audit, users
+
+    account = factories.account(name="Acme")
+    ws = factories.workspace(account)
+    make_user("ada@example.com", ws, "owner", "Ada")
+    sign_in(page, "ada@example.com")
+    page.goto(f"/w/{ws.id}/settings/senders")
+    page.get_by_role("textbox", name="Domain").fill("acme.example")
+    page.get_by_role("button", name="Add domain").click()
+    pending = page.get_by_text("Publish these records at your DNS provider by")
+    expect(pending).to_contain_text(IN_WORDS)
+    assert not ISO.search(pending.inner_text())
+    # DMARC is advice: absent, it is not "Failed".
+    table = page.get_by_role("table", name="DNS records of acme.example")
+    page.get_by_role("button", name="Check now").click()
+    dmarc = table.get_by_role("row", name="_dmarc.acme.example")
+    expect(dmarc).to_contain_text("Advised: not published")
+    expect(dmarc).not_to_contain_text("Failed")
+    expect(dmarc.get_by_role("button", name="Copy")).to_have_count(2)  # host and value
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert violations(page) == []
+
+    expires = dt.datetime(2030, 2, 1)  # as the API keys page records a last day
+    audit.record(ws, users.find("ada@example.com"), "api_key.created", "billing",
+                 {"keyId": "1", "expiresAt": expires.isoformat()})
+    page.goto(f"/w/{ws.id}/settings/audit-log")
+    events = page.get_by_role("table")
+    expect(events).to_contain_text(IN_WORDS)
+    assert not ISO.search(events.inner_text()), events.inner_text()
+
+
+def test_the_dev_inbox_is_styled_links_back_and_shows_sms_text(page: Page, live):
+    from engine.store.models import InboxMessage
+
+    InboxMessage.create(channel="sms", sender="+447700900123", to=["+447911123456"], cc=[],
+                        bcc=[], subject=None, text="Your code is 123456", html=None,
+                        raw=None, headers={})
+    page.goto("/dev/inbox")
+    messages = page.get_by_role("region", name="Messages")
+    expect(messages.get_by_text("Your code is 123456")).to_be_visible()  # not folded away
+    expect(messages).to_contain_text(IN_WORDS)
+    assert not ISO.search(messages.inner_text())
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert violations(page) == []
+    page.get_by_role("link", name="Back to Herald").click()
+    expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
