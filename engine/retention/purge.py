@@ -117,7 +117,8 @@ def _lists(workspace_id: Any, limit: dt.datetime, dry_run: bool, done: Counter) 
     found = [row.id for row in lists]
     done["lists"] += len(found)
     if found and not dry_run:
-        RecipientList.update(rows=[], refused=[], columns=[], filename="(purged)").where(
+        RecipientList.update(rows=[], refused=[], columns=[], problems=None, problem=None,
+                             filename="(purged)").where(
             RecipientList.id.in_(found)).execute()
 
 
