@@ -30,6 +30,7 @@ from engine.store.models import (
     Suppression,
     Workspace,
 )
+from engine.store.recipient_models import InboundMessage
 from engine.store.report_models import NotificationLookup
 from engine.store.retention_models import PurgeWaiting
 from engine.store.secrets import recipient_hash
@@ -152,7 +153,8 @@ def erase(workspace_id: Any, value: str, actor: User | None = None) -> dict[str,
     """Erase ``value`` (an address or a number) from the workspace; what it removed."""
     key = _key(value)
     workspace = Workspace.get_by_id(workspace_id)
-    done: Counter = Counter({name: 0 for name in (*scrub.COUNTED, "waiting", "listRows",
+    done: Counter = Counter({name: 0 for name in (*scrub.COUNTED, "inboundMessages",
+                                                  "waiting", "listRows",
                                                   "listsBusy", "suppressionsKept",
                                                   "auditEntries")})
     ids = _notifications(workspace.id, key)
@@ -176,6 +178,9 @@ def erase(workspace_id: Any, value: str, actor: User | None = None) -> dict[str,
             fn.LOWER(InboxMessage.to).contains(key) | fn.LOWER(InboxMessage.cc).contains(key)
             | fn.LOWER(InboxMessage.bcc).contains(key) | fn.LOWER(InboxMessage.raw)
             .contains(key)).execute()
+        done["inboundMessages"] += InboundMessage.delete().where(
+            InboundMessage.workspace == workspace.id,
+            fn.LOWER(InboundMessage.sender) == key).execute()
         _lists(workspace.id, key, done)
         _suppression(workspace.id, key, done)
         _audit_log(workspace.id, key, done)

@@ -98,3 +98,15 @@ def test_erase_through_the_command_line(run, herald):  # noqa: F811
     assert "ada" not in json.dumps(done).lower()
     refused = herald("data", "erase", "two words", ok=False)
     assert refused.returncode == 1 and "one email address or phone number" in refused.stderr
+
+
+def test_erasing_a_number_takes_its_sms_and_what_it_texted_in(run, db_text):
+    from engine.store.recipient_models import InboundMessage
+
+    sms = run.sent(to=("+14155550199",), channel="sms", template=2)
+    InboundMessage.create(workspace=run.ws, provider="twilio", message_id="SM1",
+                          sender="+14155550199", recipient="+14155550100", text="HELP")
+    done = erase(run.ws.id, "+14155550199")
+    assert (done["notifications"], done["inboundMessages"]) == (1, 1)
+    assert set(Notification.get_by_id(sms.id).payload) == {"purgedAt"}
+    assert "14155550199" not in db_text()
