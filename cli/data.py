@@ -25,6 +25,22 @@ def cmd_data_purge(args: argparse.Namespace, settings: Settings) -> None:
     emit(purge.purge(found, as_of=as_of, dry_run=args.dry_run))
 
 
+def cmd_data_erase(args: argparse.Namespace, settings: Settings) -> None:
+    from engine.retention import erasure
+    from engine.store.models import Workspace
+
+    connect(settings)
+    found = ([workspace(args.workspace)] if args.workspace else
+             list(Workspace.select().order_by(Workspace.created_at, Workspace.id)))
+    try:
+        results = [erasure.erase(ws.id, args.recipient) for ws in found]
+    except erasure.ErasureError as err:
+        raise CommandError(f"{args.recipient!r}: {err}") from None
+    totals = {key: sum(r[key] for r in results) for key in (results[0] if results else {})
+              if key != "workspaceId"}
+    emit({**totals, "workspaces": results})
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     data = sub.add_parser("data", help="retention and erasure").add_subparsers(
         dest="data", required=True)
@@ -34,3 +50,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--as-of", help="an RFC 3339 time: purge as if it were then")
     p.add_argument("--dry-run", action="store_true", help="change nothing: say what it would")
     p.set_defaults(func=cmd_data_purge)
+    p = data.add_parser("erase", help="erase one recipient's data now (every workspace, or "
+                        "one); their suppression stays, as a keyed hash")
+    p.add_argument("recipient", metavar="ADDRESS_OR_NUMBER")
+    p.add_argument("--workspace", help="only this workspace")
+    p.set_defaults(func=cmd_data_erase)

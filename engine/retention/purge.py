@@ -25,6 +25,7 @@ from engine.people import audit
 from engine.retention import scrub
 from engine.store.db import database
 from engine.store.models import Notification, RecipientList, Workspace, utcnow
+from engine.store.recipient_models import InboundMessage
 from engine.store.retention_models import PurgeMark, PurgeWaiting
 
 log = logging.getLogger("herald.retention")
@@ -35,6 +36,8 @@ HOUR = 3
 CHECK_SECONDS = 600.0
 RUN_SECONDS = 1800.0  # a run stops after this long; the next check goes on
 LOCK_KEY = "herald:data:purge:lock"
+# What a run counts beside scrub.COUNTED; a run writes an audit entry when any moved.
+REMOVED = (*scrub.COUNTED, "lists", "inboundMessages")
 DONE_KEY = "herald:data:purge:done"
 EPOCH = dt.datetime(1970, 1, 1)
 
@@ -117,14 +120,15 @@ def _lists(workspace_id: Any, limit: dt.datetime, dry_run: bool, done: Counter) 
     found = [row.id for row in lists]
     done["lists"] += len(found)
     if found and not dry_run:
-        RecipientList.update(rows=[], refused=[], columns=[], filename="(purged)").where(
+        RecipientList.update(rows=[], refused=[], columns=[], problems=None, problem=None,
+                             filename="(purged)").where(
             RecipientList.id.in_(found)).execute()
 
 
 def purge_workspace(workspace: Workspace, as_of: dt.datetime, dry_run: bool = False,
                     deadline: float | None = None) -> dict[str, Any]:
     """Purge one workspace as of ``as_of``: what it removed (or would)."""
-    done: Counter = Counter({name: 0 for name in (*scrub.COUNTED, "lists", "waiting")})
+    done: Counter = Counter({name: 0 for name in (*REMOVED, "waiting")})
     limit = cutoff(workspace, as_of)
     result: dict[str, Any] = {"workspaceId": str(workspace.id),
                               "retentionDays": workspace.retention_days,
@@ -135,12 +139,18 @@ def purge_workspace(workspace: Workspace, as_of: dt.datetime, dry_run: bool = Fa
     deadline = deadline if deadline is not None else time.monotonic() + RUN_SECONDS
     complete = _walk(workspace.id, limit, dry_run, deadline, done)
     _lists(workspace.id, limit, dry_run, done)
+    inbound = InboundMessage.select().where(InboundMessage.workspace == workspace.id,
+                                            InboundMessage.received_at < limit)
+    done["inboundMessages"] += inbound.count()
+    if not dry_run:
+        InboundMessage.delete().where(InboundMessage.workspace == workspace.id,
+                                      InboundMessage.received_at < limit).execute()
     done["waiting"] = (done["waiting"] if dry_run else PurgeWaiting.select().where(
         PurgeWaiting.workspace == workspace.id).count())
     result.update(done, complete=complete)
-    if not dry_run and any(done[k] for k in (*scrub.COUNTED, "lists")):
+    if not dry_run and any(done[k] for k in REMOVED):
         audit.record(workspace, None, "data.purged", f"{done['notifications']} notifications",
-                     {k: done[k] for k in (*scrub.COUNTED, "lists")} | {
+                     {k: done[k] for k in REMOVED} | {
                          "before": result["before"]})
     return result
 
@@ -154,7 +164,7 @@ def purge(workspace_id: Any = None, as_of: dt.datetime | None = None, dry_run: b
         query = query.where(Workspace.id == workspace_id)
     deadline = time.monotonic() + run_seconds
     workspaces = [purge_workspace(ws, as_of, dry_run, deadline) for ws in query]
-    totals = {k: sum(w[k] for w in workspaces) for k in (*scrub.COUNTED, "lists", "waiting")}
+    totals = {k: sum(w[k] for w in workspaces) for k in (*REMOVED, "waiting")}
     return {"asOf": as_of.isoformat() + "Z", "dryRun": dry_run,
             "complete": all(w["complete"] for w in workspaces), **totals,
             "workspaces": workspaces}

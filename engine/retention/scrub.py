@@ -140,3 +140,18 @@ def scrub(workspace_id: Any, ids: Iterable[uuid.UUID], now: dt.datetime | None =
         CaughtWebhook.delete().where(CaughtWebhook.notification_id.in_(texts)).execute()
         InboxMessage.delete().where(InboxMessage.notification_id.in_(texts)).execute()
     return done
+
+
+def erase_callbacks(workspace_id: Any, key: str, ids: list[uuid.UUID]) -> int:
+    """An erasure's callbacks: those to ``key`` or of its notifications, whatever their
+    state, emptied with their recipient hashed. One not sent yet is never sent: it ends
+    failed, "erased" (the person asked for their data to go, this included)."""
+    from peewee import fn
+
+    mine = (Callback.workspace == workspace_id) & (
+        (fn.LOWER(Callback.recipient) == key) | Callback.notification_id.in_(ids or [None]))
+    Callback.update(status="failed", error="erased before it was sent",
+                    next_attempt_at=None).where(
+        mine, Callback.status.not_in(("delivered", "failed"))).execute()
+    changed = _rehash(Callback, Callback.recipient, mine)
+    return max(changed, Callback.update(body="").where(mine, Callback.body != "").execute())

@@ -24,7 +24,7 @@ from typing import Any
 
 from peewee import Database, PostgresqlDatabase
 
-from engine.store import prepared
+from engine.store import prepared, secrets
 from engine.store.db import database
 from engine.store.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
 from engine.store.vocabulary import NotificationStatus, merged_pairs, stops
@@ -68,7 +68,11 @@ def _statements(db: Database) -> dict[str, str]:
         claim += (f' RETURNING {columns}, (SELECT "signing_secret" FROM '
                   f'{_quoted(Workspace._meta.table_name)} WHERE "id" = {table}."workspace_id"), '
                   f'(SELECT {found} FROM {_quoted(Suppression._meta.table_name)} s '
-                  f'WHERE s."workspace_id" = {table}."workspace_id" AND s."address" IN ({keys}))')
+                  f'WHERE s."workspace_id" = {table}."workspace_id" AND s."address" IN ({keys})), '
+                  # Whether an erasure kept a suppression as a keyed hash (engine/retention/
+                  # erasure.py): only then are the recipients' hashes asked for too.
+                  f'(SELECT "hashed_suppressions" FROM {_quoted(Workspace._meta.table_name)} '
+                  f'WHERE "id" = {table}."workspace_id")')
     # The claim is a lease: if the database crashed before flushing it, the row is simply
     # claimable again, as it would be once stale. Only the outcome must wait for the disk
     # (its commit flushes the claim too), so the claim does not.
@@ -125,8 +129,23 @@ def _notification(row: tuple) -> Notification:
             found = row[count + 1]
             if isinstance(found, str):  # SQLite answers JSON as text
                 found = json.loads(found)
-            notification.suppressed_keys = merged_pairs(found or [])
+            pairs = list(found or [])
+            if len(row) > count + 2 and row[count + 2]:
+                pairs += _hashed_pairs(notification.workspace_id,
+                                       notification.payload["suppressionKeys"] or [])
+            notification.suppressed_keys = merged_pairs(pairs)
     return notification
+
+
+def _hashed_pairs(workspace_id: Any, keys: Iterable[str]) -> list[tuple[str, str]]:
+    """Of ``keys``, those whose keyed hash is on the workspace's list (an erased address's
+    suppression is kept so, docs/operations.md "Erasure"), as [key, scope] pairs."""
+    by_hash = {secrets.recipient_hash(str(k)): str(k) for k in keys}
+    if not by_hash:
+        return []
+    rows = Suppression.select(Suppression.address, Suppression.scope).where(
+        Suppression.workspace == workspace_id, Suppression.address.in_(list(by_hash))).tuples()
+    return [(by_hash[address], scope) for address, scope in rows]
 
 
 def _no_nul(value: Any) -> Any:
@@ -205,6 +224,9 @@ def suppression_scopes(workspace_id: Any, addresses: Iterable[str]) -> dict[str,
     wanted = sorted({a.lower() for a in addresses})
     if not wanted:
         return {}
+    # An erased address's suppression is kept as its keyed hash: asked in the same statement.
+    by_hash = {secrets.recipient_hash(a): a for a in wanted}
+    wanted = sorted({*wanted, *by_hash})
     db = database.obj
     sql = _statements(db)["suppressed"]
     workspace = Suppression.workspace.db_value(workspace_id)
@@ -213,7 +235,8 @@ def suppression_scopes(workspace_id: Any, addresses: Iterable[str]) -> dict[str,
     else:
         sql += "(" + ", ".join([db.param] * len(wanted)) + ")"
         cursor = db.execute_sql(sql, (workspace, *wanted))
-    return merged_pairs(cursor.fetchall())
+    return merged_pairs((by_hash.get(address, address), scope)
+                        for address, scope in cursor.fetchall())
 
 
 def signing_secret(notification: Notification) -> str | None:

@@ -70,3 +70,47 @@ def test_a_purged_notification_says_so_on_its_reports_page(page: Page, live):
     expect(main).not_to_contain_text("ada@example.net")
     expect(main).not_to_contain_text("Secret plans")
     assert violations(page) == []
+
+
+def test_an_admin_erases_a_recipient_after_confirming(page: Page, live):
+    from engine.catalog import suppressions
+    from engine.store.models import Notification, Suppression
+
+    ws = factories.workspace()
+    make_user("ada@example.com", ws, "owner", "Ada")
+    theirs = factories.notification(ws, factories.email_payload(to=["cy@example.net"]),
+                                    status="delivered")
+    suppressions.add(ws.id, ["cy@example.net"], "bounce")
+    sign_in(page, "ada@example.com", start=f"/w/{ws.id}/settings/data")
+    recipient = page.get_by_role("textbox", name="Recipient")
+    recipient.fill("not an address at all")
+    page.get_by_role("button", name="Erase a recipient").click()
+    expect(recipient).to_have_attribute("aria-invalid", "true")
+    assert violations(page) == []
+    recipient.fill("Cy@Example.net")
+    page.get_by_role("button", name="Erase a recipient").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Erase Cy@Example.net?")
+    assert violations(page) == []
+    assert Notification.get_by_id(theirs.id).payload["to"] == ["cy@example.net"]  # not yet
+    page.get_by_role("button", name="Erase a recipient").click()
+    expect(page.get_by_role("status")).to_contain_text("1 notifications purged")
+    assert set(Notification.get_by_id(theirs.id).payload) == {"purgedAt"}
+    assert [s.address[:2] for s in Suppression.select()] == ["h:"]
+    event = AuditEvent.get(AuditEvent.action == "data.erased")
+    assert "cy@" not in f"{event.subject} {event.details}".lower()
+
+
+def test_a_member_cannot_erase(page: Page, live):
+    from engine.store.models import Notification
+
+    ws = factories.workspace()
+    make_user("max@example.com", ws, "member", "Max")
+    theirs = factories.notification(ws, factories.email_payload(to=["cy@example.net"]),
+                                    status="delivered")
+    sign_in(page, "max@example.com")
+    token = csrf_token(page)
+    for path in ("data/erase", "data/erase/confirmed"):
+        refused = page.request.post(f"/w/{ws.id}/settings/{path}",
+                                    form={"csrf_token": token, "recipient": "cy@example.net"})
+        assert refused.status == 403
+    assert Notification.get_by_id(theirs.id).payload["to"] == ["cy@example.net"]

@@ -8,7 +8,7 @@ from flask import flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
 from engine.people import audit
-from engine.retention import policy
+from engine.retention import erasure, policy
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import EraseForm, RetentionForm, mark
@@ -51,4 +51,34 @@ def save_retention():
     audit.record(g.workspace, current_user.user, "retention.changed", f"{days} days",
                  {"before": before, "after": days})
     flash(f"Saved: notifications keep their recipients and content {days} days.", "info")
+    return _back()
+
+
+@blueprint.post("/data/erase")
+@workspace_view("admin")
+def confirm_erase():
+    """The confirmation: what will go, and the button that repeats the action's name."""
+    form = EraseForm()
+    try:
+        erasure.check(form.recipient.data or "")
+    except erasure.ErasureError as err:
+        mark(form.recipient, f"Enter {err}.")
+        return _page(erase=form, status=400)
+    return render_template("settings/data_erase.html", page="Data", form=form)
+
+
+@blueprint.post("/data/erase/confirmed")
+@workspace_view("admin")
+def erase_recipient():
+    form = EraseForm()
+    try:
+        done = erasure.erase(g.workspace.id, form.recipient.data or "", current_user.user)
+    except erasure.ErasureError as err:
+        mark(form.recipient, f"Enter {err}.")
+        return _page(erase=form, status=400)
+    waiting = (f" {done['waiting']} still to deliver go once finished."
+               if done["waiting"] else "")
+    flash(f"Erased: {done['notifications']} notifications purged, {done['listRows']} list "
+          f"rows removed, {done['suppressionsKept']} suppression kept as a keyed hash."
+          + waiting, "info")
     return _back()
