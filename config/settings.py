@@ -8,10 +8,11 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 from config.redaction import mask_secrets
+from config.sign_in_settings import SignInSettingProblem, oidc_settings
 from config.url_settings import (
     UrlProblem,
     check_database_url,
@@ -110,6 +111,12 @@ class Settings:
     # after sign-in whatever the use (OWASP ASVS 7.3.1, 7.3.2).
     session_idle_minutes: int = 12 * 60
     session_lifetime_days: int = 30
+    # Single sign-on (config/sign_in_settings.py; docs/web.md, "Single sign-on").
+    oidc_issuer: str = ""
+    oidc_client_id: str = ""
+    oidc_client_secret: str = field(default="", repr=False)
+    oidc_only: bool = False
+    oidc_roles_claim: str = ""
 
     @property
     def production(self) -> bool:
@@ -326,6 +333,10 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     if raw := get("HERALD_SESSION_LIFETIME_DAYS"):
         values["session_lifetime_days"] = _int("HERALD_SESSION_LIFETIME_DAYS", raw, minimum=1,
                                                maximum=365)
+    try:
+        values.update(oidc_settings(get, _bool))
+    except SignInSettingProblem as problem:
+        raise ConfigError(problem.name, problem.reason) from None
     if mode == "production":
         for provider in ("email_provider", "sms_provider"):
             setting = "HERALD_" + provider.upper()

@@ -9,7 +9,7 @@ from config.settings import Settings
 from web import login, security
 
 # The Account page's and the passkeys' views, on auth's blueprint.
-from web.auth import account, passkeys  # noqa: F401
+from web.auth import account, passkeys, single_sign_on  # noqa: F401
 from web.auth.views import blueprint as auth
 from web.authoring import blueprint as authoring
 from web.authoring.frames import blueprint as preview_frames

@@ -8,7 +8,8 @@ import uuid
 from flask import Flask, g, request, session
 from flask_login import LoginManager, UserMixin, login_user, logout_user
 
-from engine.people import sessions
+from engine import runtime
+from engine.people import sessions, single_sign_on
 from engine.people.models import User
 from web import devices
 
@@ -20,6 +21,8 @@ SECOND_STEP = "herald_2fa"
 # Between the password and the code: who, when, and where to go after (no session yet).
 PENDING = "herald_pending"
 PENDING_SECONDS = 300
+# Set on a session made by single sign-on: the ID token, for the provider's logout.
+SSO_ID_TOKEN = "herald_sso_id_token"
 
 
 class SignedIn(UserMixin):
@@ -111,3 +114,12 @@ def sign_out() -> None:
     sessions.end(session.get(SESSION_TOKEN))
     logout_user()
     session.clear()
+
+
+def provider_logout() -> str | None:
+    """Before sign-out: the single sign-on provider's logout URL (RP-initiated logout)
+    when this session came from it and its metadata offers one."""
+    if SSO_ID_TOKEN not in session or not single_sign_on.configured():
+        return None
+    after = runtime.settings().public_url.rstrip("/") + "/"
+    return single_sign_on.logout_url(session.get(SSO_ID_TOKEN), after)

@@ -54,6 +54,17 @@ class WebSessions(SecureCookieSessionInterface):
         return super().open_session(app, request)  # type: ignore[arg-type]
 
 
+def _policy() -> str:
+    """The CSP, with ``g.form_action``'s origins added to form-action: the single sign-on
+    provider's (web/auth/single_sign_on.py), where `Sign in with single sign-on` and `Sign
+    out` are sent on by a redirect, which form-action governs too."""
+    extra = g.get("form_action")
+    if not extra:
+        return CONTENT_SECURITY_POLICY
+    return CONTENT_SECURITY_POLICY.replace("form-action 'self'",
+                                           "form-action 'self' " + " ".join(extra))
+
+
 def session_secret(secret_key: str) -> str:
     """Flask's signing key, derived so that HERALD_SECRET_KEY itself never signs a cookie."""
     return hmac.new(secret_key.encode("utf-8"), b"herald web sessions v1",
@@ -96,7 +107,7 @@ def init_app(app: Flask, settings: Settings) -> None:
             response.headers.setdefault(name, value)
         if request.blueprint in WEB_BLUEPRINTS or request.blueprint in SESSIONLESS_PAGES \
                 or g.get("web_page"):
-            response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+            response.headers["Content-Security-Policy"] = _policy()
             # Pages show keys and secrets once: no copy may stay in a cache.
             response.headers["Cache-Control"] = "no-store"
         return response

@@ -137,3 +137,30 @@ def cancel(invitation: Invitation, by: User) -> None:
         audit.record(invitation.workspace, by, "invitation.cancelled", invitation.email,
                      {"role": invitation.role})
         invitation.delete_instance()
+
+
+def accept_verified(user: User, via: str) -> list[Invitation]:
+    """Accept every invitation pending for ``user``'s address, the address having just been
+    proved by other means than the link (a provider's verified ``email`` claim): the
+    invitations a link would still open, each claimed once."""
+    accepted = []
+    for invitation in usable_for(user.email):
+        with database.atomic():
+            try:
+                _claim(invitation)
+            except PeopleError:
+                continue  # taken meanwhile by its link
+            roles.add(invitation.workspace, user, invitation.role)
+            audit.record(invitation.workspace, user, "member.joined", user.email,
+                         {"role": invitation.role, "via": via})
+        accepted.append(invitation)
+    return accepted
+
+
+def usable_for(email: str) -> list[Invitation]:
+    """The invitations pending for ``email`` (stored form) that their links would open."""
+    candidates = Invitation.select().where(
+        Invitation.email == email, Invitation.accepted_at.is_null(),
+        Invitation.expires_at > utcnow()).order_by(Invitation.created_at)
+    return [invitation for invitation in candidates
+            if invitation.invited_by_id is None or _inviter_may_still_grant(invitation)]

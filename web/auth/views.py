@@ -8,6 +8,7 @@ import re
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
+from engine import runtime
 from engine.people import invitations, outbox, resets, two_factor, users
 from engine.people.errors import PeopleError
 from web import devices, login, throttle
@@ -56,6 +57,11 @@ def sign_in():
     if current_user.is_authenticated and request.method == "GET":
         return home_for_user()
     form = SignInForm()
+    if runtime.settings().oidc_only and request.method == "POST":
+        # HERALD_OIDC_ONLY: no password signs in here (`herald users reset-password` still
+        # gives an operator's link, which signs its person in).
+        return render_template("auth/sign_in.html", form=SignInForm(formdata=None),
+                               problem="Sign in with single sign-on."), 403
     if not form.validate_on_submit():
         return render_template("auth/sign_in.html", form=form), 400 if form.errors else 200
     address, ip = form.email.data, _client_ip()
@@ -110,9 +116,11 @@ def second_step():
 
 @blueprint.post("/sign-out")
 def sign_out():
+    provider = login.provider_logout()
     login.sign_out()
     flash("You have signed out.", "info")
-    return redirect(url_for("auth.sign_in"))
+    # Signed in by single sign-on: the provider's session ends too, where it offers that.
+    return redirect(provider or url_for("auth.sign_in"), 303 if provider else 302)
 
 
 @blueprint.route("/invitations/<token>", methods=["GET", "POST"])
@@ -151,6 +159,10 @@ def accept_invitation(token: str):
 @blueprint.route("/reset", methods=["GET", "POST"])
 def request_reset():
     form = ResetRequestForm()
+    if runtime.settings().oidc_only:
+        return render_template("auth/sso_refused.html", title="Passwords are not used here",
+                               message="This Herald signs people in through single sign-on "
+                                       "only: sign in with single sign-on."), 403
     if not form.validate_on_submit():
         return render_template("auth/reset_request.html", form=form), 400 if form.errors else 200
     if (wait := throttle.attempt("reset", form.email.data, _client_ip())):
