@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.lists import scheduling
 from engine.reports import counts
 from engine.reports.filters import ReportFilters
 from engine.store.models import RecipientList, Workspace, utcnow
@@ -39,6 +40,10 @@ class Progress:
             return f"Sending: {of}."
         if k.status == "sent":
             return f"Sent: {of}."
+        if k.status == "scheduled":
+            return scheduling.shown(k)
+        if k.status == "failed":
+            return f"Not sent: {k.problem}"
         if k.status != "cancelled":
             return ""
         never = k.row_count - k.accepted - len(k.refused or [])

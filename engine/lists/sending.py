@@ -20,7 +20,6 @@ from typing import Any
 
 from peewee import Case
 from rq import Retry
-from rq.job import Job, JobStatus
 
 from engine import runtime
 from engine.catalog import snapshots
@@ -38,6 +37,8 @@ BATCH_SECONDS = 0.5
 JOB_TIMEOUT = 600
 RETRY_SECONDS = [5, 15, 30, 60, 120]
 SENDING, SENT, CANCELLED, CHECKED = "sending", "sent", "cancelled", "checked"
+SCHEDULED, FAILED = "scheduled", "failed"
+LEASE_MS = 15_000  # a run renews it at least every BATCH_SECONDS plus one batch
 class SendRefused(ValueError):
     """The list cannot be sent now; says why, for the person sending it."""
 
@@ -47,27 +48,33 @@ def correlation_id(list_id: uuid.UUID, row: int) -> str:
     return f"list-{list_id.hex}-{row}"
 
 
-def start(kept: RecipientList, user_id: Any) -> bool:
+def start(kept: RecipientList, user_id: Any, *, scheduled: bool = False) -> bool:
     """Send the list: True when this call started it, False when it was started already
-    (a double click, a retried form). SendRefused when the allowance is short."""
+    (a double click, a retried form, another worker's pass). SendRefused when the allowance
+    is short. ``scheduled``: a scheduled list whose time came (engine/lists/scheduling.py)."""
     account = kept.workspace.account
     if account.monthly_limit is None:
         raise SendRefused("The account has no monthly allowance configured.")
-    if kept.status != CHECKED:
+    was = SCHEDULED if scheduled else CHECKED
+    if kept.status != was:
         return False
     account_id = str(account.id)
     if not allowance.take(account_id, account.monthly_limit, kept.row_count):
         raise SendRefused(f"The account's monthly allowance has fewer than "
                           f"{kept.row_count:,} notifications left: nothing was sent.")
-    started = (RecipientList.update(status=SENDING, sent_by=str(user_id) if user_id else None,
-                                    sent_at=utcnow())
-               .where(RecipientList.id == kept.id, RecipientList.status == CHECKED).execute())
+    by = str(user_id) if user_id else kept.sent_by
+    started = (RecipientList.update(status=SENDING, sent_by=by, sent_at=utcnow())
+               .where(RecipientList.id == kept.id, RecipientList.status == was).execute())
     if not started:
         allowance.give_back(account_id, kept.row_count)
         return False
     try:
         enqueue(kept.id, 0)
     except Exception:
+        if scheduled:  # started: the lists' pass enqueues its lost job when Redis is back
+            log.warning("list %s started without its job: the next pass enqueues it",
+                        kept.id, exc_info=True)
+            return True
         # No job, so nothing would ever send it: back to checked, the allowance given back.
         RecipientList.update(status=CHECKED, sent_by=None, sent_at=None).where(
             RecipientList.id == kept.id).execute()
@@ -79,7 +86,7 @@ def start(kept: RecipientList, user_id: Any) -> bool:
     return True
 
 
-def _pointer(list_id: uuid.UUID) -> str:
+def pointer_key(list_id: uuid.UUID) -> str:
     """The Redis key naming the list's current job: gone with the job when Redis loses it."""
     return f"herald:list:{list_id.hex}:job"
 
@@ -92,26 +99,17 @@ def enqueue(list_id: uuid.UUID, cursor: int) -> None:
     queue(BULK_QUEUE_NAME).enqueue(
         expand, str(list_id), job_id=job_id, job_timeout=JOB_TIMEOUT, result_ttl=0,
         failure_ttl=24 * 3600, at_front=True, retry=Retry(max=5, interval=RETRY_SECONDS))
-    runtime.redis().set(_pointer(list_id), job_id, ex=7 * 24 * 3600)
+    runtime.redis().set(pointer_key(list_id), job_id, ex=7 * 24 * 3600)
 
 
-def resume_if_lost(kept: RecipientList) -> bool:
-    """A sending list whose job Redis lost (a restart without persistence, a flush) or that
-    failed for good: enqueued again from where its rows stand. True when it was."""
-    if kept.status != SENDING or kept.finished_at is not None:
-        return False
-    redis = runtime.redis()
-    job_id = redis.get(_pointer(kept.id))
-    if job_id is not None:
-        job = Job.fetch(job_id.decode(), connection=redis) if redis.exists(
-            f"rq:job:{job_id.decode()}") else None
-        if job is not None and job.get_status() != JobStatus.FAILED:
-            return False
-    fresh = RecipientList.select(RecipientList.accepted, RecipientList.refused).where(
-        RecipientList.id == kept.id).first()
-    log.warning("list %s had lost its job: enqueued again", kept.id)
-    enqueue(kept.id, fresh.accepted + len(fresh.refused or []))
-    return True
+def lease_key(list_id: uuid.UUID) -> str:
+    """Held while a run of the list's job works (renewed each batch): its absence while
+    the job reads ``started`` says the worker running it died."""
+    return f"herald:list:{list_id.hex}:lease"
+
+
+def _hold(list_id: uuid.UUID) -> None:
+    runtime.redis().set(lease_key(list_id), "1", px=LEASE_MS)
 
 
 def _status(list_id: uuid.UUID) -> str:
@@ -147,6 +145,7 @@ def expand(list_id: str) -> int:
     kept = RecipientList.get_or_none(RecipientList.id == ident)
     if kept is None:
         return 0
+    _hold(ident)
     handled, deadline = 0, time.monotonic() + BATCH_SECONDS
     status, accepted, refused = kept.status, kept.accepted, list(kept.refused or [])
     snap = snapshots.snapshot(str(kept.workspace_id), str(kept.template_id))
@@ -166,11 +165,14 @@ def expand(list_id: str) -> int:
         RecipientList.update(accepted=accepted, refused=refused).where(
             RecipientList.id == ident).execute()
         status = _status(ident)
+        _hold(ident)
         left = accepted + len(refused) < len(all_rows)
         if time.monotonic() >= deadline and left and status == SENDING:
             enqueue(ident, accepted + len(refused))
+            runtime.redis().delete(lease_key(ident))
             return handled
     _finish(kept, accepted)
+    runtime.redis().delete(lease_key(ident))
     return handled
 
 

@@ -30,6 +30,7 @@ from engine.senders.recheck import run_periodically as recheck_senders
 from engine.store import redis_outages
 from engine.store.queueing import WORKER_QUEUE_NAMES
 from engine.worker import handoff, lifeline
+from engine.worker.list_sweep import run_periodically as sweep_lists
 from engine.worker.process_log import configure_logging
 from engine.worker.reconciler import run_periodically
 from engine.worker.supervisor import Supervisor
@@ -92,6 +93,7 @@ PERIODIC_TASKS: tuple[tuple[str, Callable[[threading.Event], None]], ...] = (
     ("herald-reports", report_job),  # rollups, search index, retention (docs/reports.md)
     ("herald-callbacks-sweep", sweep_callbacks),  # callbacks whose job was lost
     ("herald-data-purge", purge_data),  # daily: past each workspace's retention
+    ("herald-lists", sweep_lists),  # list schedules due, list jobs lost, unsent lists
 )
 
 

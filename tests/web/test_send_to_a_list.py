@@ -147,3 +147,35 @@ def test_a_cancel_stops_the_queued_rows_and_a_real_worker_sends_none(page: Page,
     page.goto(f"/w/{ws.id}/templates/{template.id}/lists/new")
     style = page.locator("nav.crumbs ol").evaluate("e => getComputedStyle(e).listStyleType")
     assert style == "none"
+
+
+def test_a_list_is_scheduled_in_a_time_zone_and_the_schedule_cancelled(page: Page, live):
+    import datetime as dt
+    import zoneinfo
+
+    ws, template = _signed_in(page)
+    _upload(page, ws, template, "email address,name\nada@example.net,Ada\n")
+    page.get_by_role("button", name="Schedule").click()
+    expect(page.get_by_role("combobox", name="Time zone")).to_have_value("UTC")
+    page.get_by_role("textbox", name="Date and time").fill("2020-01-01 09:00")
+    page.get_by_role("button", name="Schedule").click()
+    expect(page.get_by_role("alert")).to_contain_text("That time has passed")
+    expect(page.get_by_role("textbox", name="Date and time")).to_have_attribute(
+        "aria-invalid", "true")
+
+    local = (dt.datetime.now(dt.UTC) + dt.timedelta(days=2)).astimezone(
+        zoneinfo.ZoneInfo("America/New_York"))
+    page.get_by_role("textbox", name="Date and time").fill(f"{local:%Y-%m-%d} 09:30")
+    page.get_by_role("combobox", name="Time zone").select_option("America/New_York")
+    page.get_by_role("button", name="Schedule").click()
+    expect(page.get_by_role("status")).to_have_text(
+        f"Scheduled for {local.day} {local:%b %Y}, 09:30 (America/New_York).")
+    kept = RecipientList.get()
+    assert kept.status == "scheduled" and kept.scheduled_for.minute == 30
+    assert Notification.select().count() == 0
+    (event,) = AuditEvent.select().where(AuditEvent.action == "list.scheduled")
+    assert event.details["timeZone"] == "America/New_York"
+
+    page.get_by_role("button", name="Cancel schedule").click()
+    expect(page.get_by_role("button", name="Send 1 notification")).to_be_visible()
+    assert RecipientList.get().status == "checked" and Notification.select().count() == 0

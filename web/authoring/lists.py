@@ -8,7 +8,16 @@ from __future__ import annotations
 from flask import abort, g, redirect, render_template, request, url_for
 
 from engine.authoring import finding, previews
-from engine.lists import background, cancelling, progress, reading, sending, uploads
+from engine.lists import (
+    background,
+    cancelling,
+    progress,
+    reading,
+    recovery,
+    scheduling,
+    sending,
+    uploads,
+)
 from engine.lists.checking import Checked, Problem
 from engine.lists.rows import RECIPIENT_COLUMNS
 from engine.people import audit
@@ -108,7 +117,7 @@ def list_page(template_id, list_id):
         return render_template("authoring/list_check.html", template=template, kept=kept,
                                token=token, frame_version=frame_version, first=first,
                                problem=request.args.get("problem"))
-    sending.resume_if_lost(kept)  # a list whose job Redis lost goes on when looked at
+    recovery.resume_if_lost(kept)  # a list whose job was lost goes on when looked at
     return render_template("authoring/list.html", template=template, kept=kept,
                            shown=progress.progress(kept))
 
@@ -140,5 +149,58 @@ def cancel_list(template_id, list_id):
     if cancelling.cancel(kept):
         audit.record(g.workspace, loading.current_user_row(), "list.cancelled", kept.filename,
                      {"listId": str(kept.id), "templateId": str(template.id)})
+    return redirect(url_for("authoring.list_page", workspace_id=g.workspace.id,
+                            template_id=template.id, list_id=kept.id), 303)
+
+
+def _schedule_page(template: Template, kept: RecipientList, error: scheduling.ScheduleRefused
+                   | None = None, when: str = "", zone: str = scheduling.DEFAULT_ZONE,
+                   status: int = 200):
+    return render_template("authoring/list_schedule.html", template=template, kept=kept,
+                           error=error, when=when, zone=zone, zones=scheduling.zones(),
+                           days=scheduling.MAX_AHEAD.days), status
+
+
+@blueprint.get("/templates/<template_id>/lists/<list_id>/schedule")
+@workspace_view("member")
+def schedule_form(template_id, list_id):
+    template = _listable(template_id)
+    kept = _kept(template, list_id)
+    if kept.status != sending.CHECKED:
+        return _to_list(template, kept)
+    return _schedule_page(template, kept)
+
+
+@blueprint.post("/templates/<template_id>/lists/<list_id>/schedule")
+@workspace_view("member")
+def schedule_list(template_id, list_id):
+    template = _listable(template_id)
+    kept = _kept(template, list_id)
+    when_text = request.form.get("when", "")[:40]
+    zone_name = request.form.get("zone", "")[:64]
+    try:
+        when = scheduling.parse(when_text, zone_name)
+    except scheduling.ScheduleRefused as err:
+        return _schedule_page(template, kept, err, when_text, zone_name, 400)
+    if scheduling.schedule(kept, when, zone_name, loading.current_user_row().id):
+        audit.record(g.workspace, loading.current_user_row(), "list.scheduled", kept.filename,
+                     {"listId": str(kept.id), "templateId": str(template.id),
+                      "rows": kept.row_count, "at": when.isoformat() + "Z",
+                      "timeZone": zone_name})
+    return _to_list(template, kept)
+
+
+@blueprint.post("/templates/<template_id>/lists/<list_id>/unschedule")
+@workspace_view("member")
+def unschedule_list(template_id, list_id):
+    template = _listable(template_id)
+    kept = _kept(template, list_id)
+    if scheduling.unschedule(kept):
+        audit.record(g.workspace, loading.current_user_row(), "list.unscheduled",
+                     kept.filename, {"listId": str(kept.id), "templateId": str(template.id)})
+    return _to_list(template, kept)
+
+
+def _to_list(template: Template, kept: RecipientList):
     return redirect(url_for("authoring.list_page", workspace_id=g.workspace.id,
                             template_id=template.id, list_id=kept.id), 303)

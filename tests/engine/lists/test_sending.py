@@ -7,7 +7,7 @@ import pytest
 from redis import Redis
 
 from engine.delivery.jobs import deliver_notification
-from engine.lists import cancelling, progress, sending, uploads
+from engine.lists import cancelling, progress, recovery, sending, uploads
 from engine.lists.sending import SendRefused
 from engine.reports import filters
 from engine.sending import limits
@@ -218,14 +218,14 @@ def test_a_list_whose_job_redis_lost_goes_on_from_where_it_stood(ws, redis, monk
     monkeypatch.setattr(sending, "BATCH_SECONDS", 0.0)
     kept = _kept(ws)
     sending.start(kept, None)
-    assert sending.resume_if_lost(RecipientList.get_by_id(kept.id)) is False  # it has a job
+    assert recovery.resume_if_lost(RecipientList.get_by_id(kept.id)) is False  # it has a job
     (job,) = _queued(redis, BULK_QUEUE_NAME)
     redis.lrem(f"rq:queue:{BULK_QUEUE_NAME}", 1, job)
     sending.expand(str(kept.id))  # one row, its continuation enqueued
     redis.flushall()  # Redis lost everything: the continuation and the rows' jobs
-    assert sending.resume_if_lost(RecipientList.get_by_id(kept.id)) is True
+    assert recovery.resume_if_lost(RecipientList.get_by_id(kept.id)) is True
     assert _queued(redis, BULK_QUEUE_NAME) == [f"list-{kept.id.hex}-1"]
     _run_jobs(redis)
     kept = RecipientList.get_by_id(kept.id)
     assert (kept.status, kept.accepted, Notification.select().count()) == ("sent", 4, 4)
-    assert sending.resume_if_lost(kept) is False
+    assert recovery.resume_if_lost(kept) is False
