@@ -63,8 +63,14 @@ def _rows(left: list[str], right: list[str]) -> list[Row]:
 
 def compare(channel: str, left: dict[str, Any], right: dict[str, Any]) -> list[FieldDiff]:
     """Each field of the channel, with its line rows; unchanged fields are marked ``same``."""
+    return compare_fields(version_fields(channel), left, right)
+
+
+def compare_fields(names: tuple[str, ...], left: dict[str, Any],
+                   right: dict[str, Any]) -> list[FieldDiff]:
+    """Each of ``names`` (a partial has only its body), with its line rows."""
     out = []
-    for name in version_fields(channel):
+    for name in names:
         a, b = _lines(left.get(name)), _lines(right.get(name))
         same = left.get(name) == right.get(name)
         if same:

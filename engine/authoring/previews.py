@@ -15,6 +15,7 @@ from typing import Any
 
 from engine import runtime
 from engine.catalog import snapshots
+from engine.catalog.parts import all_parts
 from engine.errors import ApiError
 from engine.plugins.channel_contract import Recipients
 from engine.plugins.manager import default_registry
@@ -135,6 +136,28 @@ def _other(preview: EditorPreview, request: Resolved) -> None:
         pass  # a plugin channel whose payload needs request options the editor lacks
 
 
+def _with_partial_drafts(workspace: Workspace, request: Resolved) -> list[str]:
+    """Render with each partial's draft in place of its live text; the names of those the
+    template calls (directly) that have one."""
+    from engine.rendering import PartialSet, PartialSource, TemplateSyntaxError, partials_used
+
+    from .partial_editing import preview_drafts
+
+    drafts = preview_drafts(workspace)
+    if not drafts:
+        return []
+    sources = dict(request.snap.partials.sources)
+    sources.update({name: PartialSource(None, body) for name, body in drafts.items()})
+    request.partials = PartialSet(sources)
+    called: set[str] = set()
+    for text in all_parts(request.template.channel, request.version.content).values():
+        try:
+            called |= partials_used(text)
+        except TemplateSyntaxError:
+            continue
+    return sorted(called & set(drafts))
+
+
 def preview(workspace: Workspace, template: Template, content: dict[str, Any],
             tags: dict[str, str]) -> EditorPreview:
     """Render ``content`` (the editor's text) with ``tags`` as a send would. Every parse,
@@ -147,6 +170,11 @@ def preview(workspace: Workspace, template: Template, content: dict[str, Any],
     result = EditorPreview(template.channel)
     with render_budget(runtime.settings().render_budget_seconds):
         request = resolved(workspace, template, content, tags, body)
+        drafted = _with_partial_drafts(workspace, request)
+        if drafted:
+            result.warnings.append("Shown with the draft of partial " + ", ".join(drafted) +
+                                   ": a send uses the published version until it is "
+                                   "published.")
         if request.channel.previewable:
             _email(result, request)
         else:

@@ -4,9 +4,19 @@ One blueprint (blueprint.py); one module per page, each registering its routes o
 
 from __future__ import annotations
 
-from web.authoring import editor, lists, manage, preview, test_sends, tree, versions
+from web.authoring import (
+    editor,
+    lists,
+    manage,
+    partials,
+    preview,
+    test_sends,
+    tree,
+    versions,
+)
 from web.authoring.blueprint import blueprint
 
-MODULES = (editor, lists, manage, preview, test_sends, tree, versions)  # imported for their routes
+# Imported for their routes.
+MODULES = (editor, lists, manage, partials, preview, test_sends, tree, versions)
 
 __all__ = ["MODULES", "blueprint"]
