@@ -150,3 +150,39 @@ def test_restore_is_offered_on_previous_versions_not_the_live_one(page: Page, li
     page.reload()
     expect(page.get_by_role("button", name="Restore version 1")).to_be_visible()
     expect(page.get_by_role("button", name="Restore version 2")).to_have_count(0)
+
+
+def test_send_one_message_goes_through_the_worker_and_counts_in_reports(page: Page, live):
+    from engine.store.models import InboxMessage, Notification
+    from tests.web.authoring_support import running_worker
+    from tests.web.authoring_support import wait_for as wait_until
+    from tests.web.test_reports_page import count
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    template = factories.template(ws, defaults={"to": ["team@example.com"]})  # uses {{name}}
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/templates/{template.id}")
+    page.get_by_role("link", name="Send one message").click()
+    recipient = page.get_by_role("textbox", name="Recipient")
+    recipient.fill("not an address")
+    page.get_by_role("textbox", name="name").fill("Ada")
+    page.get_by_role("button", name="Send").click()
+    expect(recipient).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_role("alert")).to_contain_text("nothing was sent")
+    expect(page.get_by_role("textbox", name="name")).to_have_value("Ada")  # kept
+    assert Notification.select().count() == 0
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert violations(page) == []
+    with running_worker(live):
+        recipient.fill("ada@example.net")
+        page.get_by_role("button", name="Send").click()
+        expect(page.get_by_role("heading", name="Notification")).to_be_visible()
+        (mail,) = wait_until(lambda: list(InboxMessage.select()), "the message in the inbox")
+        assert mail.to == ["ada@example.net"] and mail.subject == "Hi Ada"  # not the default
+        wait_until(lambda: Notification.get().status == "delivered", "the delivery")
+    (sent,) = Notification.select()
+    assert not sent.is_test
+    page.goto(f"/w/{ws.id}/reports/")
+    assert count(page, "Accepted") == 1 and count(page, "Delivered") == 1
