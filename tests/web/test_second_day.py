@@ -113,3 +113,76 @@ def test_the_dev_inbox_is_styled_links_back_and_shows_sms_text(page: Page, live)
         assert violations(page) == []
     page.get_by_role("link", name="Back to Herald").click()
     expect(page.get_by_role("button", name="Sign in", exact=True)).to_be_visible()
+
+
+def test_the_only_owner_is_offered_no_role_change_nor_leave(page: Page, live):
+    ws = factories.workspace()
+    make_user("ada@example.com", ws, "owner", "Ada")
+    make_user("bob@example.com", ws, "admin", "Bob")
+    sign_in(page, "ada@example.com")
+    page.goto(f"/w/{ws.id}/settings/members")
+    expect(page.get_by_role("combobox", name="Access level of ada@example.com")).to_have_count(0)
+    expect(page.get_by_role("button", name="Leave workspace")).to_have_count(0)
+    expect(page.get_by_text("The only Owner")).to_be_visible()
+    page.get_by_role("combobox", name="Access level of bob@example.com").select_option("owner")
+    page.get_by_role("button", name="Change role of bob@example.com").click()
+    # Two Owners: either may step down or leave.
+    expect(page.get_by_role("combobox", name="Access level of ada@example.com")).to_be_visible()
+    expect(page.get_by_role("button", name="Leave workspace")).to_be_visible()
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert violations(page) == []
+
+
+def test_restore_is_offered_on_previous_versions_not_the_live_one(page: Page, live):
+    from tests.web.authoring_support import replace_text
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member")
+    template = factories.template(ws)  # version 1 live
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/templates/{template.id}")
+    expect(page.get_by_role("button", name="Restore version 1")).to_have_count(0)
+    replace_text(page, "Body", "<p>Hello again {{name}}</p>")
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    page.get_by_role("button", name="Publish").click()
+    expect(page.get_by_role("status")).to_have_text("Published: version 2 is live")
+    page.reload()
+    expect(page.get_by_role("button", name="Restore version 1")).to_be_visible()
+    expect(page.get_by_role("button", name="Restore version 2")).to_have_count(0)
+
+
+def test_send_one_message_goes_through_the_worker_and_counts_in_reports(page: Page, live):
+    from engine.store.models import InboxMessage, Notification
+    from tests.web.authoring_support import running_worker
+    from tests.web.authoring_support import wait_for as wait_until
+    from tests.web.test_reports_page import count
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    template = factories.template(ws, defaults={"to": ["team@example.com"]})  # uses {{name}}
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/templates/{template.id}")
+    page.get_by_role("link", name="Send one message").click()
+    recipient = page.get_by_role("textbox", name="Recipient")
+    recipient.fill("not an address")
+    page.get_by_role("textbox", name="name").fill("Ada")
+    page.get_by_role("button", name="Send").click()
+    expect(recipient).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_role("alert")).to_contain_text("nothing was sent")
+    expect(page.get_by_role("textbox", name="name")).to_have_value("Ada")  # kept
+    assert Notification.select().count() == 0
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert violations(page) == []
+    with running_worker(live):
+        recipient.fill("ada@example.net")
+        page.get_by_role("button", name="Send").click()
+        expect(page.get_by_role("heading", name="Notification")).to_be_visible()
+        (mail,) = wait_until(lambda: list(InboxMessage.select()), "the message in the inbox")
+        assert mail.to == ["ada@example.net"] and mail.subject == "Hi Ada"  # not the default
+        wait_until(lambda: Notification.get().status == "delivered", "the delivery")
+    (sent,) = Notification.select()
+    assert not sent.is_test
+    page.goto(f"/w/{ws.id}/reports/")
+    assert count(page, "Accepted") == 1 and count(page, "Delivered") == 1

@@ -8,6 +8,7 @@ from web.authoring import (
     editor,
     lists,
     manage,
+    one_message,
     partials,
     preview,
     test_sends,
@@ -17,6 +18,7 @@ from web.authoring import (
 from web.authoring.blueprint import blueprint
 
 # Imported for their routes.
-MODULES = (editor, lists, manage, partials, preview, test_sends, tree, versions)
+MODULES = (editor, lists, manage, one_message, partials, preview, test_sends, tree,
+           versions)
 
 __all__ = ["MODULES", "blueprint"]

@@ -18,9 +18,13 @@ from web.settings.pages import settings_page
 
 def _page(form: InviteForm | None = None, link: str | None = None, status: int = 200,
           problem: str | None = None):
+    members = roles.members(g.workspace)
+    owners = sum(1 for m in members if m.role == "owner")
     return render_template(
         "settings/members.html", page="Members", form=form or InviteForm(formdata=None),
-        members=roles.members(g.workspace), pending=invitations.pending(g.workspace),
+        members=members, pending=invitations.pending(g.workspace),
+        # The only Owner can be neither demoted nor leave: offer neither.
+        last_owner=owners == 1,
         invitation_link=link, problem=problem, labels=roles.LABELS,
         two_factor_required=two_factor.required_in(g.workspace.id)), status
 
