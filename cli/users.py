@@ -1,5 +1,5 @@
-"""`herald users invite|reset-password|reset-2fa`: the operator's way in for the web
-application."""
+"""`herald users invite|reset-password|reset-2fa|factors|remove-factor`: the operator's way
+in for the web application."""
 
 from __future__ import annotations
 
@@ -57,6 +57,41 @@ def cmd_reset_2fa(args: argparse.Namespace, settings: Settings) -> None:
     emit({"email": user.email, "twoFactor": "off", "wasOn": was_on})
 
 
+def _person(email: str):
+    from cli.common import CommandError
+    from engine.people import users
+
+    user = users.find(email)
+    if user is None:
+        raise CommandError(f"no user with the email address {email}")
+    return user
+
+
+def cmd_factors(args: argparse.Namespace, settings: Settings) -> None:
+    """A person's ways of signing in: password, authenticator app, passkeys, single sign-on."""
+    from cli.common import connect, emit
+    from engine.people import factors
+
+    connect(settings)
+    user = _person(args.email)
+    emit({"email": user.email, "factors": factors.listing(user)})
+
+
+def cmd_remove_factor(args: argparse.Namespace, settings: Settings) -> None:
+    """Remove one factor (an id `factors` printed); every session of the person ends."""
+    from cli.common import CommandError, connect, emit
+    from engine.people import factors
+    from engine.people.errors import PeopleError
+
+    connect(settings)
+    user = _person(args.email)
+    try:
+        removed = factors.remove_by_operator(user, args.factor)
+    except PeopleError as err:
+        raise CommandError(err.message) from None
+    emit({"email": user.email, "removed": removed, "sessionsEnded": True})
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
     users = sub.add_parser("users", help="people of the web application").add_subparsers(
         dest="users", required=True)
@@ -72,3 +107,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                                            "JSON)")
     p.add_argument("email")
     p.set_defaults(func=cmd_reset_2fa)
+    p = users.add_parser("factors", help="a person's ways of signing in (prints JSON)")
+    p.add_argument("email")
+    p.set_defaults(func=cmd_factors)
+    p = users.add_parser("remove-factor", help="remove one of a person's factors and end "
+                                               "their sessions (prints JSON)")
+    p.add_argument("email")
+    p.add_argument("factor", help="an id `herald users factors` printed: totp, passkey:N, "
+                                  "oidc:N")
+    p.set_defaults(func=cmd_remove_factor)

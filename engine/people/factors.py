@@ -21,6 +21,7 @@ from engine.people.models import (
     TwoFactorPolicy,
     User,
 )
+from engine.store.db import database
 
 
 def listing(user: User) -> list[dict[str, Any]]:
@@ -83,3 +84,34 @@ def record_everywhere(user: User, by: User | None, action: str, subject: str,
     for membership in Membership.select().where(Membership.user == user):
         audit.record(membership.workspace_id, by, action,
                      subject if by == user else f"{user.email}: {subject}", details)
+
+
+def remove_by_operator(user: User, factor_id: str) -> dict[str, Any]:
+    """`herald users remove-factor`: remove one factor named as ``listing`` names it, and end
+    every session of the person (a factor is removed because it may be in other hands).
+    The operator is not refused the last second factor (a lost key is why they are asked;
+    the person sets up another at their next sign-in); the password cannot be removed."""
+    from engine.people import sessions, two_factor
+
+    row = next((f for f in listing(user) if f["id"] == factor_id), None)
+    if row is None:
+        raise PeopleError(f"{user.email} has no factor {factor_id!r}: see `herald users "
+                          "factors`", status=404)
+    kind = row["kind"]
+    if kind == "password":
+        raise PeopleError("the password cannot be removed: `herald users reset-password` "
+                          "replaces it", status=409)
+    with database.atomic():
+        if kind == "totp":
+            two_factor.turn_off(user)
+            action = "two_factor.removed"
+        elif kind == "passkey":
+            Passkey.delete().where(Passkey.id == int(factor_id.split(":")[1])).execute()
+            action = "passkey.removed"
+        else:
+            OidcIdentity.delete().where(OidcIdentity.id == int(factor_id.split(":")[1])) \
+                .execute()
+            action = "single_sign_on.unlinked"
+        record_everywhere(user, None, action, row["name"])
+        sessions.end_all(user)
+    return row

@@ -60,3 +60,39 @@ def test_reset_2fa_turns_it_off_and_ends_every_session(herald):  # noqa: F811
     assert not two_factor.enabled(ada) and sessions.user_for(token, str(ada.id)) is None
     proc = herald("users", "reset-2fa", "nobody@example.com", ok=False)
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+
+
+def test_factors_are_listed_and_one_is_removed_with_every_session(herald):  # noqa: F811
+    import pyotp
+
+    from engine.people import audit, roles, sessions, two_factor
+    from engine.people.models import AuditEvent, OidcIdentity, Passkey
+
+    ws = factories.workspace()
+    ada = users.create("ada@example.com", "Ada", "correct horse battery")
+    roles.add(ws, ada, "owner")
+    two_factor.confirm(ada, pyotp.TOTP(two_factor.begin(ada)).now())
+    key = Passkey.create(user=ada, name="Work laptop", credential_id="AAEC",
+                         public_key=b"\x01", sign_count=3)
+    identity = OidcIdentity.create(user=ada, issuer="https://id.example.com",
+                                   subject="s-1", email="ada@example.com")
+    token = sessions.start(ada)
+    out = herald("users", "factors", "ADA@example.com")
+    assert out["email"] == "ada@example.com"
+    assert [(f["id"], f["kind"]) for f in out["factors"]] == [
+        ("password", "password"), ("totp", "totp"), (f"passkey:{key.id}", "passkey"),
+        (f"oidc:{identity.id}", "single-sign-on")]
+    assert out["factors"][2]["name"] == "Work laptop"
+    removed = herald("users", "remove-factor", "ada@example.com", f"passkey:{key.id}")
+    assert removed["removed"]["name"] == "Work laptop" and removed["sessionsEnded"] is True
+    assert not Passkey.select().exists() and sessions.user_for(token, str(ada.id)) is None
+    event = AuditEvent.get(AuditEvent.action == "passkey.removed")
+    assert event.actor_label == audit.OPERATOR and "Work laptop" in event.subject
+    for refused in ("password", "passkey:999", "nonsense"):
+        proc = herald("users", "remove-factor", "ada@example.com", refused, ok=False)
+        assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert herald("users", "remove-factor", "ada@example.com", "totp")["removed"]["kind"] \
+        == "totp"
+    assert not two_factor.enabled(ada)
+    proc = herald("users", "factors", "nobody@example.com", ok=False)
+    assert proc.returncode == 1
