@@ -87,6 +87,12 @@ def _receive(receiver: EventWebhook | None, workspace_id: str | None):
         except ValueError:
             abort(404)
     recorded = receiving.record(events, workspace_id=ident) if events else False
+    # A HELP is answered in the response when the receiver can say how (Twilio's TwiML).
+    answers = receiving.replies(events) if events else []
+    answer = getattr(receiver, "answer", None)
+    if answers and answer is not None:
+        text, content_type = answer(answers[0])
+        return Response(text, status=200, content_type=content_type)
     if receiver.acknowledgement == "empty":
         return Response(status=204)
     return jsonify({"recorded": bool(recorded)})

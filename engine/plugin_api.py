@@ -58,6 +58,7 @@ from engine.plugins.contracts import (
 from engine.plugins.event_contract import (
     EventWebhook,
     InboundCall,
+    InboundMessage,
     InboundRefused,
     ProviderEvent,
     Reported,
@@ -80,7 +81,8 @@ __all__ = [  # noqa: RUF022 -- grouped as docs/plugins.md lists them
     # HTTP providers
     "HttpVendorProvider", "raise_for_status",
     # provider events
-    "EventWebhook", "InboundCall", "InboundRefused", "ProviderEvent", "Reported",
+    "EventWebhook", "InboundCall", "InboundMessage", "InboundRefused", "ProviderEvent",
+    "Reported",
     # request errors and field rules
     "ApiError", "FieldErrors", "MAX_RECIPIENTS", "addresses", "boolean", "decoded_size",
     "options_object", "validate_webhook_headers",

@@ -1,6 +1,7 @@
 """Provider events in, for every provider alike: the receiver a provider registered
 (``register_event_webhooks``, engine/plugins/event_contract.py) reads and authenticates a
-call; what it returns is matched to its notifications and recorded here.
+call; the reports it returns are matched to their notifications and recorded here, the
+messages people sent in (SMS replies) handed to engine/inbound/sms_replies.py.
 
 What the engine lends a receiver besides the call itself: whether a password is the
 workspace's webhook secret (kept encrypted with the workspace and rotated from Settings >
@@ -14,9 +15,9 @@ from typing import Any
 
 from config.settings import provider_urls
 from engine import runtime
-from engine.inbound import postmark
+from engine.inbound import postmark, sms_replies
 from engine.inbound.recording import record_provider_report
-from engine.plugins.event_contract import EventWebhook, ProviderEvent
+from engine.plugins.event_contract import EventWebhook, InboundMessage, ProviderEvent
 from engine.plugins.manager import default_registry
 
 
@@ -39,11 +40,21 @@ def configured_provider_urls(scheme: str) -> list[str]:
             for url in provider_urls(setting or "") if url.partition("://")[0] == scheme]
 
 
-def record(events: list[ProviderEvent], workspace_id: Any = None) -> bool:
-    """Record each event on its notification (of ``workspace_id`` only, when given); True
-    when one was recorded."""
+def record(events: list[ProviderEvent | InboundMessage], workspace_id: Any = None) -> bool:
+    """Record each report on its notification (of ``workspace_id`` only, when given) and
+    each inbound message (engine/inbound/sms_replies.py); True when one was recorded."""
     recorded = False
-    for message_id, report in events:
+    for event in events:
+        if isinstance(event, InboundMessage):
+            continue  # replies(): the receiver's answer depends on them
+        message_id, report = event
         recorded = record_provider_report(message_id, report, workspace_id=workspace_id) \
             or recorded
     return recorded
+
+
+def replies(events: list[ProviderEvent | InboundMessage]) -> list[str]:
+    """Record the call's inbound messages and do what their keywords ask; the replies to
+    send back (a HELP's answer)."""
+    return [answer for event in events if isinstance(event, InboundMessage)
+            if (answer := sms_replies.receive(event))]

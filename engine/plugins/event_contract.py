@@ -37,6 +37,20 @@ class Reported:
 ProviderEvent = tuple[str, Reported]
 
 
+@dataclass(frozen=True)
+class InboundMessage:
+    """A message someone sent to one of the service's numbers (an SMS reply: STOP, START,
+    HELP or anything else), as a receiver returns it beside its ProviderEvents.
+    ``message_id`` is the provider's id of it: one delivered twice is recorded once."""
+
+    sender: str       # the person's number ("from")
+    recipient: str    # the number they wrote to ("to")
+    text: str
+    message_id: str
+    source: str       # the provider's name
+    received_at: dt.datetime | None = None
+
+
 class InboundRefused(Exception):
     """Raised by a receiver to refuse the call: answered as problem details with
     ``status`` (401 or 403 for a call that does not authenticate, 400 for a body it cannot
@@ -71,9 +85,11 @@ class InboundCall(Protocol):
 
 
 class EventWebhook(Protocol):
-    """What a provider plugin registers with ``register(name, receiver)``."""
+    """What a provider plugin registers with ``register(name, receiver)``. A receiver that
+    reads inbound messages may also answer one in the call's response (as Twilio reads
+    TwiML): ``answer(text) -> (body, content type)``, asked for a HELP's reply."""
 
     per_workspace: bool    # the URL names the workspace (its secret authenticates the call)
     acknowledgement: str   # "recorded": 200 {"recorded": bool}; "empty": 204
 
-    def events(self, call: InboundCall) -> list[ProviderEvent]: ...
+    def events(self, call: InboundCall) -> list[ProviderEvent | InboundMessage]: ...

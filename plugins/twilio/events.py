@@ -1,7 +1,8 @@
-"""Twilio's status callbacks, read and authenticated here, beside the provider (served at
-/api/inbound/twilio, docs/reports.md): X-Twilio-Signature is the base64 HMAC-SHA1, keyed by
-the account's auth token, of the full URL Twilio called followed by each POST parameter's
-name and value, sorted by name."""
+"""Twilio's status callbacks and inbound messages (an SMS reply: STOP, START, HELP...),
+read and authenticated here, beside the provider (served at /api/inbound/twilio,
+docs/reports.md and docs/delivery.md, "SMS keywords"): X-Twilio-Signature is the base64
+HMAC-SHA1, keyed by the account's auth token, of the full URL Twilio called followed by
+each POST parameter's name and value, sorted by name."""
 
 from __future__ import annotations
 
@@ -9,9 +10,16 @@ import base64
 import hashlib
 import hmac
 from collections.abc import Iterable
+from html import escape
 from urllib.parse import unquote, urlsplit
 
-from engine.plugin_api import InboundCall, InboundRefused, ProviderEvent, Reported
+from engine.plugin_api import (
+    InboundCall,
+    InboundMessage,
+    InboundRefused,
+    ProviderEvent,
+    Reported,
+)
 
 # Twilio error codes that say the number will never receive: blocked, unknown handset,
 # landline or unreachable carrier, STOP, invalid or non-mobile number.
@@ -24,13 +32,37 @@ class TwilioEvents:
     per_workspace = False
     acknowledgement = "empty"
 
-    def events(self, call: InboundCall) -> list[ProviderEvent]:
+    def events(self, call: InboundCall) -> list[ProviderEvent | InboundMessage]:
         params = call.form()
         if not authentic(call.provider_urls("twilio"), call.urls, params,
                          call.headers.get("X-Twilio-Signature")):
             raise InboundRefused(403, "X-Twilio-Signature does not sign this request.")
-        found = read(dict(params))
+        form = dict(params)
+        if (message := incoming(form)) is not None:
+            return [message]
+        found = read(form)
         return [found] if found is not None else []
+
+    @staticmethod
+    def answer(text: str) -> tuple[str, str]:
+        """A reply to the message in the call's response: TwiML's <Message>, which Twilio
+        sends back to the person from the number they wrote to."""
+        return (f"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Response><Message>"
+                f"{escape(text)}</Message></Response>", "text/xml")
+
+
+def incoming(form: dict[str, str]) -> InboundMessage | None:
+    """A message someone sent to the account's number (Twilio's inbound webhook, pointed at
+    the same URL as the status callbacks): it has a body and no delivery status."""
+    sid = form.get("MessageSid") or form.get("SmsSid")
+    status = (form.get("SmsStatus") or "received").lower()
+    if not sid or "Body" not in form or form.get("MessageStatus") or status != "received":
+        return None
+    sender, recipient = form.get("From") or "", form.get("To") or ""
+    if not sender or not recipient:
+        return None
+    return InboundMessage(sender=sender, recipient=recipient, text=form["Body"],
+                          message_id=sid, source="twilio")
 
 
 def credentials(provider_urls: Iterable[str]) -> tuple[str, str] | None:

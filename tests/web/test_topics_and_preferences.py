@@ -133,3 +133,21 @@ def test_the_preferences_page_saves_topics_and_unsubscribes_from_all(page: Page,
         "topic:news": "unsubscribe", "marketing": "unsubscribe"}
     page.goto(link + "x")
     expect(page.get_by_role("heading", name="This link has expired")).to_be_visible()
+
+
+def test_the_reports_inbound_filter_shows_the_messages_people_sent_in(page: Page, live):
+    from engine.store.models import utcnow
+    from engine.store.recipient_models import InboundMessage
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    InboundMessage.create(workspace=ws, provider="twilio", message_id="SM1",
+                          sender="+14155550123", recipient="+15005550006", text="STOP",
+                          keyword="stop", received_at=utcnow())
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/reports/")
+    page.get_by_role("checkbox", name="Inbound").check()
+    page.get_by_role("button", name="Filter").click()
+    table = page.get_by_role("table", name="Inbound messages")
+    expect(table.get_by_role("row", name="+14155550123")).to_contain_text("STOP")
+    assert violations(page) == []

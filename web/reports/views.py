@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, abort, g, render_template, request, stream_with_context
 
 from engine.lists import progress
-from engine.reports import counts, export, feed, filters, timeline
+from engine.reports import counts, export, feed, filters, inbound, timeline
 from web.core import errors
 from web.permissions import workspace_view
 from web.reports import chart
@@ -14,7 +14,7 @@ blueprint = Blueprint("reports", __name__, template_folder="templates",
                       url_prefix="/w/<uuid:workspace_id>/reports")
 errors.register(blueprint)
 FILTERS = ("from", "to", "template", "channel", "status", "recipient", "correlationId",
-           "list")
+           "list", "inbound")
 
 
 def _values() -> dict[str, str]:
@@ -35,6 +35,12 @@ def index():
         return render_template("reports/index.html", section="reports", values=values,
                                problem=err, report=None, page=None, chart=None,
                                **choices), 400
+    if values["inbound"]:  # the messages people sent in, instead of the notifications
+        received, total = inbound.messages(chosen)
+        return render_template("reports/index.html", section="reports", values=values,
+                               problem=None, report=None, page=None, chosen=chosen,
+                               inbound=received, inbound_total=total,
+                               inbound_shown=inbound.SHOWN, **choices)
     report = counts.counts(chosen)
     return render_template("reports/index.html", section="reports", values=values,
                            problem=None, report=report, page=page, labels=counts.LABELS,
