@@ -143,3 +143,18 @@ def test_oidc_only_takes_the_password_form_away(page: Page, live, sso):
     assert page.request.get("/reset").status == 403
     _through_provider(page, "ada")
     expect(page.get_by_role("heading", name="Templates")).to_be_visible()
+
+
+def test_oidc_only_invitation_is_accepted_through_the_provider(page: Page, live, sso):
+    sso(oidc_only=True)
+    ws = factories.workspace()
+    owner = make_user("ada@example.com", ws, "owner", "Ada")
+    issued = invitations.invite(ws, "new@example.com", "member", owner, "owner", live.url)
+    page.goto(issued.url)
+    expect(page.get_by_role("textbox", name="Password")).to_have_count(0)
+    assert violations(page) == []
+    page.get_by_role("button", name="Sign in with single sign-on").click()
+    page.get_by_role("button", name="newcomer", exact=True).click()
+    expect(page.get_by_role("heading", name="Templates")).to_be_visible()
+    assert Membership.get(Membership.user == User.get(User.email == "new@example.com")
+                          ).workspace_id == ws.id

@@ -96,3 +96,39 @@ def test_an_answer_with_another_state_is_refused(live, crafted):
     answer = http.get(forged, timeout=30)
     assert answer.status_code == 403 and "state" in answer.text
     assert User.select().count() == 1
+
+
+def test_a_roles_claim_gives_the_roles_it_names_and_keeps_the_last_owner(live, crafted):
+    from engine.people.models import Membership
+
+    mine, other, promoted = (factories.workspace() for _ in range(3))
+    ada = make_user("ada@example.com", mine, "owner", "Ada")
+    make_user("ada@example.com", promoted, "member", "Ada")
+    with live.gate.held():
+        runtime.configure(runtime.settings().with_changes(oidc_roles_claim="groups"))
+    crafted.claims = {"groups": [f"{other.id}:admin", f"{promoted.id}:owner",
+                                 f"{mine.id}:member", "engineering", "x:owner"]}
+    assert _sign_in(live).signed_in
+
+    def role(ws):
+        return Membership.get(Membership.user == ada.id, Membership.workspace == ws.id).role
+
+    assert (role(other), role(promoted)) == ("admin", "owner")
+    assert role(mine) == "owner"  # the only Owner is never demoted by a claim
+
+
+def test_the_second_step_is_asked_unless_the_provider_says_it_asked_one(live, crafted):
+    import pyotp
+
+    from engine.people import two_factor
+
+    ws = factories.workspace()
+    ada = make_user("ada@example.com", ws, "owner", "Ada")
+    two_factor.confirm(ada, pyotp.TOTP(two_factor.begin(ada)).now())
+    two_factor.require(ws, True, ada)
+    answer = _sign_in(live)
+    assert answer.url.endswith("/sign-in/code") and not answer.signed_in
+    crafted.claims = {"amr": ["pwd", "mfa"]}
+    answer = _sign_in(live)
+    assert answer.signed_in and f"/w/{ws.id}/" in answer.url
+

@@ -140,7 +140,8 @@ def accept_invitation(token: str):
                "sign_in_url": url_for("auth.sign_in", next=request.path)}
     if request.method != "POST":
         return render_template("auth/accept.html", form=form, **context)
-    if not form.validate() or context["existing"] or context["other"]:
+    if not form.validate() or context["existing"] or context["other"] or (
+            runtime.settings().oidc_only and not signed_in):
         return render_template("auth/accept.html", form=form, **context), 409
     try:
         if signed_in:
