@@ -104,3 +104,34 @@ def test_the_daily_run_is_due_once_a_day_after_its_hour():
     assert due(morning.replace(hour=3), None)
     assert due(morning.replace(hour=23), "2026-02-28")
     assert not due(morning.replace(hour=23), "2026-03-01")
+
+
+def test_the_worker_loop_runs_the_days_purge_once_under_its_lock(run, monkeypatch):
+    """The loop `herald worker` runs beside its other periodic tasks: past its hour it takes
+    the Redis lock, purges, and marks the day done, so the next check purges nothing."""
+    import threading
+
+    from engine import runtime
+    from engine.retention import purge as purging
+    from engine.worker.worker import PERIODIC_TASKS
+
+    assert ("herald-data-purge", purging.run_periodically) in PERIODIC_TASKS
+    old = run.sent(days_ago=40)
+    policy.set_days(run.ws.id, 30)
+    monkeypatch.setattr(purging, "HOUR", 0)  # whatever the hour the test runs at
+    stop = threading.Event()
+    loop = threading.Thread(target=purging.run_periodically, args=(stop, 0.05), daemon=True)
+    loop.start()
+    try:
+        deadline = dt.datetime.now() + dt.timedelta(seconds=60)
+        while not runtime.redis().get(purging.DONE_KEY) and dt.datetime.now() < deadline:
+            stop.wait(0.05)
+        done_day = runtime.redis().get(purging.DONE_KEY)
+        later = run.sent(days_ago=40)  # the day is done: not purged until tomorrow
+        stop.wait(0.5)
+    finally:
+        stop.set()
+        loop.join(10)
+    assert "purgedAt" in get(old).payload
+    assert done_day in (utcnow().date().isoformat(), utcnow().date().isoformat().encode())
+    assert "purgedAt" not in get(later).payload

@@ -96,6 +96,8 @@ def test_an_admin_erases_a_recipient_after_confirming(page: Page, live):
     expect(page.get_by_role("status")).to_contain_text("1 notifications purged")
     assert set(Notification.get_by_id(theirs.id).payload) == {"purgedAt"}
     assert [s.address[:2] for s in Suppression.select()] == ["h:"]
+    page.goto(f"/w/{ws.id}/settings/suppressions")
+    expect(page.get_by_role("main")).to_contain_text("erased address (kept as a keyed hash)")
     event = AuditEvent.get(AuditEvent.action == "data.erased")
     assert "cy@" not in f"{event.subject} {event.details}".lower()
 

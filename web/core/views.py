@@ -8,6 +8,7 @@ from flask_login import current_user, login_required
 from channels import sms_length
 from engine.formats.times import in_words
 from engine.people import roles
+from engine.store.vocabulary import HASH_PREFIX
 from web.core import errors
 from web.permissions import can
 
@@ -77,3 +78,11 @@ def format_suppression_scope(value) -> str:
         names = [part.removeprefix("topic:") for part in text.split()]
         return "Topic " + ", ".join(names) + " only"
     return SCOPE_LABELS.get(text, text)
+
+
+@blueprint.app_template_filter("recipient")
+def format_recipient(value) -> str:
+    """A recipient as pages show it: one kept as a keyed hash (an erased address's
+    suppression, a purged notification's) reads as such, never as its hex."""
+    text = "" if value is None else str(value)
+    return "erased address (kept as a keyed hash)" if text.startswith(HASH_PREFIX) else text
