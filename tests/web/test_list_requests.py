@@ -97,8 +97,47 @@ def test_no_file_is_the_form_again_and_a_webhook_template_has_no_list(mia, ws):
     answer = mia.http.post(f"/w/{ws.id}/templates/{template.id}/lists",
                            data={"csrf_token": mia.token},
                            content_type="multipart/form-data")
-    assert answer.status_code == 400 and "Choose a CSV file of recipients." in answer.text
+    assert answer.status_code == 400
+    assert "Choose a file of recipients (CSV, .xlsx or .ods)." in answer.text
     hook = factories.template(ws, "webhook")
     assert mia.get(f"/w/{ws.id}/templates/{hook.id}/lists/new").status_code == 404
     assert "Send to a list" not in mia.get(f"/w/{ws.id}/templates/{hook.id}").text
     assert "Send to a list" in mia.get(f"/w/{ws.id}/templates/{template.id}").text
+
+
+def test_an_xlsx_and_an_ods_list_send_as_the_same_csv_would(mia, ws, settings):
+    from engine.lists import sending
+    from tests.support.spreadsheet_files import ods, xlsx
+
+    template = factories.template(ws)
+    rows = [["email address", "name"], ["ada@example.net", "Ada"],
+            ["grace@example.net", "Grace"]]
+    kept = {}
+    for data, name in ((CSV, "people.csv"), (xlsx(rows), "people.xlsx"),
+                       (ods(rows), "people.ods")):
+        form = {"recipients": (io.BytesIO(data), name), "csrf_token": mia.token}
+        answer = mia.http.post(f"/w/{ws.id}/templates/{template.id}/lists", data=form,
+                               content_type="multipart/form-data")
+        assert answer.status_code == 303, answer.text
+        kept[name] = RecipientList.get(RecipientList.filename == name)
+        assert "Send 2 notifications" in mia.get(answer.headers["Location"]).text
+    assert kept["people.xlsx"].rows == kept["people.csv"].rows == kept["people.ods"].rows
+    for name, one in kept.items():
+        assert mia.post(f"/w/{ws.id}/templates/{template.id}/lists/{one.id}/send"
+                        ).status_code == 303, name
+        sending.expand(str(one.id))
+    sent = {}
+    for n in Notification.select():
+        sent.setdefault(n.correlation_id.rsplit("-", 1)[0], []).append(
+            (n.correlation_id.rsplit("-", 1)[1], n.payload))
+    payloads = [sorted((row, str(p)) for row, p in v) for v in sent.values()]
+    assert len(payloads) == 3 and payloads[0] == payloads[1] == payloads[2]
+
+
+def test_a_file_named_xlsx_that_is_not_one_says_so(mia, ws):
+    template = factories.template(ws)
+    form = {"recipients": (io.BytesIO(CSV), "people.xlsx"), "csrf_token": mia.token}
+    answer = mia.http.post(f"/w/{ws.id}/templates/{template.id}/lists", data=form,
+                           content_type="multipart/form-data")
+    assert answer.status_code == 400
+    assert "The file is named .xlsx but is not a spreadsheet (CSV or text)" in answer.text

@@ -64,7 +64,7 @@ def upload_list(template_id):
     sent = request.files.get("recipients")
     if sent is None or not sent.filename:
         checked = Checked(template.channel, RECIPIENT_COLUMNS[template.channel])
-        checked.add(Problem(None, "Choose a CSV file of recipients."))
+        checked.add(Problem(None, "Choose a file of recipients (CSV, .xlsx or .ods)."))
         return _upload_page(template, checked, 400)
     try:
         kept = uploads.begin(g.workspace, template, sent.filename, sent.stream,

@@ -104,7 +104,8 @@ def test_the_file_itself_is_refused_when_it_cannot_be_a_list(ws, monkeypatch):
     cases = {
         b"": "The file is empty: its first row names the columns.",
         b"email address,name\n": "The file has a header row but no recipients.",
-        b"PK\x03\x04rest": "This is a spreadsheet file: save it as CSV (UTF-8) and upload that.",
+        b"PK\x03\x04rest": "The file is a damaged zip archive, not a spreadsheet we can read.",
+        b"\xd0\xcf\x11\xe0rest": "This is an old Excel (.xls) file: save it as .xlsx or CSV.",
         "email address\nad\xe9@example.net\n".encode("latin-1"):
             "The file is not UTF-8 text: save it as CSV (UTF-8).",
         b"email address,Name,name\na@example.net,A,B\n": "Two columns are named 'name'.",
