@@ -22,7 +22,7 @@ from engine.formats.addresses import suppression_key, valid_e164
 from engine.plugins.event_contract import InboundMessage
 from engine.reports.lookup import tail_from
 from engine.store.db import database
-from engine.store.models import Account, Notification, utcnow
+from engine.store.models import Account, Notification, Workspace, utcnow
 from engine.store.recipient_models import InboundMessage as InboundRow
 from engine.store.report_models import NotificationLookup
 from engine.store.vocabulary import SuppressionScope
@@ -85,7 +85,9 @@ def last_sender(number: str, sender: str) -> Any:
 
     Through the report job's lookup index, and for the rows it has not reached yet, the
     rows themselves, across every workspace (each account's notifications by time)."""
+    # Every workspace named, so that the index (workspace, kind, term) serves the search.
     indexed = NotificationLookup.select(NotificationLookup.notification).where(
+        NotificationLookup.workspace.in_(Workspace.select(Workspace.id)),
         NotificationLookup.kind == "r", NotificationLookup.term == number)
     recent = Notification.select(Notification.id).where(
         Notification.account.in_(Account.select(Account.id)),
