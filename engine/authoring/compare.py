@@ -62,8 +62,20 @@ def _rows(left: list[str], right: list[str]) -> list[Row]:
 
 
 def compare(channel: str, left: dict[str, Any], right: dict[str, Any]) -> list[FieldDiff]:
-    """Each field of the channel, with its line rows; unchanged fields are marked ``same``."""
-    return compare_fields(version_fields(channel), left, right)
+    """Each field of the channel, then `inlineCss` and each language variant's parts
+    (``Body (fr)``) where either version has them, with their line rows; unchanged fields
+    are marked ``same``."""
+    left, right = _flat(channel, left), _flat(channel, right)
+    extra = [name for name in ("inlineCss",) if name in left or name in right]
+    extra += sorted({n for n in (*left, *right) if "/" in n})
+    return compare_fields((*version_fields(channel), *extra), left, right)
+
+
+def _flat(channel: str, content: dict[str, Any]) -> dict[str, Any]:
+    """The content with each variant's parts as fields of their own (``fr/body``)."""
+    from engine.catalog.parts import all_parts
+
+    return {**content, **{k: v for k, v in all_parts(channel, content).items() if "/" in k}}
 
 
 def compare_fields(names: tuple[str, ...], left: dict[str, Any],

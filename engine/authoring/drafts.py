@@ -93,6 +93,8 @@ def empty_content(channel: str) -> dict[str, Any]:
     for field, _ in default_registry().channel(channel).check_content(content):
         if content.get(field) is None:
             content[field] = ""
+    if channel == "email":
+        content["inlineCss"] = True  # a new version inlines its CSS (docs/rendering.md)
     return content
 
 
@@ -121,7 +123,54 @@ def content_from_form(channel: str, form: Mapping[str, Any]) -> dict[str, Any]:
         content[key] = text if text or content[key] == "" else default
     if channel == "email" and content["emailType"] not in EMAIL_TYPES:
         raise DraftError("Choose Transactional or Marketing.", "emailType")
+    if channel == "email":
+        content["inlineCss"] = form.get("inlineCss") in ("on", "true", "1", True)
+    found = variants_from_form(sorted(parts), form)
+    if found:
+        content["variants"] = found
     return content
+
+
+VARIANT_FIELD = "variants."  # the editor names a variant's part "variants.<tag>.<part>"
+
+
+def variants_from_form(parts: list[str], form: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The language variants the editor posted, in the order of their fields; an empty
+    part is left out (the version's own text renders for it)."""
+    from engine.catalog.variants import valid_tag
+
+    out: dict[str, dict[str, Any]] = {}
+    for key in form:
+        if not key.startswith(VARIANT_FIELD):
+            continue
+        locale, _, part = key[len(VARIANT_FIELD):].rpartition(".")
+        if not valid_tag(locale) or part not in parts:
+            continue
+        variant = out.setdefault(locale.lower(), {"locale": locale})
+        text = _text(key, form.get(key), True)
+        if text:
+            variant[part] = text
+    return list(out.values())
+
+
+def add_language(template: Template, tag: str, by: str) -> TemplateVersion:
+    """A new language variant in the draft (made from the live version when there is none),
+    its parts started from the version's own text for the translator to replace."""
+    from engine.catalog.variants import TAG_RULE, valid_tag, variants
+
+    tag = (tag or "").strip()
+    if not valid_tag(tag):
+        raise DraftError(f"Enter {TAG_RULE}.", "language")
+    editable_now = editable(template)
+    content = dict(editable_now.content)
+    existing = variants(content)
+    if any(v["locale"].lower() == tag.lower() for v in existing):
+        raise DraftError(f"This version already has the language {tag}.", "language")
+    parts = [p for p, _ in default_registry().channel(template.channel).template_parts(content)]
+    added = {"locale": tag, **{p: content[p] for p in parts if isinstance(content.get(p), str)
+                                and content[p]}}
+    content["variants"] = [*existing, added]
+    return save_draft(template, content, editable_now.basis, by)
 
 
 def live_version(template: Template) -> TemplateVersion | None:

@@ -23,7 +23,8 @@ from engine.store.vocabulary import VersionStatus
 LABELS = {"subject": "Subject", "body": "Body", "htmlHead": "HTML head",
           "fromAddress": "From address", "fromName": "From name", "emailType": "Email type",
           "trackOpens": "Open tracking", "trackClicks": "Click tracking",
-          "fromNumber": "From number", "contentType": "Content type", "topic": "Topic"}
+          "fromNumber": "From number", "contentType": "Content type", "topic": "Topic",
+          "inlineCss": "Inline CSS"}
 
 
 def label(field: str) -> str:

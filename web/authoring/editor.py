@@ -11,10 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import g, redirect, render_template, session, url_for
+from flask import g, redirect, render_template, request, session, url_for
 
 from engine import runtime
-from engine.authoring import drafts, finding, hierarchy, previews, publishing, samples
+from engine.authoring import (
+    drafts,
+    finding,
+    hierarchy,
+    languages,
+    previews,
+    publishing,
+    samples,
+)
 from engine.authoring.drafts import Basis, DraftConflict, DraftError
 from engine.authoring.publishing import Problem, PublishRefused
 from engine.catalog import topics
@@ -86,6 +94,8 @@ def page(template: Template, *, content: dict[str, Any] | None = None,
     preview = previews.preview(g.workspace, template, content, sample_tags)
     frame_version = frames.stash(template, token, preview)
     plan = g.workspace.account.plan
+    langs = languages.languages(template.channel, content)
+    shown = request.args.get("language") or "default"
     return render_template(
         "authoring/editor.html", section="templates", template=template, content=content,
         basis=str(basis), editable=editable, problems={p.field: p for p in problems or []},
@@ -97,7 +107,8 @@ def page(template: Template, *, content: dict[str, Any] | None = None,
         plugin_fields=plugin_fields(template, content),
         topics=topic_names(template, content),
         retention=RETENTION.get(plan, RETENTION["basic"]), plan=plan,
-        status_text=status_text or session.pop(NOTICE, None),
+        status_text=status_text or session.pop(NOTICE, None), languages=langs,
+        shown_language=shown if shown in {lang.key for lang in langs} else "default",
         integration=integration(template, sample_tags)), status
 
 
@@ -182,3 +193,32 @@ def publish(template_id):
     notice(f"Published: version {version.number} is live")
     return redirect(url_for("authoring.editor", workspace_id=g.workspace.id,
                             template_id=template.id), 303)
+
+
+@blueprint.get("/templates/<template_id>/languages/new")
+@workspace_view("member")
+def new_language(template_id):
+    template = loading.authorable(loading.template(template_id))
+    return render_template("authoring/language_new.html", section="templates",
+                           template=template, problem=None, value="")
+
+
+@blueprint.post("/templates/<template_id>/languages")
+@workspace_view("member")
+def add_language(template_id):
+    """A new language variant in the draft, started from the version's own text."""
+    template = loading.authorable(loading.template(template_id))
+    tag = (loading.posted().get("language") or "").strip()
+    try:
+        drafts.add_language(template, tag, loading.who())
+    except DraftError as err:
+        return render_template("authoring/language_new.html", section="templates",
+                               template=template, problem=str(err), value=tag), 400
+    except DraftConflict:
+        return render_template("authoring/language_new.html", section="templates",
+                               template=template, value=tag,
+                               problem="The draft changed while adding the language: "
+                                       "add it again."), 409
+    notice(f"Language {tag} added: its text starts as the default's")
+    return redirect(url_for("authoring.editor", workspace_id=g.workspace.id,
+                            template_id=template.id, language=tag), 303)

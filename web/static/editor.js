@@ -14,6 +14,9 @@
  *   text to a keepalive request that outlives the page, and beforeunload warns only when
  *   that cannot carry it (a refused save waiting for a choice, a body over 60 KB).
  * - Template errors of the preview marked on their line (Copy buttons: copy.js).
+ * - The select Language shows one language's fields at once, without a page load (its
+ *   Show language button is the same without JavaScript); every language's fields stay
+ *   in the form, so autosave keeps them all.
  * Without JavaScript the same forms work with their buttons.
  */
 (function () {
@@ -195,8 +198,26 @@
     });
   }
 
+  function switchLanguages() {
+    var select = document.querySelector("[data-language-switch]");
+    if (!select) return;
+    var button = document.querySelector("[data-language-show]");
+    if (button) button.hidden = true;
+    select.addEventListener("change", function () {
+      document.querySelectorAll(".language-group[data-language]").forEach(function (group) {
+        group.hidden = group.getAttribute("data-language") !== select.value;
+        if (group.hidden) return;
+        group.querySelectorAll("textarea[data-code-editor]").forEach(function (textarea) {
+          var cm = editors[textarea.name];
+          if (cm) cm.refresh();  // laid out while hidden: measure again
+        });
+      });
+    });
+  }
+
   function start() {
     document.querySelectorAll("textarea[data-code-editor]").forEach(enhance);
+    switchLanguages();
     // Typed since the last save began: a save that ends meanwhile is not the last word.
     var typed = false;
     var form = document.getElementById("editor");

@@ -1,0 +1,61 @@
+"""Language variants and Inline CSS in the template editor, in Chromium: Add language (a bad
+tag marked), the select Language switching the fields, the warning for a tag a variant
+leaves out, Publish carrying every variant; axe finds nothing."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from engine.store.models import TemplateVersion
+from engine.store.vocabulary import VersionStatus
+from tests import factories
+from tests.web.authoring_support import replace_text
+from tests.web.axe import violations
+from tests.web.conftest import make_user, sign_in
+
+
+def test_add_a_language_switch_warn_and_publish(page: Page, live):
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    template = factories.template(ws, content={
+        "subject": "Welcome {{name}}", "body": "<p>Hello {{name}}, order {{orderId}}</p>"})
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/templates/{template.id}")
+    expect(page.get_by_role("checkbox", name="Inline CSS")).to_be_checked()
+
+    page.get_by_role("button", name="Add language").click()
+    page.get_by_role("textbox", name="Language").fill("french please")
+    page.get_by_role("button", name="Add").click()
+    expect(page.get_by_role("textbox", name="Language")).to_have_attribute("aria-invalid",
+                                                                           "true")
+    expect(page.get_by_role("alert")).to_contain_text("BCP 47")
+    assert violations(page) == []
+    page.get_by_role("textbox", name="Language").fill("fr")
+    page.get_by_role("button", name="Add").click()
+
+    # The editor shows the new language, its text started from the default's.
+    expect(page.get_by_role("combobox", name="Language")).to_have_value("fr")
+    expect(page.get_by_role("group", name="Language fr")).to_be_visible()
+    assert page.locator("textarea[name='variants.fr.body']").input_value() == (
+        "<p>Hello {{name}}, order {{orderId}}</p>")
+    replace_text(page, "Body", "<p>Bonjour {{name}}</p>")
+    page.get_by_role("textbox", name="Subject").fill("Bienvenue {{name}}")
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    assert violations(page) == []
+
+    # Switching to Default shows the version's own text; the page warns of the lost tag.
+    page.get_by_role("combobox", name="Language").select_option("default")
+    expect(page.get_by_role("group", name="Language fr")).to_be_hidden()
+    expect(page.get_by_role("textbox", name="Subject")).to_have_value("Welcome {{name}}")
+    page.goto(f"/w/{ws.id}/templates/{template.id}?language=fr")
+    expect(page.get_by_text("fr leaves out the tag {{orderId}}, which the default text uses.")
+           ).to_be_visible()
+
+    page.get_by_role("button", name="Publish").click()
+    expect(page.get_by_role("status")).to_have_text("Published: version 2 is live")
+    live_version = TemplateVersion.get(TemplateVersion.template == template,
+                                       TemplateVersion.status == VersionStatus.LIVE)
+    assert live_version.content["variants"] == [
+        {"locale": "fr", "subject": "Bienvenue {{name}}", "body": "<p>Bonjour {{name}}</p>"}]
+    assert live_version.content["inlineCss"] is True
+    assert '"fr/body"' in live_version.compiled
