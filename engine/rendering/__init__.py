@@ -81,6 +81,25 @@ class PartialSet:
         self.sources = dict(sources)
         self._runners: dict[tuple[str, str], Callable | None] = {}
 
+    def texts_called(self, texts: Iterable[str]) -> list[str]:
+        """The bodies of the partials ``texts`` call, directly or through each other (a
+        preview's variable metadata reads them with the template's own text)."""
+        pending = list(texts)
+        seen: set[str] = set()
+        found: list[str] = []
+        while pending:
+            try:
+                names = partials_used(pending.pop())
+            except TemplateSyntaxError:
+                continue
+            for name in sorted(names - seen):
+                seen.add(name)
+                source = self.sources.get(name)
+                if source is not None:
+                    found.append(source.text)
+                    pending.append(source.text)
+        return found
+
     def __call__(self, name: str, language: str) -> Callable | None:
         found = self._runners.get((name, language))
         if found is None and (name, language) not in self._runners:

@@ -123,6 +123,7 @@ def build_preview(resolved: Resolved) -> EmailPreview:
     single = email_type == "Transactional"
     texts = [text for p, _ in resolved.channel.template_parts(content)
              if (text := resolved.part_text(p)[1])]
+    texts += resolved.partial_set().texts_called(texts)  # a footer's {{city}} is used too
     return EmailPreview(
         success=not errors, template_id=str(resolved.template.id),
         version_number=resolved.version.number, email_type=email_type,

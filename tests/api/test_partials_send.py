@@ -112,3 +112,20 @@ def test_names_follow_the_rule_and_are_unique_ignoring_case(settings):
     for bad in ("", "a b", "a.b", "x" * 101, "{{x}}"):
         with pytest.raises(partials.PartialError, match="letters, digits"):
             partials.create(ws.id, bad)
+
+
+def test_preview_counts_the_tags_the_partials_use(client, settings):
+    ws = factories.workspace()
+    key = factories.api_key(ws)
+    _partial(ws, "address", "{{street}}")
+    _partial(ws, "footer", "<footer>{{> address}}, {{city}}</footer>")
+    template = factories.template(ws, defaults={"to": ["a@example.com"]},
+                                  content={"body": "<p>{{name}}</p>{{> footer}}"})
+    answer = client.post("/api/v1/notifications/preview", headers={"X-Api-Key": key},
+                         json={"tenantId": str(ws.id), "templateId": str(template.id),
+                               "tags": [{"key": "city", "value": "Lyon"},
+                                        {"key": "spare", "value": "x"}]})
+    metadata = answer.json["email"]["variableMetadata"]
+    assert sorted(metadata["missingVariables"]) == ["name", "street"]
+    assert metadata["unusedVariables"] == ["spare"]
+    assert "<footer>, Lyon</footer>" in answer.json["email"]["renderedContent"]["body"]

@@ -184,3 +184,44 @@ def test_a_send_right_after_herald_keys_revoke_is_refused(live, serve):
     for _ in range(CHECKS):
         answer = _send(serve, key, ws, template)
         assert answer.status_code == 401 and answer.json()["errorCode"] == "api_keys.invalid"
+
+
+def _footers_sent(url: str, key: str, ws, template, count: int) -> set[str]:
+    """The footer text each of ``count`` sends rendered (its stored HTML)."""
+    ids = []
+    for _ in range(count):
+        answer = _send(url, key, ws, template)
+        assert answer.status_code == 202, answer.text
+        ids.append(answer.json()["correlationId"])
+    rows = Notification.select(Notification.payload).where(
+        Notification.correlation_id.in_(ids))
+    return {row.payload["html"].split("<footer>")[1].split("</footer>")[0] for row in rows}
+
+
+def test_a_send_right_after_a_partial_publish_renders_the_new_footer(page: Page, live,
+                                                                     serve):
+    from engine.catalog import partials
+
+    ws = factories.workspace()
+    key = factories.api_key(ws)
+    footer = partials.create(ws.id, "footer")
+    first = partials.draft(footer)
+    first.body = "<footer>Footer 1</footer>"
+    first.save()
+    partials.publish(first)
+    welcome = factories.template(ws, content={"body": "<p>Welcome</p>{{> footer}}"})
+    receipt = factories.template(ws, content={"body": "{{#> footer}}x{{/footer}}"})
+    make_user("mia@example.com", ws, "member", "Mia")
+    sign_in(page, "mia@example.com")
+    for number in (2, 3):
+        for template in (welcome, receipt):
+            assert _footers_sent(serve, key, ws, template, WARM_SENDS) == {
+                f"Footer {number - 1}"}
+        page.goto(f"/w/{ws.id}/partials/{footer.id}")
+        replace_text(page, "Body", f"<footer>Footer {number}</footer>")
+        expect(page.get_by_role("status")).to_have_text("Saved")
+        page.get_by_role("button", name="Publish").click()
+        page.get_by_role("button", name="Publish").click()
+        expect(page.get_by_role("status")).to_have_text(f"Published: version {number} is live")
+        for template in (welcome, receipt):
+            assert _footers_sent(serve, key, ws, template, CHECKS) == {f"Footer {number}"}
