@@ -78,13 +78,13 @@ class LiveServer:
     gate: RequestGate
 
 
-@pytest.fixture(scope="session")
-def live_app_server(base_settings: Settings, _schema: None) -> Iterator[LiveServer]:
-    """One server for the session: the API's app factory, web application included."""
+@contextmanager
+def serving_app(base_settings: Settings, host: str = "127.0.0.1") -> Iterator[LiveServer]:
+    """The API's app factory, web application included, on a loopback port, its public URL
+    at ``host`` (``localhost`` for WebAuthn, which takes no IP address)."""
     from cli.app import create_app
     from engine.store.db import database
 
-    server_settings = base_settings
     app = None
     gate = RequestGate()
 
@@ -98,13 +98,22 @@ def live_app_server(base_settings: Settings, _schema: None) -> Iterator[LiveServ
                     database.close()
 
     server = make_server("127.0.0.1", 0, wsgi, threaded=False)
-    url = f"http://127.0.0.1:{server.server_port}"
+    url = f"http://{host}:{server.server_port}"
     server_settings = base_settings.with_changes(public_url=url)
     app = create_app(server_settings)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield LiveServer(url, server_settings, gate)
-    server.shutdown()
+    try:
+        yield LiveServer(url, server_settings, gate)
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="session")
+def live_app_server(base_settings: Settings, _schema: None) -> Iterator[LiveServer]:
+    """One server for the session."""
+    with serving_app(base_settings) as server:
+        yield server
 
 
 @pytest.fixture

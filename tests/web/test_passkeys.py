@@ -10,45 +10,25 @@ import base64
 import hashlib
 import json
 import struct
-import threading
 from collections.abc import Iterator
 
 import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from playwright.sync_api import Page, expect
-from werkzeug.serving import make_server
 
 from engine.people import audit, passkeys
 from engine.people.models import Passkey
 from engine.store.models import Workspace
 from tests import factories
 from tests.web.axe import violations
-from tests.web.conftest import LiveServer, RequestGate, csrf_token, make_user, sign_in
+from tests.web.conftest import LiveServer, csrf_token, make_user, serving_app, sign_in
 
 
 @pytest.fixture(scope="module")
 def localhost_server(base_settings, _schema) -> Iterator[LiveServer]:
-    from cli.app import create_app
-    from engine.store.db import database
-
-    gate, app = RequestGate(), None
-
-    def wsgi(environ, start_response):
-        with gate.request():
-            try:
-                yield from app(environ, start_response)
-            finally:
-                if not database.is_closed():
-                    database.close()
-
-    server = make_server("127.0.0.1", 0, wsgi, threaded=False)
-    url = f"http://localhost:{server.server_port}"
-    server_settings = base_settings.with_changes(public_url=url)
-    app = create_app(server_settings)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield LiveServer(url, server_settings, gate)
-    server.shutdown()
+    with serving_app(base_settings, "localhost") as server:
+        yield server
 
 
 @pytest.fixture
