@@ -79,7 +79,8 @@ def sign_in(user: User, second_step: bool = False) -> None:
     step) is dropped, so the session id changes at sign-in and again at the second step."""
     sessions.end(session.get(SESSION_TOKEN))
     session.clear()
-    session[SESSION_TOKEN] = sessions.start(user, request.headers.get("User-Agent", ""))
+    session[SESSION_TOKEN] = sessions.start(user, request.headers.get("User-Agent", ""),
+                                            request.remote_addr or "")
     if second_step:
         session[SECOND_STEP] = True
     session.permanent = True

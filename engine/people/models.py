@@ -79,6 +79,7 @@ class WebSession(BaseModel):
     expires_at = DateTimeField()
     last_seen_at = DateTimeField(null=True)
     user_agent = CharField(max_length=300, null=True)
+    ip = CharField(max_length=45, null=True)  # where it signed in (the Account page shows it)
 
 
 class TwoFactor(BaseModel):

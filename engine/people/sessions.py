@@ -34,13 +34,14 @@ def _deadline(created_at: dt.datetime, now: dt.datetime) -> dt.datetime:
     return min(now + idle_time(), created_at + lifetime())
 
 
-def start(user: User, user_agent: str = "") -> str:
+def start(user: User, user_agent: str = "", ip: str = "") -> str:
     """A fresh session token (the cookie's value); only its hash is stored."""
     token, digest = tokens.new_token()
     now = utcnow()
     WebSession.create(token_hash=digest, user=user, created_at=now, last_seen_at=now,
                       expires_at=_deadline(now, now),
-                      user_agent=(user_agent or "")[:MAX_USER_AGENT] or None)
+                      user_agent=(user_agent or "")[:MAX_USER_AGENT] or None,
+                      ip=(ip or "")[:45] or None)
     # Expired rows of this user go now: nothing else needs to sweep the table.
     WebSession.delete().where(WebSession.user == user, WebSession.expires_at <= now).execute()
     return token
@@ -132,3 +133,12 @@ def end_other(user: User, token_hash: str, current_token: str | None) -> bool:
         return False
     return bool(WebSession.delete().where(WebSession.user == user,
                                           WebSession.token_hash == token_hash).execute())
+
+
+def end_all_others(user: User, current_token: str | None) -> int:
+    """``Sign out everywhere else``: every session of ``user`` but the current one ends;
+    how many did."""
+    query = WebSession.delete().where(WebSession.user == user)
+    if current_token:
+        query = query.where(WebSession.token_hash != tokens.hash_token(current_token))
+    return query.execute()

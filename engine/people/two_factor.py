@@ -19,7 +19,7 @@ import segno
 from redis.exceptions import RedisError
 
 from engine import runtime
-from engine.people import audit
+from engine.people import audit, passwords
 from engine.people.errors import PeopleError
 from engine.people.models import RecoveryCode, TwoFactor, TwoFactorPolicy, User
 from engine.store import generations
@@ -122,6 +122,29 @@ def verify(user: User, code: str) -> str | None:
         RecoveryCode.user == user, RecoveryCode.code_hash == _hash(text),
         RecoveryCode.used_at.is_null()).execute()
     return "recovery" if claimed else None
+
+
+def new_recovery_codes(user: User) -> list[str]:
+    """A new set of recovery codes for a user whose two-factor sign-in is on (the old ones
+    stop working at once); shown once, only their hashes kept."""
+    if not enabled(user):
+        raise PeopleError("Two-factor authentication is off: there are no recovery codes.")
+    codes = [_new_recovery_code() for _ in range(RECOVERY_CODES)]
+    with database.atomic():
+        RecoveryCode.delete().where(RecoveryCode.user == user).execute()
+        RecoveryCode.insert_many([{"user": user, "code_hash": _hash(c)} for c in codes]).execute()
+    return codes
+
+
+def turn_off_by_owner(user: User, password: str, code: str) -> None:
+    """The person turns their own two-factor sign-in off, proving it twice: their password
+    and a code (from the app, or a recovery code). Raises PeopleError naming the field."""
+    if not passwords.verify(user.password_hash, password or ""):
+        raise PeopleError("That password is not right.", "password")
+    if verify(user, code or "") is None:
+        raise PeopleError("That code is not right, or was used already. Enter the 6 digits "
+                          "your app shows now, or a recovery code.", "code")
+    turn_off(user)
 
 
 def recovery_codes_left(user: User) -> int:

@@ -292,6 +292,15 @@ def _topics_and_replies(db: Database) -> None:
     Suppression._schema.create_indexes(safe=True)
 
 
+def _session_addresses(db: Database) -> None:
+    """The client address a web session signed in from, for the Account page."""
+    from engine.people.models import PEOPLE_MODELS, WebSession
+
+    # Where a database's people tables were made another way, made now (as step 5 does).
+    db.create_tables(PEOPLE_MODELS, safe=True)
+    add_missing_columns(db, WebSession, "ip")
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -305,7 +314,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _lz4_payloads, _data_retention,
                                                 _list_schedules, _partials,
                                                 _passkeys_and_single_sign_on,
-                                                _topics_and_replies]
+                                                _topics_and_replies, _session_addresses]
 
 
 def current_version(db: Database) -> int:

@@ -186,3 +186,97 @@ def test_send_one_message_goes_through_the_worker_and_counts_in_reports(page: Pa
     assert not sent.is_test
     page.goto(f"/w/{ws.id}/reports/")
     assert count(page, "Accepted") == 1 and count(page, "Delivered") == 1
+
+
+def test_recovery_codes_download_regenerate_and_two_factor_off(page: Page, live):
+    from pathlib import Path
+
+    import pyotp
+
+    from engine.people import two_factor, users
+
+    ws = factories.workspace()
+    make_user("ada@example.com", ws, "owner", "Ada")
+    sign_in(page, "ada@example.com")
+    page.get_by_role("link", name="Account", exact=True).click()
+    page.get_by_role("button", name="Set up two-factor authentication").click()
+    link = page.get_by_role("link", name="Open in your authenticator app")
+    assert link.get_attribute("href").startswith("otpauth://totp/")
+    totp = pyotp.TOTP(page.get_by_role("textbox", name="Secret key").input_value())
+    page.get_by_role("textbox", name="Code").fill(totp.now())
+    page.get_by_role("button", name="Turn on two-factor authentication").click()
+    codes = page.get_by_role("textbox", name="Recovery codes").input_value().split("\n")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="Download recovery codes").click()
+    assert Path(download.value.path()).read_text().split() == codes
+    assert download.value.suggested_filename == "herald-recovery-codes.txt"
+
+    page.get_by_role("button", name="Regenerate recovery codes").click()
+    fresh = page.get_by_role("textbox", name="Recovery codes").input_value().split("\n")
+    assert len(fresh) == 10 and not set(fresh) & set(codes)
+    ada = users.find("ada@example.com")
+    assert two_factor.verify(ada, codes[0]) is None  # the old ones stopped working
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert violations(page) == []
+
+    page.get_by_role("textbox", name="Password").fill("not my password")
+    page.get_by_role("textbox", name="Code", exact=True).fill(fresh[0])
+    page.get_by_role("button", name="Turn off two-factor authentication").click()
+    expect(page.get_by_role("textbox", name="Password")).to_have_attribute("aria-invalid",
+                                                                            "true")
+    assert two_factor.enabled(ada)
+    assert violations(page) == []
+    page.get_by_role("textbox", name="Password").fill("correct horse battery")
+    page.get_by_role("textbox", name="Code", exact=True).fill(fresh[1])
+    page.get_by_role("button", name="Turn off two-factor authentication").click()
+    expect(page.get_by_role("status")).to_contain_text("Two-factor authentication is off")
+    assert not two_factor.enabled(ada)
+    expect(page.get_by_role("button", name="Set up two-factor authentication")).to_be_visible()
+
+
+def test_sessions_say_which_and_sign_out_everywhere_else(page: Page, live, browser):
+    from engine.people.models import WebSession
+
+    ws = factories.workspace()
+    make_user("ada@example.com", ws, "owner", "Ada")
+    others = []
+    for agent in ("Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0 Safari/537.36",) * 2:
+        context = browser.new_context(base_url=live.url, user_agent=agent)
+        sign_in(context.new_page(), "ada@example.com")
+        others.append(context)
+    sign_in(page, "ada@example.com")
+    page.goto("/account")
+    buttons = page.get_by_role("button", name="End session", exact=True)
+    expect(buttons).to_have_count(2)
+    descriptions = [b.get_attribute("aria-describedby") for b in buttons.all()]
+    texts = [page.locator(f"#{d}").inner_text() for d in descriptions]
+    assert all("Chrome on Linux, IP address 127.0.0.1, last active" in t for t in texts)
+    expect(page.get_by_role("region", name="Sessions")).to_have_attribute("tabindex", "0")
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert violations(page) == []
+    page.get_by_role("button", name="Sign out everywhere else").click()
+    expect(page.get_by_role("status")).to_contain_text("2 other sessions ended")
+    assert WebSession.select().count() == 1
+    for context in others:
+        context.pages[0].goto("/account")
+        expect(context.pages[0].get_by_role("button", name="Sign in", exact=True)
+               ).to_be_visible()
+        context.close()
+
+
+def test_update_preview_after_a_bad_sample_keeps_it_and_says_why(page: Page, live):
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member")
+    template = factories.template(ws)
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/templates/{template.id}")
+    sample = page.get_by_role("textbox", name="Sample tags")
+    sample.fill('{"name": "Ada"')
+    expect(page.locator("#sample-error")).to_contain_text("Sample tags")  # the live preview
+    page.get_by_role("button", name="Update preview").click()
+    expect(sample).to_have_value('{"name": "Ada"')
+    expect(sample).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#sample-error")).to_contain_text("Sample tags")
+    assert violations(page) == []

@@ -11,7 +11,7 @@ from flask_login import current_user, login_required
 from engine.people import outbox, passkeys, sessions, two_factor
 from engine.people.errors import PeopleError
 from web import login
-from web.auth.forms import CodeForm
+from web.auth.forms import CodeForm, TurnOffTwoFactorForm
 from web.auth.views import blueprint
 
 _BROWSERS = (("Edg/", "Edge"), ("OPR/", "Opera"), ("Firefox/", "Firefox"),
@@ -37,14 +37,16 @@ def _page(status: int = 200, **context):
     rows = [(row, sessions.is_current(row, token)) for row in sessions.live_of(user)]
     enabled = two_factor.enabled(user)
     secret = None if enabled else two_factor.pending_secret(user)
-    qr = None
+    qr = otpauth = None
     if secret:
-        qr = two_factor.qr_svg(two_factor.provisioning_uri(user, secret))
+        otpauth = two_factor.provisioning_uri(user, secret)
+        qr = two_factor.qr_svg(otpauth)
     context.setdefault("form", CodeForm(formdata=None))
+    context.setdefault("off_form", TurnOffTwoFactorForm(formdata=None))
     return render_template(
         "auth/account.html", sessions=rows, browser_of=browser_of, two_factor_on=enabled,
         codes_left=two_factor.recovery_codes_left(user) if enabled else 0,
-        secret=secret, qr=qr, passkeys=passkeys.of(user), **context), status
+        secret=secret, qr=qr, otpauth=otpauth, passkeys=passkeys.of(user), **context), status
 
 
 @blueprint.get("/account")
@@ -91,6 +93,42 @@ def turn_on_two_factor():
     session[login.SECOND_STEP] = True
     flash("Two-factor authentication is on. Every other session of yours has ended.", "info")
     return _page(recovery_codes="\n".join(codes))
+
+
+@blueprint.post("/account/two-factor/recovery-codes")
+@login_required
+def regenerate_recovery_codes():
+    """New recovery codes, shown once; the old ones stop working at once."""
+    try:
+        codes = two_factor.new_recovery_codes(current_user.user)
+    except PeopleError as err:
+        flash(err.message, "error")
+        return redirect(url_for("auth.account") + "#two-factor", 303)
+    flash("New recovery codes: the old ones no longer work.", "info")
+    return _page(recovery_codes="\n".join(codes))
+
+
+@blueprint.post("/account/two-factor/off")
+@login_required
+def turn_off_two_factor():
+    form = TurnOffTwoFactorForm()
+    try:
+        two_factor.turn_off_by_owner(current_user.user, form.password.data or "",
+                                     form.code.data or "")
+    except PeopleError as err:
+        getattr(form, err.field or "code").errors = [err.message]
+        return _page(400, off_form=form)
+    flash("Two-factor authentication is off: signing in asks for your password only.", "info")
+    return redirect(url_for("auth.account") + "#two-factor", 303)
+
+
+@blueprint.post("/account/sessions/end-others")
+@login_required
+def end_other_sessions():
+    ended = sessions.end_all_others(current_user.user, login.current_token())
+    flash(f"Signed out everywhere else: {ended} other session{'' if ended == 1 else 's'} "
+          "ended." if ended else "There was no other session to end.", "info")
+    return redirect(url_for("auth.account") + "#sessions", 303)
 
 
 @blueprint.post("/account/sessions/end")

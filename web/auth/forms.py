@@ -29,6 +29,14 @@ class CodeForm(FlaskForm):
                                   "spellcheck": "false", "autocapitalize": "off"})
 
 
+class TurnOffTwoFactorForm(FlaskForm):
+    """Turning one's own two-factor sign-in off asks for both factors again."""
+
+    password = PasswordField("Password", render_kw={"autocomplete": "current-password"})
+    code = StringField("Code", render_kw={"autocomplete": "one-time-code",
+                                          "spellcheck": "false", "autocapitalize": "off"})
+
+
 class SetPasswordForm(FlaskForm):
     password = PasswordField("Password", render_kw={"autocomplete": "new-password"})
 

@@ -84,8 +84,9 @@ def integration(template: Template, tags: dict[str, str]) -> dict[str, str]:
 def page(template: Template, *, content: dict[str, Any] | None = None,
          basis: Basis | None = None, problems: list[Problem] | None = None,
          conflict: DraftConflict | None = None, status_text: str | None = None,
-         status: int = 200):
-    """The editor; ``content`` and ``basis`` keep what was posted when it is shown again."""
+         status: int = 200, sample: tuple[str, str] | None = None):
+    """The editor; ``content`` and ``basis`` keep what was posted when it is shown again,
+    ``sample`` a refused sample's text and why (Update preview without JavaScript)."""
     editable = drafts.editable(template)
     content = content if content is not None else editable.content
     basis = basis if basis is not None else editable.basis
@@ -100,8 +101,10 @@ def page(template: Template, *, content: dict[str, Any] | None = None,
         "authoring/editor.html", section="templates", template=template, content=content,
         basis=str(basis), editable=editable, problems={p.field: p for p in problems or []},
         problem_list=problems or [], conflict=conflict, token=token, preview=preview,
-        frame_version=frame_version, sample_text=samples.dumps(sample_tags),
-        sample_error=None, versions=finding.version_summaries(template), senders=_senders(),
+        frame_version=frame_version,
+        sample_text=sample[0] if sample else samples.dumps(sample_tags),
+        sample_error=sample[1] if sample else None,
+        versions=finding.version_summaries(template), senders=_senders(),
         path=hierarchy.path_of(template),
         channel=default_registry().channel(template.channel),
         plugin_fields=plugin_fields(template, content),

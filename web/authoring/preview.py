@@ -11,7 +11,7 @@ from engine.authoring.drafts import DraftError
 from engine.authoring.samples import SampleError
 from web.authoring import frames, loading
 from web.authoring.blueprint import blueprint
-from web.authoring.editor import integration
+from web.authoring.editor import integration, page
 from web.authoring.render_slots import render_slot
 from web.permissions import workspace_view
 
@@ -33,6 +33,8 @@ def preview(template_id):
     if changed:
         samples.remember(template, tags)
     if not loading.htmx():  # the Update preview button, without JavaScript
+        if sample_error is not None:  # the page again, the sample as typed and marked
+            return page(template, sample=(form.get("sample") or "", sample_error), status=400)
         return redirect(url_for("authoring.editor", workspace_id=g.workspace.id,
                                 template_id=template.id), 303)
     try:

@@ -3,6 +3,8 @@
  * value is on the page as text either way).
  *   data-copy="text"          copies that text
  *   data-copy-from="some-id"  copies that element's value (a textbox) or its text
+ * Download buttons, shown the same way where the browser can save a file:
+ *   data-download-from="some-id" data-filename="name.txt"  saves that element's value
  */
 (function () {
   "use strict";
@@ -16,10 +18,28 @@
   }
 
   function start() {
+    document.querySelectorAll("button[data-download-from]").forEach(
+      function (button) { button.hidden = false; });
     if (!navigator.clipboard) return;
     document.querySelectorAll("button[data-copy], button[data-copy-from]").forEach(
       function (button) { button.hidden = false; });
   }
+
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("button[data-download-from]");
+    if (!button) return;
+    var source = document.getElementById(button.getAttribute("data-download-from"));
+    if (!source) return;
+    var url = URL.createObjectURL(new Blob([source.value.trim() + "\n"],
+                                           {type: "text/plain;charset=utf-8"}));
+    var link = document.createElement("a");
+    link.href = url;
+    link.download = button.getAttribute("data-filename") || "download.txt";
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+    window.setTimeout(function () { URL.revokeObjectURL(url); }, 1000);
+  });
 
   document.addEventListener("click", function (event) {
     var button = event.target.closest("button[data-copy], button[data-copy-from]");
