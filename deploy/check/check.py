@@ -258,6 +258,30 @@ def check_upgrade(key: str) -> None:
     run("podman", "tag", original, IMAGE)  # the rest of the check runs the image built
 
 
+def check_scheduled_backups(env_file: Path) -> None:
+    """The systemd backup unit's and the Kubernetes CronJob's scripts, as written, run in
+    the compose stack's PostgreSQL container (its pg_dump): each leaves one custom-format
+    dump, mode 0600, where it says."""
+    import shlex
+
+    url = env_file_values(env_file)["HERALD_DATABASE_URL"].replace("@postgres:", "@127.0.0.1:")
+    [line] = [ln for ln in (DEPLOY / "systemd" / "herald-backup.service").read_text()
+              .splitlines() if ln.startswith("ExecStart=")]
+    unit = shlex.split(line.removeprefix("ExecStart="))[2].replace("$$", "$").replace("%%", "%")
+    cron = yaml.safe_load_all((DEPLOY / "kubernetes" / "backup-cronjob.yaml").read_text())
+    [job] = [d for d in cron if d["kind"] == "CronJob"]
+    script = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    for what, folder, text in (("systemd", "/tmp/unit", unit),
+                               ("CronJob", "/tmp/cron", script.replace("/backups", "/tmp/cron"))):
+        listing = run("podman", "exec", "-e", f"STATE_DIRECTORY={folder}", "-e",
+                      f"HERALD_DATABASE_URL={url}", container("postgres"), "sh", "-c",
+                      f"mkdir -p {folder} && {text} && stat -c '%a %n' {folder}/*").stdout.split()
+        if len(listing) != 2 or listing[0] != "600" or not listing[1].endswith(".dump"):
+            raise CheckFailed(f"the {what} backup left {listing}")
+    print("backups: the systemd unit's and the CronJob's scripts each wrote a 0600 dump",
+          flush=True)
+
+
 def check_backup_restore(workdir: Path, key: str) -> None:
     """`deploy/herald-compose backup FILE`, the stack and its volumes removed, a fresh
     PostgreSQL, `restore FILE`, `up -d`: the tenant's key sends again."""
@@ -351,8 +375,9 @@ def check_systemd(workdir: Path) -> None:
     root = workdir / "root"
     shutil.copytree("/usr/lib/systemd/system", root / "usr/lib/systemd/system", symlinks=True)
     shutil.copytree(DEPLOY / "systemd", root / "etc/systemd/system")
-    (root / "usr/bin").mkdir(parents=True, exist_ok=True)
-    shutil.copy("/usr/bin/env", root / "usr/bin/env")
+    for tool in ("/usr/bin/env", "/bin/sh"):  # ExecStart's first words
+        (root / tool[1:]).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(tool, root / tool[1:])
     (root / "opt").mkdir()
     created = run("podman", "create", IMAGE).stdout.strip()
     try:
@@ -368,7 +393,7 @@ def check_systemd(workdir: Path) -> None:
     development = workdir / "systemd.env"
     development.write_text("HERALD_ENV=development\n")
     for unit in units:
-        if not unit.endswith(".service"):
+        if not unit.endswith(".service") or unit == "herald-backup.service":
             continue
         [line] = [ln for ln in (DEPLOY / "systemd" / unit).read_text().splitlines()
                   if ln.startswith("ExecStart=")]
@@ -437,6 +462,7 @@ def main() -> int:
         key = check_compose()
         check_hardening(env_file)
         check_upgrade(key)
+        check_scheduled_backups(env_file)
         check_backup_restore(workdir, key)
         check_kube_play(workdir, env_file, key)
     except CheckFailed as err:

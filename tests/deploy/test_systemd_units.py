@@ -38,9 +38,9 @@ def _root(tmp_path: Path, units: Path = UNITS) -> Path:
     command.parent.mkdir(parents=True)
     command.write_text("#!/bin/sh\n")
     command.chmod(0o755)
-    env = root / "usr/bin/env"  # ExecStart's first word (production forced)
-    env.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy("/usr/bin/env", env)
+    for tool in ("/usr/bin/env", "/bin/sh"):  # ExecStart's first words
+        (root / tool[1:]).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(tool, root / tool[1:])
     return root
 
 
@@ -52,8 +52,9 @@ def _verify(root: Path) -> subprocess.CompletedProcess:
 
 def test_the_units_are_the_four_processes_and_their_target():
     assert sorted(p.name for p in UNITS.iterdir()) == [
-        "herald-api.service", "herald-bounces.service", "herald-db-upgrade.service",
-        "herald-worker.service", "herald.target"]
+        "herald-api.service", "herald-backup.service", "herald-backup.timer",
+        "herald-bounces.service", "herald-db-upgrade.service", "herald-worker.service",
+        "herald.target"]
 
 
 def test_every_unit_verifies_with_nothing_to_say(tmp_path):
@@ -92,7 +93,23 @@ def _exec_start(unit: str) -> list[str]:
     return shlex.split(line.removeprefix("ExecStart="))
 
 
-@pytest.mark.parametrize("unit", sorted(p.name for p in UNITS.glob("*.service")))
+HERALD_UNITS = sorted(p.name for p in UNITS.glob("*.service") if "/opt/herald/bin/herald"
+                      in p.read_text())
+
+
+def test_every_unit_but_the_backup_runs_herald():
+    assert HERALD_UNITS == ["herald-api.service", "herald-bounces.service",
+                            "herald-db-upgrade.service", "herald-worker.service"]
+
+
+def test_the_backup_dumps_in_custom_format_to_its_own_folder_nightly():
+    service = UNITS.joinpath("herald-backup.service").read_text()
+    assert "umask 077" in service and "pg_dump --format=custom" in service
+    assert "StateDirectory=herald-backups" in service and "StateDirectoryMode=0700" in service
+    assert "OnCalendar=" in UNITS.joinpath("herald-backup.timer").read_text()
+
+
+@pytest.mark.parametrize("unit", HERALD_UNITS)
 @pytest.mark.parametrize("env_file", [
     {"HERALD_ENV": "development"},
     {"HERALD_ENV": "development", "HERALD_EMAIL_PROVIDER": "inbox://"},
