@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: dev test test-fast lint bench screenshots clean image images deploy-check
+.PHONY: dev test test-fast lint bench screenshots clean wheel image images deploy-check
 
 # Editable install in compat mode: a path entry instead of an import hook, which cost every
 # process (CLI, API worker, RQ worker) about 20 ms at start.
@@ -12,6 +12,10 @@ $(STAMP): setup.cfg pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# The distribution was once named "herald" (a name the public index gives another
+	@# project): a venv made before the rename drops it, and its metadata in the checkout.
+	$(BIN)/python -m pip uninstall --quiet --yes herald 2>/dev/null || true
+	rm -rf herald.egg-info
 	$(BIN)/python -m pip install --quiet -e '.[dev,postgres]' --config-settings editable_mode=compat \
 		|| $(BIN)/python -m pip install --quiet -e '.[dev,postgres]'
 	touch $(STAMP)
@@ -37,6 +41,15 @@ screenshots: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
+# The distribution (herald-notification-service) as a wheel in dist/: what a VM installs
+# (docs/deploy.md) and the image holds. Only pip is needed, not the dev install.
+wheel:
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is required ($(PYTHON) not found)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	rm -rf build dist
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
+	@ls dist/*.whl
+
 # Container images, built here with podman and no registry (docs/deploy.md): a Debian base
 # made by mmdebstrap from this host's apt sources, then Herald's image on it (IMAGE_BASE=
 # python:3.11-slim where a registry is reachable). The host's CA bundle is mounted for pip
@@ -49,7 +62,7 @@ HOST_CA ?= /etc/ssl/certs/ca-certificates.crt
 export CONTAINERS_CONF ?= $(CURDIR)/deploy/podman/containers.conf
 PODMAN_BUILD = podman build --format docker --network=host $(if $(wildcard $(HOST_CA)),-v $(HOST_CA):/run/host-ca.crt:ro)
 
-image:
+image: wheel
 	$(if $(filter localhost/herald-debian:%,$(IMAGE_BASE)),deploy/podman/build-base $(IMAGE_BASE))
 	$(PODMAN_BUILD) --build-arg BASE=$(IMAGE_BASE) -f deploy/Containerfile -t herald:latest .
 	@podman image inspect --format 'herald:latest {{.Size}} bytes' herald:latest
@@ -68,4 +81,4 @@ deploy-check: $(STAMP)
 	$(BIN)/python deploy/check/check.py
 
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) var build dist

@@ -157,7 +157,7 @@ def run_dev(settings: Settings, port: int | None = None) -> int:
         try:
             redis = start_redis()
         except RuntimeError as err:  # no redis-server to embed: one line, not a traceback
-            raise CommandError(f"{err} (pip install 'herald[dev]', or set "
+            raise CommandError(f"{err} (pip install 'herald-notification-service[dev]', or set "
                                "HERALD_REDIS_URL)") from None
         env["HERALD_REDIS_URL"] = redis.url
     env = dev_environment(env, port)

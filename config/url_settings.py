@@ -91,7 +91,7 @@ def check_database_url(raw: str) -> str:
     if importlib.util.find_spec("psycopg2") is None:
         # The driver is an extra: a SQLite install does not carry it.
         raise UrlProblem("PostgreSQL needs its driver, which is not installed: pip install "
-                         "'herald[postgres]'")
+                         "'herald-notification-service[postgres]'")
     options = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
     if "max_connections" in options:
         _whole(options.pop("max_connections"), "max_connections")

@@ -1,9 +1,14 @@
-"""CI's deployment check (`make deploy-check`): from the images `make images` built, bring
-deploy/compose.yaml up under a project of its own, with an SMTP server the check runs
-(compose.smtp.yaml); require /readyz 200 on 127.0.0.1 and a send that reaches that server;
-then run the API and worker Deployments of deploy/kubernetes/ under `podman kube play`
-against the same PostgreSQL and Redis (the compose worker stopped, so the kube worker must
-deliver) and require the same. Everything it started is removed at the end, pass or fail.
+"""CI's deployment check (`make deploy-check`): from the images `make images` built, run the
+documented compose commands as written (deploy/herald-compose) under a project of its own,
+with an SMTP server the check runs (compose.smtp.yaml): /readyz 200 on 127.0.0.1 and a send
+that reaches that server; every container's hardening and health check, Redis refusing a
+client without its password; the upgrade to a newer image (the new image's containers
+answer, the data kept, PostgreSQL and Redis not restarted); a backup restored into a fresh
+database (the tenant's key sends again); then the API and worker Deployments of
+deploy/kubernetes/ under `podman kube play` against the same PostgreSQL and Redis (the
+compose worker stopped, so the kube worker must deliver); and the systemd units verified
+with Herald installed (the image's /opt/herald) and started as systemd would, in
+production. Everything it started is removed at the end, pass or fail.
 
 Every wait polls with a deadline; a failure prints the containers' logs and exits 1.
 Environment: HERALD_CHECK_PORT (the API's host port, default 8000, or a free one when
@@ -60,8 +65,10 @@ def _api_port() -> int:
 
 
 PORT = _api_port()
-COMPOSE = ["podman-compose", "-p", PROJECT, "-f", str(DEPLOY / "compose.yaml"),
-           "-f", str(DEPLOY / "check" / "compose.smtp.yaml")]
+# The wrapper docs/deploy.md tells operators to use, with the check's project and SMTP server.
+COMPOSE = [str(DEPLOY / "herald-compose")]
+IMAGE = os.environ.get("HERALD_IMAGE", "localhost/herald:latest")
+APP = ("migrate", "api", "worker", "bounces")
 
 
 class CheckFailed(Exception):
@@ -127,9 +134,17 @@ def env_file_values(path: Path) -> dict[str, str]:
     return values
 
 
+def container(service: str) -> str:
+    return f"{PROJECT}_{service}_1"
+
+
+def inspect(name: str, template: str) -> str:
+    return run("podman", "inspect", "--format", template, name).stdout.strip()
+
+
 def check_image() -> None:
     """Herald's image: a non-root user, a health check on /healthz, no compiler."""
-    image = os.environ.get("HERALD_IMAGE", "localhost/herald:latest")
+    image = IMAGE
     facts = run("podman", "image", "inspect", "--format",
                 "{{.User}}|{{.HealthCheck.Test}}|{{.Size}}", image).stdout.strip()
     user, health, size = facts.split("|")
@@ -149,20 +164,147 @@ def check_compose() -> str:
     """The stack up; /readyz; a tenant; a send through 127.0.0.1 to the SMTP server."""
     started = time.monotonic()
     run(*COMPOSE, "up", "-d")
-    wait_for(f"/readyz 200 on 127.0.0.1:{PORT}",
-                      lambda: http(f"http://127.0.0.1:{PORT}/readyz")[0] == 200, 240)
+    wait_ready()
     print(f"compose: /readyz 200 after {time.monotonic() - started:.0f} s", flush=True)
-    applied = run("podman", "exec", "-i", f"{PROJECT}_api_1", "herald", "apply", "-",
+    # As documented: `deploy/herald-compose herald apply - < tenant.yaml`, whose standard
+    # output is apply's JSON alone.
+    applied = run(*COMPOSE, "herald", "apply", "-",
                   stdin=(DEPLOY / "check" / "tenant.yaml").read_text())
     key = json.loads(applied.stdout)["apiKeys"][0]["key"]
+    send_and_receive(key, "compose")
+    return key
+
+
+def wait_ready() -> None:
+    wait_for(f"/readyz 200 on 127.0.0.1:{PORT}",
+             lambda: http(f"http://127.0.0.1:{PORT}/readyz")[0] == 200, 240)
+
+
+def send_and_receive(key: str, what: str) -> None:
     marker = uuid.uuid4().hex
     status, body = http(f"http://127.0.0.1:{PORT}/api/v1/notifications/send", send_body(marker),
                         key)
     if status != 202:
-        raise CheckFailed(f"send answered {status}: {body}")
-    wait_for("the send at the SMTP server", lambda: smtp_received(marker), 60)
-    print("compose: the send reached the SMTP server", flush=True)
-    return key
+        raise CheckFailed(f"{what}: send answered {status}: {body}")
+    wait_for(f"{what}: the send at the SMTP server", lambda: smtp_received(marker), 60)
+    print(f"{what}: the send reached the SMTP server", flush=True)
+
+
+def check_hardening(env_file: Path) -> None:
+    """Each container: no capability, a read-only root (all but none), memory and process
+    limits; PostgreSQL and Redis see none of Herald's secrets; Redis refuses a client
+    without its password (from the internet-facing bounce listener's container); health
+    checks where a process can be asked, none that asks an HTTP server that is not there."""
+    secret = env_file_values(env_file)["HERALD_SECRET_KEY"]
+    for service in ("postgres", "redis", *APP[1:]):
+        name = container(service)
+        caps, read_only, memory, pids = inspect(
+            name, "{{.EffectiveCaps}}|{{.HostConfig.ReadonlyRootfs}}|{{.HostConfig.Memory}}|"
+                  "{{.HostConfig.PidsLimit}}").split("|")
+        if caps not in ("[]", "<no value>", ""):
+            raise CheckFailed(f"{name} keeps capabilities {caps}")
+        if read_only != "true" or int(memory) <= 0 or int(pids) <= 0:
+            raise CheckFailed(f"{name}: read-only {read_only}, memory {memory}, pids {pids}")
+        environment = inspect(name, "{{range .Config.Env}}{{println .}}{{end}}")
+        if service in ("postgres", "redis") and ("HERALD_" in environment or secret in
+                                                 environment):
+            raise CheckFailed(f"{name} receives Herald's settings")
+    probe = ("import socket; s = socket.create_connection(('redis', 6379), 5); "
+             "s.sendall(b'PING\\r\\n'); print(s.recv(100).decode().strip())")
+    answer = run("podman", "exec", container("bounces"), "python3", "-c", probe).stdout
+    if "NOAUTH" not in answer:
+        raise CheckFailed(f"Redis answered a client without its password: {answer!r}")
+    for service in ("postgres", "redis", "api", "bounces"):
+        wait_for(f"{service}'s health check", lambda s=service: run(
+            "podman", "healthcheck", "run", container(s), check=False,
+            quiet=True).returncode == 0, 60)
+    for service in ("migrate", "worker"):
+        check = inspect(container(service), "{{.Config.Healthcheck}}")
+        if "healthz" in check:
+            raise CheckFailed(f"{service} keeps the image's HTTP health check: {check}")
+    print("compose: no capabilities, read-only roots, limits, Redis wants its password, "
+          "health checks right", flush=True)
+
+
+def check_upgrade(key: str) -> None:
+    """`make images` then `deploy/herald-compose upgrade`, as docs/deploy.md says: a newer
+    image (the current one plus a label and a variable, so its id differs) tagged as the
+    compose file's, Herald's containers remade from it, PostgreSQL and Redis untouched, the
+    tenant's key still sending. The newer image is removed at the end."""
+    original = IMAGES["original"] = inspect(IMAGE, "{{.Id}}")
+    with tempfile.TemporaryDirectory() as context:
+        Path(context, "Containerfile").write_text(
+            f"FROM {original}\nLABEL org.herald.check=upgrade\nENV HERALD_CHECK_RELEASE=newer\n")
+        build = run("podman", "build", "--quiet", "-t", IMAGE, context)
+    newer = IMAGES["newer"] = inspect(IMAGE, "{{.Id}}")
+    if newer == original:
+        raise CheckFailed(f"the newer image has the old id: {build.stdout}")
+    kept = {s: inspect(container(s), "{{.State.StartedAt}}") for s in ("postgres", "redis")}
+    started = time.monotonic()
+    run(*COMPOSE, "upgrade")
+    wait_ready()
+    for service in ("api", "worker", "bounces"):
+        if inspect(container(service), "{{.Image}}") != newer:
+            raise CheckFailed(f"{service} still runs the old image after the upgrade")
+    release = run("podman", "exec", container("api"), "printenv", "HERALD_CHECK_RELEASE")
+    if release.stdout.strip() != "newer":
+        raise CheckFailed("the API's process is not the newer image's")
+    for service, at in kept.items():
+        if inspect(container(service), "{{.State.StartedAt}}") != at:
+            raise CheckFailed(f"the upgrade restarted {service}")
+    print(f"upgrade: the newer image's API ready after {time.monotonic() - started:.0f} s, "
+          "PostgreSQL and Redis not restarted", flush=True)
+    send_and_receive(key, "upgrade")
+    run("podman", "tag", original, IMAGE)  # the rest of the check runs the image built
+
+
+def check_scheduled_backups(env_file: Path) -> None:
+    """The systemd backup unit's and the Kubernetes CronJob's scripts, as written, run in
+    the compose stack's PostgreSQL container (its pg_dump): each leaves one custom-format
+    dump, mode 0600, where it says."""
+    import shlex
+
+    url = env_file_values(env_file)["HERALD_DATABASE_URL"].replace("@postgres:", "@127.0.0.1:")
+    [line] = [ln for ln in (DEPLOY / "systemd" / "herald-backup.service").read_text()
+              .splitlines() if ln.startswith("ExecStart=")]
+    unit = shlex.split(line.removeprefix("ExecStart="))[2].replace("$$", "$").replace("%%", "%")
+    cron = yaml.safe_load_all((DEPLOY / "kubernetes" / "backup-cronjob.yaml").read_text())
+    [job] = [d for d in cron if d["kind"] == "CronJob"]
+    script = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    for what, folder, text in (("systemd", "/tmp/unit", unit),
+                               ("CronJob", "/tmp/cron", script.replace("/backups", "/tmp/cron"))):
+        listing = run("podman", "exec", "-e", f"STATE_DIRECTORY={folder}", "-e",
+                      f"HERALD_DATABASE_URL={url}", container("postgres"), "sh", "-c",
+                      f"mkdir -p {folder} && {text} && stat -c '%a %n' {folder}/*").stdout.split()
+        if len(listing) != 2 or listing[0] != "600" or not listing[1].endswith(".dump"):
+            raise CheckFailed(f"the {what} backup left {listing}")
+    print("backups: the systemd unit's and the CronJob's scripts each wrote a 0600 dump",
+          flush=True)
+
+
+def check_backup_restore(workdir: Path, key: str) -> None:
+    """`deploy/herald-compose backup FILE`, the stack and its volumes removed, a fresh
+    PostgreSQL, `restore FILE`, `up -d`: the tenant's key sends again."""
+    dump = workdir / "herald.dump"
+    run(*COMPOSE, "backup", str(dump))
+    mode = dump.stat().st_mode & 0o777
+    if mode & 0o077 or not dump.read_bytes().startswith(b"PGDMP"):
+        raise CheckFailed(f"the dump is mode {mode:o} or not pg_dump's custom format")
+    run(*COMPOSE, "down", "-v")
+    run(*COMPOSE, "up", "-d", "postgres")
+    wait_for("a fresh PostgreSQL", lambda: run(
+        "podman", "exec", container("postgres"), "pg_isready", "-q", "-h", "127.0.0.1",
+        check=False, quiet=True).returncode == 0, 120)
+    fresh = run("podman", "exec", container("postgres"), "psql", "-U", "herald", "-tAc",
+                "select count(*) from information_schema.tables where table_schema='public'")
+    if fresh.stdout.strip() != "0":
+        raise CheckFailed(f"the database was not fresh: {fresh.stdout}")
+    run(*COMPOSE, "restore", str(dump))
+    run(*COMPOSE, "up", "-d")
+    wait_ready()
+    print(f"backup: a {dump.stat().st_size} byte dump (mode {mode:o}) restored into a fresh "
+          "database", flush=True)
+    send_and_receive(key, "restore")
 
 
 def kube_play_file(workdir: Path) -> Path:
@@ -173,7 +315,9 @@ def kube_play_file(workdir: Path) -> Path:
     documents: list[dict] = [{
         "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "herald"},
         "data": {**yaml.safe_load((DEPLOY / "kubernetes" / "configmap.yaml").read_text())["data"],
-                 "HERALD_PUBLIC_URL": f"http://127.0.0.1:{PORT}"}}]
+                 "HERALD_PUBLIC_URL": f"http://127.0.0.1:{PORT}",
+                 # The compose stack's Redis wants its password.
+                 "HERALD_REDIS_URL": env_file_values(workdir / "herald.env")["HERALD_REDIS_URL"]}}]
     for name in ("api.yaml", "worker.yaml"):
         for doc in yaml.safe_load_all((DEPLOY / "kubernetes" / name).read_text()):
             if doc["kind"] == "Deployment":
@@ -198,7 +342,7 @@ def check_kube_play(workdir: Path, env_file: Path, key: str) -> None:
         name: base64.b64encode(env[name].encode()).decode()
         for name in ("HERALD_DATABASE_URL", "HERALD_SECRET_KEY", "HERALD_EMAIL_PROVIDER")}))
     run("podman", "secret", "create", SECRET, str(secret))
-    run("podman", "stop", "--time", "30", f"{PROJECT}_worker_1")
+    run(*COMPOSE, "stop", "worker")
     run("podman", "kube", "play", "--network", NETWORK, str(kube_play_file(workdir)))
     api = "herald-api-pod-0-api"
     probe = ("import sys, urllib.request; "
@@ -220,6 +364,49 @@ def check_kube_play(workdir: Path, env_file: Path, key: str) -> None:
     print("kube play: API Pod ready, its send delivered by the worker Pod", flush=True)
 
 
+def check_systemd(workdir: Path) -> None:
+    """deploy/systemd/ verified by `systemd-analyze verify` in a root holding the image's
+    Herald (/opt/herald, installed from the wheel) and systemd's own units; then each
+    service's ExecStart run in that image as systemd would run it, the env file saying
+    HERALD_ENV=development and holding no key: production's refusal must answer. (No
+    systemd runs as PID 1 here, so the units are not started by systemd itself.)"""
+    import shlex
+
+    root = workdir / "root"
+    shutil.copytree("/usr/lib/systemd/system", root / "usr/lib/systemd/system", symlinks=True)
+    shutil.copytree(DEPLOY / "systemd", root / "etc/systemd/system")
+    for tool in ("/usr/bin/env", "/bin/sh"):  # ExecStart's first words
+        (root / tool[1:]).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(tool, root / tool[1:])
+    (root / "opt").mkdir()
+    created = run("podman", "create", IMAGE).stdout.strip()
+    try:
+        run("podman", "cp", f"{created}:/opt/herald", str(root / "opt"))
+    finally:
+        run("podman", "rm", created, check=False, quiet=True)
+    units = sorted(p.name for p in (DEPLOY / "systemd").iterdir())
+    verified = run("systemd-analyze", "verify", f"--root={root}", *units, check=False)
+    if verified.returncode != 0 or verified.stdout + verified.stderr:
+        raise CheckFailed(f"systemd-analyze verify: {verified.stdout}{verified.stderr}")
+    if not (root / "opt/herald/bin/herald").is_file():
+        raise CheckFailed("the image holds no /opt/herald/bin/herald")
+    development = workdir / "systemd.env"
+    development.write_text("HERALD_ENV=development\n")
+    for unit in units:
+        if not unit.endswith(".service") or unit == "herald-backup.service":
+            continue
+        [line] = [ln for ln in (DEPLOY / "systemd" / unit).read_text().splitlines()
+                  if ln.startswith("ExecStart=")]
+        argv = shlex.split(line.removeprefix("ExecStart="))
+        started = run("podman", "run", "--rm", "--env-file", str(development),
+                      "--entrypoint", argv[0], IMAGE, *argv[1:], check=False, quiet=True)
+        if started.returncode != 2 or "is required in production" not in started.stderr:
+            raise CheckFailed(f"{unit} did not start in production: exit "
+                              f"{started.returncode}, {started.stderr[-500:]}")
+    print(f"systemd: {len(units)} units verified with the image's Herald; each service "
+          "starts in production whatever its env file says", flush=True)
+
+
 def show_logs() -> None:
     names = run("podman", "ps", "-a", "--format", "{{.Names}}", check=False, quiet=True)
     for name in names.stdout.split():
@@ -227,6 +414,10 @@ def show_logs() -> None:
                 not name.endswith("-infra"):
             logs = run("podman", "logs", "--tail", "30", name, check=False, quiet=True)
             print(f"--- {name}\n{logs.stdout}{logs.stderr}", file=sys.stderr)
+
+
+# The image `latest` named before the upgrade's newer one took the tag, and that newer one.
+IMAGES: dict[str, str] = {}
 
 
 def clean_up(play: Path | None) -> None:
@@ -244,6 +435,10 @@ def clean_up(play: Path | None) -> None:
     for volume in ("pgdata", "redisdata"):
         run("podman", "volume", "rm", "--force", f"{PROJECT}_{volume}", check=False, quiet=True)
     run("podman", "network", "rm", "--force", NETWORK, check=False, quiet=True)
+    if "original" in IMAGES:  # the image `make images` built is `latest` again
+        run("podman", "tag", IMAGES["original"], IMAGE, check=False, quiet=True)
+    if "newer" in IMAGES:
+        run("podman", "rmi", "--force", IMAGES["newer"], check=False, quiet=True)
 
 
 def main() -> int:
@@ -252,6 +447,10 @@ def main() -> int:
     env_file = workdir / "herald.env"
     os.environ.setdefault("CONTAINERS_CONF", str(DEPLOY / "podman" / "containers.conf"))
     os.environ.update({"HERALD_ENV_FILE": str(env_file), "HERALD_API_PORT": str(PORT),
+                       "HERALD_POSTGRES_ENV_FILE": str(workdir / "postgres.env"),
+                       "HERALD_REDIS_ENV_FILE": str(workdir / "redis.env"),
+                       "COMPOSE_PROJECT_NAME": PROJECT,
+                       "HERALD_COMPOSE_EXTRA": str(DEPLOY / "check" / "compose.smtp.yaml"),
                        "HERALD_BOUNCES_PUBLISH": "127.0.0.1::2525"})
     play = workdir / "play.yaml"
     clean_up(None)  # a run that was killed may have left its stack
@@ -259,7 +458,12 @@ def main() -> int:
         run(str(DEPLOY / "make-env"), str(env_file),
             "HERALD_EMAIL_PROVIDER=smtp://smtp:2525?tls=none")
         check_image()
+        check_systemd(workdir)
         key = check_compose()
+        check_hardening(env_file)
+        check_upgrade(key)
+        check_scheduled_backups(env_file)
+        check_backup_restore(workdir, key)
         check_kube_play(workdir, env_file, key)
     except CheckFailed as err:
         show_logs()

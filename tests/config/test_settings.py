@@ -135,7 +135,7 @@ def test_postgresql_without_its_driver_is_one_configuration_error(monkeypatch):
     with pytest.raises(ConfigError) as err:
         load_settings({"HERALD_DATABASE_URL": "postgresql://postgres@127.0.0.1:5432/x"})
     assert err.value.setting == "HERALD_DATABASE_URL"
-    assert "pip install 'herald[postgres]'" in str(err.value)
+    assert "pip install 'herald-notification-service[postgres]'" in str(err.value)
     # SQLite needs no driver of its own.
     assert load_settings({"HERALD_DATABASE_URL": "sqlite:///x.db"}).database_url == "sqlite:///x.db"
 

@@ -44,6 +44,8 @@ def _without_helm_additions(obj: dict) -> dict:
 def _label_maps(obj: dict):
     yield obj["metadata"].setdefault("labels", {})
     spec = obj.get("spec", {})
+    if "jobTemplate" in spec:  # a CronJob's Pods
+        yield spec["jobTemplate"]["spec"]["template"]["metadata"]["labels"]
     if "template" in spec:
         yield spec["template"]["metadata"]["labels"]
     if "matchLabels" in spec.get("selector", {}):

@@ -34,13 +34,17 @@ def test_every_kind_the_issue_names_is_there():
                      ("Job", "herald-db-upgrade"), ("Service", "herald-api"),
                      ("Secret", "herald"), ("ConfigMap", "herald"),
                      ("PodDisruptionBudget", "herald-api"),
-                     ("PodDisruptionBudget", "herald-worker")}
+                     ("PodDisruptionBudget", "herald-worker"),
+                     ("Ingress", "herald"), ("CronJob", "herald-backup"),
+                     ("PersistentVolumeClaim", "herald-backups")}
 
 
 def _pod_specs():
     for obj in OBJECTS:
         if obj["kind"] in ("Deployment", "Job"):
             yield obj["metadata"]["name"], obj["spec"]["template"]["spec"]
+        elif obj["kind"] == "CronJob":
+            yield obj["metadata"]["name"], obj["spec"]["jobTemplate"]["spec"]["template"]["spec"]
 
 
 @pytest.mark.parametrize(("name", "pod"), list(_pod_specs()))
@@ -75,3 +79,21 @@ def test_each_budget_selects_its_deployments_pods():
     for name, budget in by_kind(OBJECTS, "PodDisruptionBudget").items():
         labels = deployments[name]["spec"]["template"]["metadata"]["labels"]
         assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
+
+
+def test_the_ingress_fronts_the_api_service_with_tls_and_the_hop_is_trusted():
+    ingress = by_kind(OBJECTS, "Ingress")["herald"]["spec"]
+    backend = ingress["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend == {"name": "herald-api", "port": {"name": "http"}}
+    assert ingress["tls"][0]["hosts"] == [ingress["rules"][0]["host"]]
+    assert by_kind(OBJECTS, "ConfigMap")["herald"]["data"]["HERALD_TRUSTED_PROXIES"] == "1"
+
+
+def test_the_nightly_backup_dumps_in_custom_format_to_its_own_volume():
+    cron = by_kind(OBJECTS, "CronJob")["herald-backup"]["spec"]
+    pod = cron["jobTemplate"]["spec"]["template"]["spec"]
+    script = pod["containers"][0]["args"][0]
+    assert "umask 077" in script and "pg_dump --format=custom" in script
+    assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] in by_kind(
+        OBJECTS, "PersistentVolumeClaim")
+    assert cron["concurrencyPolicy"] == "Forbid"

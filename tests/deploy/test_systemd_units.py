@@ -7,9 +7,13 @@ for the command), never the host's /opt or /etc."""
 
 from __future__ import annotations
 
+import os
 import re
+import secrets
+import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -34,6 +38,9 @@ def _root(tmp_path: Path, units: Path = UNITS) -> Path:
     command.parent.mkdir(parents=True)
     command.write_text("#!/bin/sh\n")
     command.chmod(0o755)
+    for tool in ("/usr/bin/env", "/bin/sh"):  # ExecStart's first words
+        (root / tool[1:]).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(tool, root / tool[1:])
     return root
 
 
@@ -45,8 +52,9 @@ def _verify(root: Path) -> subprocess.CompletedProcess:
 
 def test_the_units_are_the_four_processes_and_their_target():
     assert sorted(p.name for p in UNITS.iterdir()) == [
-        "herald-api.service", "herald-bounces.service", "herald-db-upgrade.service",
-        "herald-worker.service", "herald.target"]
+        "herald-api.service", "herald-backup.service", "herald-backup.timer",
+        "herald-bounces.service", "herald-db-upgrade.service", "herald-worker.service",
+        "herald.target"]
 
 
 def test_every_unit_verifies_with_nothing_to_say(tmp_path):
@@ -74,3 +82,56 @@ def test_the_hardening_keeps_the_exposure_ok(tmp_path, unit):
     level = re.search(r"Overall exposure level for \S+: ([\d.]+) (\w+)", proc.stdout)
     assert level, proc.stdout + proc.stderr
     assert float(level.group(1)) <= 2.0, proc.stdout
+
+
+HERALD = Path(sys.executable).with_name("herald")
+
+
+def _exec_start(unit: str) -> list[str]:
+    [line] = [ln for ln in UNITS.joinpath(unit).read_text().splitlines()
+              if ln.startswith("ExecStart=")]
+    return shlex.split(line.removeprefix("ExecStart="))
+
+
+HERALD_UNITS = sorted(p.name for p in UNITS.glob("*.service") if "/opt/herald/bin/herald"
+                      in p.read_text())
+
+
+def test_every_unit_but_the_backup_runs_herald():
+    assert HERALD_UNITS == ["herald-api.service", "herald-bounces.service",
+                            "herald-db-upgrade.service", "herald-worker.service"]
+
+
+def test_the_backup_dumps_in_custom_format_to_its_own_folder_nightly():
+    service = UNITS.joinpath("herald-backup.service").read_text()
+    assert "umask 077" in service and "pg_dump --format=custom" in service
+    assert "StateDirectory=herald-backups" in service and "StateDirectoryMode=0700" in service
+    assert "OnCalendar=" in UNITS.joinpath("herald-backup.timer").read_text()
+
+
+@pytest.mark.parametrize("unit", HERALD_UNITS)
+@pytest.mark.parametrize("env_file", [
+    {"HERALD_ENV": "development"},
+    {"HERALD_ENV": "development", "HERALD_EMAIL_PROVIDER": "inbox://"},
+    {"HERALD_EMAIL_PROVIDER": "inbox://"},
+])
+def test_every_unit_starts_in_production_whatever_its_env_file_says(tmp_path, unit, env_file):
+    """The units once ran development (no HERALD_ENV), which serves /dev/inbox, every
+    tenant's mail, on the port the TLS proxy fronts. Each ExecStart is run as systemd runs
+    it (the env file's variables in its environment, then the command line), with Herald
+    installed here: production's checks refuse a missing key, and with a key the dev inbox,
+    neither of which development would."""
+    argv = _exec_start(unit)
+    assert argv[:2] == ["/usr/bin/env", "HERALD_ENV=production"], argv
+    argv = [str(HERALD) if word == "/opt/herald/bin/herald" else word for word in argv]
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path),
+                   "HERALD_DATABASE_URL": f"sqlite:///{tmp_path}/herald.sqlite3", **env_file}
+    if "HERALD_EMAIL_PROVIDER" in env_file:
+        environment["HERALD_SECRET_KEY"] = secrets.token_urlsafe(48)
+    proc = subprocess.run(argv, env=environment, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    if "HERALD_EMAIL_PROVIDER" in env_file:
+        assert "HERALD_EMAIL_PROVIDER: inbox:// is for development and test only" in proc.stderr
+    else:
+        assert "HERALD_SECRET_KEY: is required in production" in proc.stderr

@@ -43,9 +43,12 @@ def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
 
 
 def _stop(process: subprocess.Popen) -> None:
+    """SIGTERM to the whole group, and the wait for it to end. The bound is generous: a
+    worker that lived through the Redis restart was seen to take over 30 s to end on a
+    loaded machine (it ends; the wait ends as soon as it does)."""
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=30)
+        process.wait(timeout=150)
 
 
 def _json_lines(log: Path) -> list[dict]:
@@ -83,7 +86,10 @@ def stack(settings, tmp_path):
     worker = _start(["worker"], env, logs["worker"])
     base = f"http://127.0.0.1:{api_port}"
     try:
-        wait_for(lambda: _answers(f"{base}/healthz"), 60, "the API", logs["api"].read_text)
+        # Ready, not only alive: /readyz asks the database and Redis with a bound of a
+        # second each, which a loaded machine can overrun while the processes start.
+        wait_for(lambda: _answers(f"{base}/readyz"), 180, "the API ready",
+                 logs["api"].read_text)
         yield {"base": base, "metrics": f"http://127.0.0.1:{metrics_port}/metrics",
                "redis": redis, "smtp": smtp, "smtp_port": smtp_port, "logs": logs,
                "api": api, "worker": worker}
@@ -113,11 +119,10 @@ def test_an_operator_sees_redis_go_away_and_come_back(settings, stack):
     key = factories.api_key(ws)
     body = {"tenantId": str(ws.id), "templateId": str(tpl.id),
             "tags": [{"key": "name", "value": "Ada"}]}
-    assert requests.get(f"{stack['base']}/readyz", timeout=5).status_code == 200
     for n in range(6):
         assert _send(stack, body, key, f"ops-{n}").status_code == 202
     wait_for(lambda: Notification.select().where(Notification.status == "delivered").count()
-             == 6, 60, "six deliveries", stack["logs"]["worker"].read_text)
+             == 6, 180, "six deliveries", stack["logs"]["worker"].read_text)
     # Two gunicorn workers took the sends: each scrape sums both.
     for _ in range(4):
         assert _scrape(f"{stack['base']}/metrics")[
@@ -136,10 +141,10 @@ def test_an_operator_sees_redis_go_away_and_come_back(settings, stack):
     assert all(r.headers["Retry-After"] == "5" for r in refused)
     assert _scrape(f"{stack['base']}/metrics")['herald_dependency_up{dependency="redis"}'] == 0
     stack["redis"].append(start_redis(port=port))
-    wait_for(lambda: _answers(f"{stack['base']}/readyz"), 30, "readiness after Redis")
+    wait_for(lambda: _answers(f"{stack['base']}/readyz"), 120, "readiness after Redis")
     assert _send(stack, body, key, "after").status_code == 202
     wait_for(lambda: Notification.select().where(Notification.status == "delivered").count()
-             == 7, 60, "the delivery after the outage", stack["logs"]["worker"].read_text)
+             == 7, 120, "the delivery after the outage", stack["logs"]["worker"].read_text)
 
     stack["smtp"][0].stop()
     assert _send(stack, body, key, "smtp-down").status_code == 202

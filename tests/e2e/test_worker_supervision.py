@@ -225,13 +225,20 @@ def test_a_killed_worker_process_is_replaced_and_the_scheduler_runs_again(settin
 def test_sigkill_of_the_parent_leaves_nothing_of_it_running(settings, smtp_server, start_herald):
     port, _ = smtp_server
     herald = start_herald(settings, port, "--processes", "2")
-    wait_for(lambda: _ready(herald, settings.redis_url), 60,
+    # Three Python processes start and import Herald: on a loaded machine that alone can
+    # take a minute, so the bound is generous (the wait ends as soon as they are up).
+    wait_for(lambda: _ready(herald, settings.redis_url), 180,
              "two worker processes and the scheduler", herald.text)
+    # The tree, once it holds exactly the two worker processes and the scheduler: a
+    # process just started (a scheduler's Popen, say) would otherwise be counted or missed.
+    wait_for(lambda: len(descendants(herald.process.pid)) == 3, 60,
+             "exactly two worker processes and the scheduler",
+             lambda: f"tree: {descendants(herald.process.pid)}")
     tree = descendants(herald.process.pid)
     assert len(tree) == 3  # two worker processes and the scheduler
     os.kill(herald.process.pid, signal.SIGKILL)
     herald.process.wait(timeout=10)
-    wait_for(lambda: not any(running(pid) for pid in tree), 30, "every process of it to end",
+    wait_for(lambda: not any(running(pid) for pid in tree), 120, "every process of it to end",
              lambda: f"still running: {[pid for pid in tree if running(pid)]}")
     # Each ended as on SIGTERM: the scheduler's lock released, RQ's records removed.
     assert _scheduler_pid(settings.redis_url) is None
