@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from peewee import fn
+
 from engine.people.models import Invitation, Membership
 from engine.store.models import ApiKey, Sender, Suppression, Workspace, utcnow
 
@@ -36,7 +38,9 @@ def summarise(workspace: Workspace) -> SettingsSummary:
 
     return SettingsSummary(
         active_keys=active,
-        suppressions=Suppression.select().where(Suppression.workspace == workspace).count(),
+        # Addresses, not rows: one that left two topics has a row for each.
+        suppressions=Suppression.select(fn.COUNT(fn.DISTINCT(Suppression.address))).where(
+            Suppression.workspace == workspace).scalar() or 0,
         verified_domains=senders_of("domain", "verified"),
         pending_domains=senders_of("domain", "pending"),
         verified_addresses=senders_of("address", "verified"),

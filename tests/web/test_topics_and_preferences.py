@@ -151,3 +151,16 @@ def test_the_reports_inbound_filter_shows_the_messages_people_sent_in(page: Page
     table = page.get_by_role("table", name="Inbound messages")
     expect(table.get_by_role("row", name="+14155550123")).to_contain_text("STOP")
     assert violations(page) == []
+
+
+def test_a_suppressions_csv_with_topic_scopes_imports_as_exported():
+    import io
+
+    from web.settings.csv_files import CsvRefused, read_rows
+
+    rows = read_rows(io.BytesIO(b"address,scope\nAda@Example.net,topic:News\n"
+                                b"bob@example.net,MARKETING\n"))
+    assert rows == [("ada@example.net", "topic:News"), ("bob@example.net", "marketing")]
+    with pytest.raises(CsvRefused) as refused:
+        read_rows(io.BytesIO(b"address,scope\nada@example.net,topic:bad name\n"))
+    assert "line 2" in str(refused.value) and "topic:NAME" in str(refused.value)

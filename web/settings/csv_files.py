@@ -8,6 +8,7 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import IO
 
+from engine.catalog.topics import name_problem
 from engine.formats.spreadsheet_cells import inert, uninert
 from engine.people import users
 from engine.people.errors import PeopleError
@@ -65,13 +66,16 @@ def _row(cells: list[str], column: int, scope_column: int | None) -> tuple[str, 
     cell = cells[column] if column < len(cells) else ""
     cell = uninert(cell)
     scope = (cells[scope_column] if scope_column is not None and scope_column < len(cells)
-             else "").lower() or SCOPES[0]
+             else "").strip() or SCOPES[0]
+    if not scope.startswith("topic:"):  # a topic's name keeps its case
+        scope = scope.lower()
     try:
         address = users.normalize_email(cell)
     except PeopleError:
         return f"“{_short(cell)}” is not an email address" if cell else "no email address"
-    if scope not in SCOPES:
-        return f"scope “{_short(scope)}” is not all or marketing"
+    if scope not in SCOPES and not (scope.startswith("topic:")
+                                    and name_problem(scope.removeprefix("topic:")) is None):
+        return f"scope “{_short(scope)}” is not all, marketing or topic:NAME"
     return address, scope
 
 

@@ -121,7 +121,7 @@ def import_suppressions():
     with database.atomic():
         created = sum(suppression_list.add(g.workspace.id,
                                            [a for a, s in rows if s == scope], "manual", scope)
-                      for scope in SCOPES)
+                      for scope in sorted({s for _, s in rows}))
         audit.record(g.workspace, current_user.user, "suppression.imported",
                      upload.filename[:200], {"rows": len(rows), "added": created})
     flash(f"Imported {len(rows)} address(es): {created} added, "
