@@ -16,6 +16,8 @@ What RQ's worker lacks, added where RQ's worker class is meant to be extended:
   then heartbeats and checks the scheduler.
 - **Redis restarted empty**: the worker writes its RQ record again (redis_watch), so
   ``rq info`` lists it.
+- **A prompt exit**: RQ's pub/sub thread wakes every second, so the teardown's wait for it
+  is short (RQ's waited up to 60 s).
 - **A signal handler does no I/O**: RQ's writes the stop request to Redis from the handler
   (in an outage, the error would surface in the middle of the job it interrupted), and a
   guard around RQ's bookkeeping never swallows the StopRequested a signal raises.
@@ -50,6 +52,7 @@ log = logging.getLogger("herald.worker")
 SCHEDULER_CHECK_SECONDS = 2.0
 SCHEDULER_STOP_SECONDS = 10.0
 DEQUEUE_SECONDS = 2
+PUBSUB_WAKE_SECONDS = 1.0
 
 
 class _LaneQueue(Queue):
@@ -300,6 +303,18 @@ class _Unattended:
         if self.get_state() != WorkerStatus.BUSY and not self._settling:
             raise StopRequested()
         self._stop_requested = True
+
+    def subscribe(self) -> None:
+        """RQ's own, its pub/sub thread waking every ``PUBSUB_WAKE_SECONDS`` (RQ: 60 s): at
+        teardown RQ stops the thread and waits for it to wake, which held a worker's exit
+        for up to a minute after SIGTERM."""
+        self.log.info("Worker %s: subscribing to channel %s", self.name,
+                      self.pubsub_channel_name)
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(
+            sleep_time=PUBSUB_WAKE_SECONDS, daemon=True,
+            exception_handler=self._pubsub_exception_handler)
 
     def teardown(self) -> None:
         try:

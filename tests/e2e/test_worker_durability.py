@@ -213,3 +213,19 @@ def test_reconciler_re_enqueues_a_job_that_left_the_queue_but_never_started(sett
     assert reconcile()["lost"] == 1
     assert queue().get_job_position(nid) is not None
     assert reconcile()["lost"] == 0, "a job really in the queue is left alone"
+
+
+@pytest.mark.slow
+def test_a_worker_exits_soon_after_sigterm_once_its_deliveries_are_done(settings, smtp_server):
+    port, _ = smtp_server
+    ids = _burst(3)
+    _enqueue(ids)
+    worker = _worker(settings, port)
+    try:
+        _wait(lambda: _delivered(ids) == 3, 60, "the burst")
+        worker.send_signal(signal.SIGTERM)
+        # Not RQ's minute: its pub/sub thread, which the teardown waits for, wakes every
+        # second (engine/worker/worker_class.py).
+        assert worker.wait(timeout=20) == 0
+    finally:
+        _stop(worker)
