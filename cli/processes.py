@@ -7,6 +7,8 @@ import argparse
 from cli.common import CommandError, connect
 from config.settings import Settings
 
+MAX_CONCURRENCY = 1024
+
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> None:
     from cli.serve import exposure, serve
@@ -26,10 +28,13 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> None:
 
     if args.processes < 1:
         raise CommandError(f"--processes must be at least 1, not {args.processes}")
+    if not 1 <= args.concurrency <= MAX_CONCURRENCY:
+        raise CommandError(f"--concurrency must be from 1 to {MAX_CONCURRENCY}, "
+                           f"not {args.concurrency}")
     # Checked here so an unreachable database or Redis stops the command with one line.
     _check_at_start(settings, "the worker (herald worker)")
     raise SystemExit(run_worker(settings, processes=args.processes, burst=args.burst,
-                                fork=args.fork))
+                                fork=args.fork, concurrency=args.concurrency))
 
 
 def _check_at_start(settings: Settings, process: str) -> None:
@@ -66,6 +71,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("worker", help="RQ workers with the scheduler")
     p.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     p.add_argument("--processes", type=int, default=1)
+    p.add_argument("--concurrency", type=int, default=32,
+                   help="deliveries in flight at once per worker process (default 32)")
     p.add_argument("--fork", action="store_true",
                    help="fork a work horse per job (default: run jobs in the worker process)")
     p.set_defaults(func=cmd_worker)

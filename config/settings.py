@@ -102,6 +102,7 @@ class Settings:
     # Provider failover's circuit breaker (engine/delivery/breaker.py).
     provider_breaker_failures: int = 3
     provider_breaker_seconds: float = 30.0
+    workspace_concurrency: int | None = None  # None: a quarter of the worker's concurrency
     # Operations (docs/operations.md): log lines as text or JSON, /metrics' bearer token,
     # the port the worker serves its own /metrics on (None: not served).
     log_format: str = "text"
@@ -187,6 +188,14 @@ def _mail_from(raw: str) -> str:
         return validate_email(raw.strip(), check_deliverability=False).normalized
     except EmailNotValidError as err:
         raise ConfigError("HERALD_MAIL_FROM", f"not an email address: {err}") from None
+
+
+def _delivery_slot_settings(get) -> dict[str, object]:
+    """HERALD_WORKSPACE_CONCURRENCY: most deliveries of one workspace in flight per worker
+    process (docs/delivery.md, "Queues and fairness")."""
+    if raw := get("HERALD_WORKSPACE_CONCURRENCY"):
+        return {"workspace_concurrency": _int("HERALD_WORKSPACE_CONCURRENCY", raw, minimum=1)}
+    return {}
 
 
 def _breaker_settings(get) -> dict[str, object]:
@@ -326,6 +335,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values["report_retention_days"] = _int("HERALD_REPORT_RETENTION_DAYS", raw, minimum=1,
                                                maximum=36500)
     values.update(_breaker_settings(get))
+    values.update(_delivery_slot_settings(get))
     values.update(_operations_settings(get))
     if raw := get("HERALD_SESSION_IDLE_MINUTES"):
         values["session_idle_minutes"] = _int("HERALD_SESSION_IDLE_MINUTES", raw, minimum=5,

@@ -9,8 +9,9 @@ were recorded.
   a receiver that does not answer at all (timeout, refused connection, TLS) ends the pass:
   the rest wait for the retry instead of each costing the timeout again.
 - **Never holding deliveries.** In ``herald worker`` the job hands the pass to the
-  callbacks thread and returns at once (``start``); anything else that runs the job (the
-  fork-per-job worker, tests) sends inside it.
+  callbacks threads (as many as the worker's ``--concurrency``: each workspace's pass on
+  one, several workspaces at once) and returns at once (``start``); anything else that
+  runs the job (the fork-per-job worker, tests) sends inside it.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from engine import runtime
 from engine.callbacks import queue
 from engine.callbacks.sending import DUE, RETRYING, attempt
 from engine.store.callback_models import Callback
-from engine.store.db import database
+from engine.store.db import database, release_connection
 from engine.store.models import utcnow
 
 log = logging.getLogger("herald.callbacks")
@@ -89,6 +90,8 @@ def _safely(workspace_id: str) -> None:
     except Exception:
         # The rows stay due: the next job or the sweep (engine/callbacks/sweep.py) sends them.
         log.exception("sending the callbacks of workspace %s failed", workspace_id)
+    finally:
+        release_connection()  # a pooled connection goes back for the other threads
 
 
 def drain(workspace_id: Any) -> int:
@@ -156,12 +159,13 @@ def _wake_for_next_retry(workspace_id: str, now: Any) -> None:
                                               0.001))
 
 
-def start() -> None:
-    """The callbacks thread of this worker process (``herald worker``)."""
+def start(threads: int = 1) -> None:
+    """The callbacks threads of this worker process (``herald worker``)."""
     global _executor
     with _executor_lock:
         if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herald-callbacks")
+            _executor = ThreadPoolExecutor(max_workers=max(1, threads),
+                                           thread_name_prefix="herald-callbacks")
 
 
 def close() -> None:

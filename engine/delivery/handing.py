@@ -1,8 +1,8 @@
-"""Where a delivery job meets the worker's delivery thread, without knowing the process.
+"""Where a delivery job meets the worker's delivery slots, without knowing the process.
 
-The thread belongs to the worker process (engine/worker/handoff.py): it installs one with
-``use`` when it starts and removes it when it stops. A job asks only the three questions
-below; with no thread installed (the fork-per-job worker, tests, a burst run without it)
+The slots belong to the worker process (engine/worker/handoff.py): it installs them with
+``use`` when it starts and removes them when it stops. A job asks only the three questions
+below; with no slots installed (the fork-per-job worker, tests, a burst run without them)
 the job delivers inside itself.
 """
 
@@ -13,9 +13,10 @@ from typing import Any, Protocol
 
 
 class DeliveryThread(Protocol):
-    """What a job asks of the thread that delivers for it."""
+    """What a job asks of the slots that deliver for it."""
 
-    def hand(self, key: str, work: Callable[[], Any]) -> None: ...
+    def hand(self, key: str, work: Callable[[], Any],
+             workspace: str | None = None) -> None: ...
 
     def take(self, key: str) -> bool: ...
 
@@ -36,22 +37,22 @@ def installed() -> DeliveryThread | None:
     return _thread
 
 
-def hand(key: str, work: Callable[[], Any]) -> None:
-    """Deliver ``work`` for the job ``key`` on the thread, after the deliveries before it.
-    Does nothing unless a thread is installed."""
+def hand(key: str, work: Callable[[], Any], workspace: str | None = None) -> None:
+    """Deliver ``work`` for the job ``key`` (of ``workspace``) in a slot. Does nothing
+    unless slots are installed."""
     thread = _thread
     if thread is not None:
-        thread.hand(key, work)
+        thread.hand(key, work, workspace)
 
 
 def waiting() -> bool:
-    """Whether another delivery waits for the thread (False without the thread)."""
+    """Whether another delivery waits for a slot (False without the slots)."""
     thread = _thread
     return thread is not None and thread.waiting()
 
 
 def taken(key: str) -> bool:
-    """For the job ``key``: True when its delivery was handed to the thread (the job returns
-    at once); False when the job must deliver itself, which it then does alone."""
+    """For the job ``key``: True when its delivery was handed to the slots (the job returns
+    at once); False when the job must deliver itself."""
     thread = _thread
     return thread.take(key) if thread is not None else False

@@ -29,7 +29,7 @@ from engine.plugins.channel_contract import Channel, Plan
 from engine.plugins.contracts import DeliveryError, PermanentError
 from engine.plugins.manager import default_registry
 from engine.store import generations, notification_facts, notification_store
-from engine.store.db import database
+from engine.store.db import database, release_connection
 from engine.store.models import Notification
 from engine.store.vocabulary import NotificationStatus, Outcome
 
@@ -49,16 +49,16 @@ def claim(notification_id: str) -> Notification | None:
 
 def deliver_notification(notification_id: str) -> str:
     """RQ entry point (job id = notification id); safe to run twice for one id. Returns the
-    outcome, or "handed over" when the worker's delivery thread delivers it."""
+    outcome, or "handed over" when the worker's delivery slots deliver it."""
     if handing.taken(notification_id):
         return "handed over"
     return _deliver(notification_id)
 
 
-def hand_over(notification_id: str) -> None:
-    """Hand this job's delivery to the worker's delivery thread the moment RQ dequeues it
+def hand_over(notification_id: str, workspace: str | None = None) -> None:
+    """Hand this job's delivery to the worker's delivery slots the moment RQ dequeues it
     (see engine/worker/handoff.py)."""
-    handing.hand(notification_id, lambda: _deliver(notification_id))
+    handing.hand(notification_id, lambda: _deliver(notification_id), workspace)
 
 
 def _deliver(notification_id: str) -> str:
@@ -124,6 +124,7 @@ def _deliver_messages(channel: Channel, notification: Notification) -> str:
             outcomes.attempts.append(message_row(notification, None, Outcome.PERMANENT, 0, err))
     share = fair_share.Slice(len(planned.messages))
     if provider is not None:
+        release_connection()  # not held through the network's wait (a fan-out's takes one)
         with contextlib.closing(send_all(channel, provider, planned.messages,
                                          share.stop)) as sent:
             for outcome in sent:

@@ -8,7 +8,7 @@ import sqlite3
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from peewee import Database, DatabaseProxy, SqliteDatabase
-from playhouse.pool import PooledPostgresqlDatabase
+from playhouse.pool import PooledDatabase, PooledPostgresqlDatabase
 
 from config.url_settings import postgres_hosts
 
@@ -58,6 +58,24 @@ def make_database(url: str) -> Database:
         db.herald_prepare = prepare  # read by engine/store/prepared.py
         return db
     raise ValueError(f"unsupported database URL scheme: {parts.scheme!r}")
+
+
+def release_connection() -> None:
+    """Give this thread's pooled connection back between deliveries: a worker's delivery
+    slots outnumber the pool's connections, and hold one only while they use it. A SQLite
+    connection (no pool) stays open for the thread."""
+    db = database.obj
+    if isinstance(db, PooledDatabase) and not db.is_closed() and not db.in_transaction():
+        with contextlib.suppress(Exception):
+            db.close()
+
+
+def wait_for_pooled_connections(seconds: float) -> None:
+    """A thread that finds every pooled connection in use waits up to ``seconds`` for one
+    (peewee raises at once by default); set by the worker, whose slots share the pool."""
+    db = database.obj
+    if isinstance(db, PooledDatabase) and not db._wait_timeout:
+        db._wait_timeout = seconds
 
 
 def drop_connection() -> None:

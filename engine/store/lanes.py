@@ -21,7 +21,8 @@ the ring inside the script, which Redis Cluster forbids; Herald runs one Redis s
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import NamedTuple
 
 from redis import Redis
 from redis.commands.core import Script
@@ -64,14 +65,20 @@ end
 
 # KEYS: for each queue, in the order served, its list, its ring and its hash ``of``.
 # ARGV[1]: 0, or the number of the queue whose list gets the job id ARGV[2] back at its
-# head first (what a blocking pop took); ARGV[3]: STALE_LIMIT; ARGV[4...]: each queue's
-# lane key prefix.
-# Returns {list, job id} or false.
+# head first (what a blocking pop took); ARGV[3]: STALE_LIMIT; then each queue's lane key
+# prefix; then the workspaces that are full (at their most in flight in this worker
+# process): their turn passes to the next workspace, their jobs stay in the list.
+# Returns {list, job id, workspace or ''}, {'held'} when only full workspaces' jobs wait,
+# or false.
 _TAKE = """
 local back, limit = tonumber(ARGV[1]), tonumber(ARGV[3])
+local queues = #KEYS / 3
+local full, held = {}, false
+for i = 4 + queues, #ARGV do full[ARGV[i]] = true end
 if back > 0 then redis.call('LPUSH', KEYS[3 * back - 2], ARGV[2]) end
-for q = 1, #KEYS / 3 do
+for q = 1, queues do
   local list, ring, owners, prefix = KEYS[3 * q - 2], KEYS[3 * q - 1], KEYS[3 * q], ARGV[q + 3]
+  local skipped, passed = 0, false
   for _ = 1, limit do
     local head = redis.call('LINDEX', list, 0)
     if not head then
@@ -87,7 +94,7 @@ for q = 1, #KEYS / 3 do
     local owner = redis.call('HGET', owners, head)
     if not owner then
       redis.call('LPOP', list)
-      return {list, head}
+      return {list, head, ''}
     end
     local workspace = redis.call('LPOP', ring)
     if not workspace then
@@ -96,28 +103,44 @@ for q = 1, #KEYS / 3 do
       redis.call('LPOP', list)
       redis.call('HDEL', owners, head)
       if redis.call('LLEN', prefix .. owner) > 0 then redis.call('RPUSH', ring, owner) end
-      return {list, head}
+      return {list, head, owner}
     end
-    local lane = prefix .. workspace
-    local job = redis.call('LPOP', lane)
-    if job then
-      if redis.call('LLEN', lane) > 0 then redis.call('RPUSH', ring, workspace) end
-      redis.call('HDEL', owners, job)
-      if job == head then
-        redis.call('LPOP', list)
-        return {list, job}
+    if full[workspace] then
+      -- Its turn passes; once every workspace waiting is full, this queue gives nothing.
+      redis.call('RPUSH', ring, workspace)
+      skipped = skipped + 1
+      if skipped >= redis.call('LLEN', ring) then
+        passed = true
+        break
       end
-      -- Its turn, out of arrival order. Searched from the tail: a workspace that waits
-      -- behind another's burst came after it.
-      if redis.call('LREM', list, -1, job) == 1 then return {list, job} end
+    else
+      local lane = prefix .. workspace
+      local job = redis.call('LPOP', lane)
+      if job then
+        if redis.call('LLEN', lane) > 0 then redis.call('RPUSH', ring, workspace) end
+        redis.call('HDEL', owners, job)
+        if job == head then
+          redis.call('LPOP', list)
+          return {list, job, workspace}
+        end
+        -- Its turn, out of arrival order. Searched from the tail: a workspace that waits
+        -- behind another's burst came after it.
+        if redis.call('LREM', list, -1, job) == 1 then return {list, job, workspace} end
+      end
     end
   end
-  local head = redis.call('LPOP', list)
-  if head then
-    redis.call('HDEL', owners, head)
-    return {list, head}
+  if passed then
+    held = true
+  else
+    local head = redis.call('LPOP', list)
+    if head then
+      local owner = redis.call('HGET', owners, head) or ''
+      redis.call('HDEL', owners, head)
+      return {list, head, owner}
+    end
   end
 end
+if held then return {'held'} end
 return false
 """
 
@@ -126,15 +149,36 @@ return false
 _take_script = Script(None, _TAKE.encode())  # type: ignore[arg-type]
 
 
+class Taken(NamedTuple):
+    """A job taken: its queue's key, its id, and its workspace (None: untracked)."""
+
+    queue_key: bytes
+    job_id: bytes
+    workspace: str | None
+
+
+# What ``take_turn`` gives when every job waiting belongs to a full workspace.
+HELD = "held"
+
+
 def take(connection: Redis, queue_keys: Sequence[str],
          back: tuple[str, str] | None = None) -> tuple[bytes, bytes] | None:
     """The next job of the first of ``queue_keys`` that holds one, the workspaces of each
     queue taking turns: (queue key, job id), or None. ``back``: (queue key, job id) put
     back at that list's head first, in the same call."""
+    taken = take_turn(connection, queue_keys, back)
+    return (taken.queue_key, taken.job_id) if isinstance(taken, Taken) else None
+
+
+def take_turn(connection: Redis, queue_keys: Sequence[str],
+              back: tuple[str, str] | None = None,
+              full: Collection[str] = ()) -> Taken | str | None:
+    """As ``take``, with the job's workspace, passing the turn of each workspace in
+    ``full``: a Taken, HELD when only full workspaces' jobs wait, or None."""
     queue_keys = tuple(queue_keys)
     script_keys, prefixes = _layout(queue_keys)
     back_at = 0 if back is None else queue_keys.index(back[0]) + 1
-    args = [back_at, back[1] if back is not None else "", STALE_LIMIT, *prefixes]
+    args = [back_at, back[1] if back is not None else "", STALE_LIMIT, *prefixes, *full]
     if connection is runtime.redis_if_made():
         # The worker's case, once a job: straight down this thread's connection, in less
         # CPU than RQ's own LPOP through the client (engine/store/redis_scripts.py).
@@ -142,7 +186,12 @@ def take(connection: Redis, queue_keys: Sequence[str],
         result = direct(keys=script_keys, args=args)
     else:
         result = _take_script(keys=script_keys, args=args, client=connection)
-    return (result[0], result[1]) if result else None
+    if not result:
+        return None
+    if len(result) == 1:
+        return HELD
+    owner = result[2].decode() if isinstance(result[2], bytes) else result[2]
+    return Taken(result[0], result[1], owner or None)
 
 
 @functools.lru_cache(maxsize=16)

@@ -1,29 +1,36 @@
-"""The worker's delivery thread: a delivery job hands its notification over and returns.
+"""The worker's delivery slots: many deliveries in flight per process, each workspace bounded.
 
-In ``herald worker`` (without ``--fork``) RQ runs a delivery job on its main thread, but
-the delivery itself (the claim, the render, the send, the outcome's commit and its plugin
-events) runs on one delivery thread, one notification at a time:
+In ``herald worker`` (without ``--fork``) RQ runs its loop on the main thread, but each
+delivery (the claim, the render, the send, the outcome's commit and its plugin events)
+runs on one of ``--concurrency`` delivery threads, the slots:
 
-- **Handed over at dequeue.** The worker's queue class hands a delivery job's notification
-  to the thread the moment RQ dequeues the job (``hand``), so the claim and the send
-  overlap RQ's own round trips before the job.
-- **The job does not wait for its own delivery**, only for the one before it (``taken``).
-  RQ's bookkeeping after the job, its next dequeue and the round trips before the next job
-  all run beside the delivery, and at most one delivery runs while one more waits.
-- **One unrecorded send at most.** A delivery commits its outcome before the thread takes
-  the next one, so a worker process never has more than one message sent and not yet
-  recorded: the bound it had when each job wrote its own outcome.
+- **Handed over at dequeue.** The worker's queue class takes a job only when a slot is free
+  (``room``) and hands a delivery job's notification to the slots the moment RQ dequeues it
+  (``hand``); the job itself returns at once (``taken``). RQ's loop never waits for a send:
+  it heartbeats, checks the scheduler and takes the next job while deliveries are in
+  flight. Delivery waits on the network (a relay's 200 ms a message), so threads, which
+  the database and provider code already suit, hold many at a cost of a stack each.
+- **Each workspace its share.** At most ``per_workspace`` deliveries of one workspace are in
+  flight in this process (``HERALD_WORKSPACE_CONCURRENCY``, by default a quarter of the
+  slots); the queue's take passes a full workspace's turn (``full``), so its jobs stay in
+  Redis for another process, and a workspace whose relay hangs holds only its own slots.
+- **An outcome before its slot is free.** A delivery commits its outcome before its slot
+  is counted free, so a process never has more than ``concurrency`` messages sent and not
+  yet recorded: what a crash may send twice (docs/delivery.md).
+- **Leases.** Each delivery in flight has a lease in Redis (engine/worker/inflight.py): the
+  reconciler never takes a live delivery's row for a crashed one.
 - **Errors.** RQ has counted the job done when its delivery fails (the database or Redis
-  gone; any other exception the job records as an outcome, engine/delivery/jobs.py): the error is
-  logged with the notification id, and the row, still ``queued`` or ``sending``, waits for
-  the reconciler, as after a crash.
-- **Waiting** (``waiting``): whether a delivery was handed over and has not started; a
-  long fan-out asks it to know when to yield the thread (engine/delivery/fair_share.py).
-- **Shutdown** (SIGTERM, the end of a burst): the worker finishes the delivery in hand and
-  the one waiting before it exits.
+  gone; any other exception the job records as an outcome, engine/delivery/jobs.py): the
+  error is logged with the notification id, and the row, still ``queued`` or ``sending``,
+  waits for the reconciler, as after a crash.
+- **Waiting** (``waiting``): whether a delivery waits for a slot (handed and not started,
+  or RQ's loop waiting for room); a long fan-out asks it to know when to yield its slot
+  (engine/delivery/fair_share.py).
+- **Shutdown** (SIGTERM, the end of a burst): RQ's loop takes no more jobs, and ``close``
+  waits for every delivery in flight, each bounded by its provider's deadline.
 
 Anything else that calls the job (the fork-per-job worker, tests) delivers inside it. The job
-meets the thread only through engine/delivery/handing.py, which this module installs it in:
+meets the slots only through engine/delivery/handing.py, which this module installs them in:
 the job knows nothing of the process.
 """
 
@@ -31,72 +38,119 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from engine.delivery import handing
 from engine.observability.outages import dependency_of
-from engine.store.db import database
+from engine.store.db import database, release_connection
 from engine.worker.database_wait import wait_for_database
+from engine.worker.inflight import Leases
 
 log = logging.getLogger("herald.delivery")
+DEFAULT_CONCURRENCY = 32
 
 
-class DeliveryThread:
-    """One thread; deliveries taken in the order they were handed over."""
+def workspace_share(concurrency: int, setting: int | None = None) -> int:
+    """Most deliveries of one workspace in flight: the setting, else a quarter, at least 1."""
+    share = setting if setting else concurrency // 4
+    return max(1, min(share, concurrency))
 
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="herald-delivery")
-        self._handed: tuple[str, Future[None]] | None = None  # its job has not run yet
-        self._previous: Future[None] | None = None  # its job has returned
-        self._not_started = 0  # deliveries handed over that the thread has not begun
-        self._count_lock = threading.Lock()
+
+class DeliverySlots:
+    """``concurrency`` delivery threads; the deliveries handed over and not yet ended."""
+
+    def __init__(self, concurrency: int = 1, per_workspace: int | None = None) -> None:
+        self.concurrency = max(1, concurrency)
+        self.per_workspace = per_workspace or self.concurrency
+        self._pool = ThreadPoolExecutor(max_workers=self.concurrency,
+                                        thread_name_prefix="herald-delivery")
+        self._changed = threading.Condition()
+        self._busy = 0  # handed over and not ended
+        self._not_started = 0
+        self._wanting = 0  # RQ's loop waits for room
+        self._by_workspace: Counter[str] = Counter()
+        self._handed: set[str] = set()  # handed over, their job not run yet
+        self.leases = Leases()
+        self.leases.start()
+
+    def in_flight(self) -> int:
+        return self._busy
 
     def waiting(self) -> bool:
-        return self._not_started > 0
+        return self._not_started > 0 or self._wanting > 0
 
-    def _started(self, key: str, work: Callable[[], Any]) -> None:
-        with self._count_lock:
-            self._not_started -= 1
-        _delivering(key, work)
+    def full(self) -> list[str]:
+        """The workspaces at their most in flight here: the queue passes their turn."""
+        with self._changed:
+            return [ws for ws, n in self._by_workspace.items() if n >= self.per_workspace]
 
-    def hand(self, key: str, work: Callable[[], Any]) -> None:
-        if self._handed is not None:  # dequeued, then never run: a crash in RQ's own hands
-            log.warning("delivery %s was handed over but its job never ran", self._handed[0])
-            self._previous = self._handed[1]  # the thread works in order: this one ends last
-        with self._count_lock:
+    def room(self, timeout: float | None) -> bool:
+        """Wait until a slot is free (at most ``timeout`` s; None: as long as it takes)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            self._wanting += 1
+            try:
+                while self._busy >= self.concurrency:
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        return False
+                    self._changed.wait(left)
+                return True
+            finally:
+                self._wanting -= 1
+
+    def wait_for_change(self, timeout: float) -> None:
+        """Wait until a delivery ends (a full workspace may have room again)."""
+        with self._changed:
+            self._changed.wait(timeout)
+
+    def hand(self, key: str, work: Callable[[], Any], workspace: str | None = None) -> None:
+        with self._changed:
+            self._busy += 1
             self._not_started += 1
-        self._handed = (key, self._pool.submit(self._started, key, work))
+            if workspace is not None:
+                self._by_workspace[workspace] += 1
+            self._handed.add(key)
+        self.leases.add(key)
+        self._pool.submit(self._run, key, work, workspace)
 
     def take(self, key: str) -> bool:
-        """For the job ``key``: True when its delivery was handed over. Returns once every
-        delivery before it has finished; on False, once the thread is idle."""
-        handed, self._handed = self._handed, None
-        previous, self._previous = self._previous, None
-        _finished(previous)
-        if handed is None:
-            return False
-        if handed[0] == key:
-            self._previous = handed[1]
-            return True
-        log.warning("delivery %s was handed over but job %s ran instead", handed[0], key)
-        _finished(handed[1])
+        """For the job ``key``: True when its delivery was handed over (the job returns)."""
+        with self._changed:
+            if key in self._handed:
+                self._handed.discard(key)
+                return True
         return False
 
+    def _run(self, key: str, work: Callable[[], Any], workspace: str | None) -> None:
+        with self._changed:
+            self._not_started -= 1
+        try:
+            _delivering(key, work)
+        finally:
+            self.leases.drop(key)
+            with self._changed:
+                self._busy -= 1
+                if workspace is not None:
+                    self._by_workspace[workspace] -= 1
+                    if self._by_workspace[workspace] <= 0:
+                        del self._by_workspace[workspace]
+                self._changed.notify_all()
+
     def close(self) -> None:
-        """Finish every delivery handed over, then release the thread and its connection."""
-        for pending in (self._previous, self._handed[1] if self._handed else None):
-            _finished(pending)
-        self._previous = self._handed = None
-        self._pool.submit(_close_connection).result()
+        """Finish every delivery handed over, then release the threads."""
         self._pool.shutdown(wait=True)
+        self.leases.stop()
 
 
 def _delivering(key: str, work: Callable[[], Any]) -> None:
     while True:
         try:
-            database.connect(reuse_if_open=True)  # the delivery thread's own connection
+            database.connect(reuse_if_open=True)  # this thread's own connection
             work()
             return
         except Exception as err:
@@ -105,29 +159,26 @@ def _delivering(key: str, work: Callable[[], Any]) -> None:
             log.exception("delivering notification %s failed (a row left queued or sending "
                           "waits for the reconciler)", key)
             return
+        finally:
+            release_connection()  # a pooled connection goes back for the other slots
 
 
-def _finished(delivery: Future[None] | None) -> None:
-    if delivery is not None:
-        delivery.result()  # never raises: _delivering logs
-
-
-def _close_connection() -> None:
-    if not database.is_closed():
-        database.close()
-
-
-def start() -> None:
-    """From now on, delivery jobs of this process hand their notification to the thread."""
+def start(concurrency: int = 1, per_workspace: int | None = None) -> None:
+    """From now on, delivery jobs of this process hand their notification to the slots."""
     if handing.installed() is None:
-        handing.use(DeliveryThread())
+        handing.use(DeliverySlots(concurrency, per_workspace))
 
 
 def close() -> None:
     """Finish the deliveries handed over; jobs deliver inside themselves again."""
-    thread = handing.use(None)
-    if isinstance(thread, DeliveryThread):
-        thread.close()
+    slots = handing.use(None)
+    if isinstance(slots, DeliverySlots):
+        slots.close()
+
+
+def installed() -> DeliverySlots | None:
+    slots = handing.installed()
+    return slots if isinstance(slots, DeliverySlots) else None
 
 
 # What a job asks (engine/delivery/handing.py), here too for the worker's own callers.

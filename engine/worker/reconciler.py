@@ -2,7 +2,9 @@
 
 Runs in every worker (one at a time, through a Redis lock) and much faster than RQ's own
 maintenance, which leaves a killed worker's job in StartedJobRegistry for up to 10 minutes.
-A row whose attempts reached its channel's maximum is ended instead: however its attempts
+A row left ``sending`` whose delivery a live worker still has in flight (its lease,
+engine/worker/inflight.py) is left alone. A row whose attempts reached its channel's
+maximum is ended instead: however its attempts
 ended (a crash, a database gone), a notification is never tried more often than that. A
 row whose send was answered 503 though the database committed it unheard is deleted
 (engine/store/unheard_commits.py).
@@ -35,6 +37,7 @@ from engine.store.db import database, drop_connection
 from engine.store.models import DeliveryAttempt, Notification, utcnow
 from engine.store.queueing import JOB_FUNCTION, enqueue_notification, queue
 from engine.store.vocabulary import NotificationStatus, Outcome
+from engine.worker import inflight
 from engine.worker.redis_watch import RedisWatch
 
 log = logging.getLogger("herald.reconciler")
@@ -126,6 +129,8 @@ def _rows(condition: Any) -> Any:
 
 def _take_up(row: Notification, kind: str, condition: Any) -> str:
     """Enqueue one row again, or end it: the counter it adds to."""
+    if kind == "stuck" and inflight.held(str(row.id)):
+        return "pending"  # under way in a live worker (a lease it renews), not stuck
     if row.attempts >= max_attempts(row.channel, runtime.settings().webhook_max_attempts):
         return "exhausted" if _give_up(row, condition) else "pending"
     if kind != "stuck" and _job_pending(str(row.id)):

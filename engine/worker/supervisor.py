@@ -12,6 +12,7 @@ Kubernetes) still watches the parent.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -44,10 +45,13 @@ def restart_pause(quick_deaths: int) -> float:
     return 0.0 if quick_deaths <= 1 else min(MAX_PAUSE, 2.0 ** (quick_deaths - 2))
 
 
-def worker_command(burst: bool, fork: bool, replacement: bool) -> list[str]:
+def worker_command(burst: bool, fork: bool, replacement: bool,
+                   concurrency: int | None = None) -> list[str]:
     """A worker process of this parent; a replacement re-enqueues at once what the process
     it replaces had taken from the queue."""
     command = [sys.executable, "-m", "engine.worker.worker", "--parent", str(os.getpid())]
+    if concurrency is not None:
+        command += ["--concurrency", str(concurrency)]
     return command + ["--burst"] * burst + ["--fork"] * fork + ["--replacement"] * replacement
 
 
@@ -64,9 +68,12 @@ class Supervisor:
     """Starts ``processes`` worker processes and keeps them running until a signal."""
 
     def __init__(self, processes: int, burst: bool = False, fork: bool = False,
-                 command: Callable[[bool, bool, bool], list[str]] = worker_command) -> None:
+                 command: Callable[[bool, bool, bool], list[str]] = worker_command,
+                 concurrency: int | None = None) -> None:
         self._slots = [_Slot(number) for number in range(1, processes + 1)]
-        self._burst, self._fork, self._command = burst, fork, command
+        self._burst, self._fork = burst, fork
+        self._command = (functools.partial(command, concurrency=concurrency)
+                         if concurrency is not None else command)
         self._stopping = False
         self._signalled: set[int] = set()  # pids the stop signal was passed to
 

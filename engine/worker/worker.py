@@ -28,6 +28,7 @@ from engine.reports.job import run_periodically as report_job
 from engine.retention.purge import run_periodically as purge_data
 from engine.senders.recheck import run_periodically as recheck_senders
 from engine.store import redis_outages
+from engine.store.db import wait_for_pooled_connections
 from engine.store.queueing import WORKER_QUEUE_NAMES
 from engine.worker import handoff, lifeline
 from engine.worker.list_sweep import run_periodically as sweep_lists
@@ -39,10 +40,11 @@ from engine.worker.worker_class import ForkingHeraldWorker, HeraldWorker
 log = logging.getLogger("herald.worker")
 MAX_LOOP_PAUSE = 30.0
 STEADY_SECONDS = 60.0  # a work loop that ran this long ended of something new: no pause
+POOL_WAIT_SECONDS = 30.0
 
 
 def run_worker(settings: Settings, processes: int = 1, burst: bool = False,
-               fork: bool = False) -> int:
+               fork: bool = False, concurrency: int = handoff.DEFAULT_CONCURRENCY) -> int:
     """Run ``processes`` workers until a signal (exit 0) or a configuration error (exit 2)."""
     configure_logging(settings.log_format)
     if settings.worker_metrics_port and settings.metrics_token:
@@ -52,12 +54,14 @@ def run_worker(settings: Settings, processes: int = 1, burst: bool = False,
         prepare_directory()  # before any worker process starts: each counts into it
         serve_in_background(settings.worker_metrics_port, settings.metrics_token)
     if processes <= 1:
-        return _work(settings, burst, fork)
-    return Supervisor(processes, burst=burst, fork=fork).run()
+        return _work(settings, burst, fork, concurrency=concurrency)
+    return Supervisor(processes, burst=burst, fork=fork, concurrency=concurrency).run()
 
 
-def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> int:
-    """One worker process, until a signal; ``urgent``: reconcile at once (a replacement)."""
+def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False,
+          concurrency: int = handoff.DEFAULT_CONCURRENCY) -> int:
+    """One worker process, until a signal; ``urgent``: reconcile at once (a replacement);
+    ``concurrency``: deliveries in flight at once (engine/worker/handoff.py)."""
     runtime.configure(settings, patient_redis=True)
     _stop_on_signals()
     from engine.delivery.providers import close_all
@@ -70,11 +74,15 @@ def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False) -> 
     threading.Thread(target=run_periodically, args=(stop, None, urgent), daemon=True,
                      name="herald-reconciler").start()
     start_periodic_tasks(stop)
-    # No fork per job by default: the delivery reuses this process's DB and SMTP connections,
-    # and runs on the delivery thread beside RQ's bookkeeping (a forked child would exit first).
+    # No fork per job by default: the deliveries reuse this process's DB and SMTP
+    # connections, and run in the delivery slots beside RQ's bookkeeping (a forked child
+    # would exit first).
     if not fork:
-        handoff.start()
-        callback_jobs.start()  # a callback job hands its pass over: never holds a delivery
+        # The slots outnumber the pooled database connections: they wait for one.
+        wait_for_pooled_connections(POOL_WAIT_SECONDS)
+        handoff.start(concurrency, handoff.workspace_share(
+            concurrency, settings.workspace_concurrency))
+        callback_jobs.start(concurrency)  # a callback job hands its pass over
     try:
         _run_rq(burst, fork)
     finally:
@@ -155,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine.worker.worker")
     parser.add_argument("--burst", action="store_true")
     parser.add_argument("--fork", action="store_true")
+    parser.add_argument("--concurrency", type=int, default=handoff.DEFAULT_CONCURRENCY)
     parser.add_argument("--parent", type=int, help="die with this process (the supervisor)")
     parser.add_argument("--replacement", action="store_true",
                         help="reconcile at once: this process replaces one that died")
@@ -166,7 +175,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings()
         configure_logging(settings.log_format)
         check_providers(settings)
-        return _work(settings, args.burst, args.fork, urgent=args.replacement)
+        return _work(settings, args.burst, args.fork, urgent=args.replacement,
+                     concurrency=max(1, args.concurrency))
     except ConfigError as err:
         print(f"herald: configuration error: {err}", file=sys.stderr)
         return 2

@@ -16,6 +16,8 @@ What RQ's worker lacks, added where RQ's worker class is meant to be extended:
   then heartbeats and checks the scheduler.
 - **Redis restarted empty**: the worker writes its RQ record again (redis_watch), so
   ``rq info`` lists it.
+- **A prompt exit**: RQ's pub/sub thread wakes every second, so the teardown's wait for it
+  is short (RQ's waited up to 60 s).
 - **A signal handler does no I/O**: RQ's writes the stop request to Redis from the handler
   (in an outage, the error would surface in the middle of the job it interrupted), and a
   guard around RQ's bookkeeping never swallows the StopRequested a signal raises.
@@ -50,6 +52,7 @@ log = logging.getLogger("herald.worker")
 SCHEDULER_CHECK_SECONDS = 2.0
 SCHEDULER_STOP_SECONDS = 10.0
 DEQUEUE_SECONDS = 2
+PUBSUB_WAKE_SECONDS = 1.0
 
 
 class _LaneQueue(Queue):
@@ -97,13 +100,56 @@ def _text(value: bytes | str) -> str:
 
 
 class _HandingQueue(_LaneQueue):
-    """A lane queue whose delivery jobs are handed to the delivery thread once dequeued."""
+    """A lane queue that takes a job only when a delivery slot is free, passes the turn of
+    each workspace at its most in flight here, and hands a delivery job's notification to
+    the slots once dequeued (engine/worker/handoff.py)."""
+
+    _workspace: str | None = None  # the workspace of the job the last take gave
+
+    @classmethod
+    def lpop(cls, queue_keys: Sequence[str], timeout: int | None,
+             connection: Redis | None = None) -> tuple[bytes, bytes] | None:
+        assert connection is not None
+        slots = handoff.installed()
+        if slots is None:
+            return super().lpop(queue_keys, timeout, connection=connection)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not slots.room(left):
+                raise DequeueTimeout(timeout, queue_keys)
+            taken = lanes.take_turn(connection, queue_keys, full=slots.full())
+            if taken == lanes.HELD:  # only full workspaces' jobs wait: until one ends
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise DequeueTimeout(timeout, queue_keys)
+                slots.wait_for_change(DEQUEUE_SECONDS if left is None else left)
+                continue
+            if isinstance(taken, lanes.Taken):
+                cls._workspace = taken.workspace
+                return taken.queue_key, taken.job_id
+            if timeout is None:
+                return None
+            left = max(0.0, deadline - time.monotonic()) if deadline is not None else 0.0
+            if left < 1:
+                raise DequeueTimeout(timeout, queue_keys)
+            popped = connection.blpop(queue_keys, int(left))
+            if popped is None:
+                raise DequeueTimeout(timeout, queue_keys)
+            # As _LaneQueue: back at the head it was popped from, then taken in turn.
+            queue_key, job_id = popped
+            taken = lanes.take_turn(connection, queue_keys, back=(_text(queue_key), job_id),
+                                    full=slots.full())
+            if isinstance(taken, lanes.Taken):
+                cls._workspace = taken.workspace
+                return taken.queue_key, taken.job_id
 
     @classmethod
     def dequeue_any(cls, *args: Any, **kwargs: Any) -> tuple[Job, Queue] | None:
+        cls._workspace = None
         result = super().dequeue_any(*args, **kwargs)
         if result is not None:
-            _hand_over(result[0])
+            _hand_over(result[0], cls._workspace)
         return result
 
 
@@ -116,10 +162,10 @@ def _notification_of(job: Job) -> str | None:
     return notification_id if isinstance(notification_id, str) else None
 
 
-def _hand_over(job: Job) -> None:
+def _hand_over(job: Job, workspace: str | None) -> None:
     notification_id = _notification_of(job)
     if notification_id is not None:
-        hand_over(notification_id)
+        hand_over(notification_id, workspace)
 
 
 class _Unattended:
@@ -258,6 +304,18 @@ class _Unattended:
             raise StopRequested()
         self._stop_requested = True
 
+    def subscribe(self) -> None:
+        """RQ's own, its pub/sub thread waking every ``PUBSUB_WAKE_SECONDS`` (RQ: 60 s): at
+        teardown RQ stops the thread and waits for it to wake, which held a worker's exit
+        for up to a minute after SIGTERM."""
+        self.log.info("Worker %s: subscribing to channel %s", self.name,
+                      self.pubsub_channel_name)
+        self.pubsub = self.connection.pubsub()
+        self.pubsub.subscribe(**{self.pubsub_channel_name: self.handle_payload})
+        self.pubsub_thread = self.pubsub.run_in_thread(
+            sleep_time=PUBSUB_WAKE_SECONDS, daemon=True,
+            exception_handler=self._pubsub_exception_handler)
+
     def teardown(self) -> None:
         try:
             super().teardown()
@@ -269,25 +327,25 @@ class _Unattended:
 
 
 class HeraldWorker(_Unattended, SimpleWorker):
-    """RQ's SimpleWorker, with each delivery job's notification handed to the delivery thread
-    as soon as the job is dequeued: the delivery runs beside RQ's own work for the job and
-    the next one (engine/worker/handoff.py)."""
+    """RQ's SimpleWorker, with each delivery job's notification handed to a delivery slot as
+    soon as the job is dequeued: many deliveries run beside RQ's own work for the job and
+    the next ones (engine/worker/handoff.py)."""
 
     queue_class = _HandingQueue
 
     def execute_job(self, job: Job, queue: Queue) -> None:
-        """A delivery job whose notification the delivery thread took is settled here,
+        """A delivery job whose notification a delivery slot took is settled here,
         without RQ's execution: RQ's records of it (the started registry, its execution,
         its status, its result) would say only that it handed its notification over, which
         the database records better, and writing them was a third of the worker's CPU per
-        email (docs/performance.md). Anything else, and a delivery the thread did not take,
+        email (docs/performance.md). Anything else, and a delivery the slots did not take,
         runs as RQ runs it."""
         notification_id = _notification_of(job)
         if notification_id is None or handing_installed() is None:
             return super().execute_job(job, queue)
         self._settling = True  # a SIGTERM now stops the loop after this job, not inside it
         try:
-            # As the job itself asks: waits for the delivery before it, as RQ's run did.
+            # As the job itself asks; never waits: the delivery runs in its slot.
             taken = handoff.taken(notification_id)
         finally:
             self._settling = False

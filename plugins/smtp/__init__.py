@@ -1,4 +1,5 @@
-"""SMTP provider: one kept-alive connection per worker, DSN, and clear outcome classes."""
+"""SMTP provider: a pool of kept-alive connections per worker process, a deadline per
+message, DSN, and clear outcome classes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import smtplib
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -22,6 +24,7 @@ from engine.plugin_api import (
     TransientError,
     hookimpl,
 )
+from plugins.smtp.clients import OutOfTime, Smtp, SmtpSsl, message_deadline
 from plugins.smtp.exchange import (
     Envelope,
     accepted,
@@ -33,39 +36,17 @@ from plugins.smtp.exchange import (
 from plugins.smtp.signing import wire_bytes
 
 TLS_MODES = ("none", "starttls", "ssl")
-MAX_TIMEOUT = 30.0  # one slow server holds a worker thread at most this long a step
-
-
-class _Smtp(smtplib.SMTP):
-    """smtplib's client, its socket opened by ``connect`` (the engine's egress: a
-    workspace's own provider reaches only allowed addresses, pinned)."""
-
-    def __init__(self, host: str, port: int, timeout: float,
-                 connect: Callable[[str, int, float | None], socket.socket]) -> None:
-        self._herald_connect = connect
-        super().__init__(host, port, timeout=timeout)
-
-    def _get_socket(self, host, port, timeout):
-        return self._herald_connect(host, port, timeout)
-
-
-class _SmtpSsl(smtplib.SMTP_SSL):
-    """As _Smtp, over implicit TLS (the certificate checked for the host name)."""
-
-    def __init__(self, host: str, port: int, timeout: float, context: ssl.SSLContext,
-                 connect: Callable[[str, int, float | None], socket.socket]) -> None:
-        self._herald_connect = connect
-        super().__init__(host, port, timeout=timeout, context=context)
-
-    def _get_socket(self, host, port, timeout):
-        sock = self._herald_connect(host, port, timeout)
-        return self.context.wrap_socket(sock, server_hostname=self._host)
-
+MAX_TIMEOUT = 30.0  # one slow server holds a delivery slot at most this long a message
+DEFAULT_POOL = 32  # connections per provider and worker process: the worker's concurrency
 
 class SmtpProvider:
-    """``smtp://[user:password@]host:port?tls=none|starttls|ssl[&timeout=S][&connections=N]``.
+    """``smtp://[user:password@]host:port?tls=none|starttls|ssl[&timeout=S][&connections=N]
+    [&pool=N]``.
 
-    ``connections`` (default 4) bounds the messages of one fan-out in flight at once.
+    ``timeout`` (default and most 30 s) is each message's deadline, its whole exchange;
+    ``connections`` (default 4) bounds the messages of one fan-out in flight at once;
+    ``pool`` (default 32) the connections open to the server from one worker process, kept
+    across notifications (a message waits, within its deadline, for one to come free).
     """
 
     def __init__(self, url: str, context: ProviderContext | None = None) -> None:
@@ -79,10 +60,12 @@ class SmtpProvider:
         self.user = unquote(parts.username) if parts.username else None
         self.password = unquote(parts.password) if parts.password else None
         refused = ValueError("smtp provider: timeout must be a positive number of seconds "
-                             f"(at most {MAX_TIMEOUT:g}) and connections a whole number")
+                             f"(at most {MAX_TIMEOUT:g}) and connections and pool whole "
+                             "numbers")
         try:
             self.timeout = float(query.get("timeout", 30))
             self.max_concurrency = max(1, int(query.get("connections", 4)))
+            self.pool = max(1, int(query.get("pool", DEFAULT_POOL)))
         except ValueError:
             raise refused from None
         if not 0 < self.timeout <= MAX_TIMEOUT:  # nan too: a socket refuses it at the first send
@@ -94,6 +77,8 @@ class SmtpProvider:
         # ``connections`` are kept (a fan-out's lanes come and go; their connections stay).
         self._idle: list[smtplib.SMTP] = []
         self._lock = threading.Lock()
+        self._in_use = threading.BoundedSemaphore(self.pool)  # a send or a fan-out's lane
+        self._holding = threading.local()  # this thread holds one already (a lane's send)
 
     @property
     def _connection(self) -> smtplib.SMTP | None:
@@ -106,19 +91,27 @@ class SmtpProvider:
         return ssl.create_default_context(cafile=os.environ.get("REQUESTS_CA_BUNDLE") or None)
 
     def _connect(self) -> smtplib.SMTP:
+        conn: Smtp | SmtpSsl
+        if self.tls == "ssl":
+            conn = SmtpSsl(self.timeout, self._tls_context(), self._open_socket)
+        else:
+            conn = Smtp(self.timeout, self._open_socket)
+        conn._host = self.host  # for the TLS handshake's server name, as smtplib sets it
         try:
-            if self.tls == "ssl":
-                conn: smtplib.SMTP = _SmtpSsl(self.host, self.port, self.timeout,
-                                              self._tls_context(), self._open_socket)
-            else:
-                conn = _Smtp(self.host, self.port, self.timeout, self._open_socket)
-                if self.tls == "starttls":
-                    conn.starttls(context=self._tls_context())
+            code, greeting = conn.connect(self.host, self.port)
+            if code != 220:
+                conn.close()
+                raise smtplib.SMTPConnectError(code, greeting)
+            if self.tls == "starttls":
+                conn.starttls(context=self._tls_context())
             conn.ehlo_or_helo_if_needed()
             if self.user:
                 conn.login(self.user, self.password or "")
         except DeliveryError:
             raise  # the engine refused the host (a workspace's own provider)
+        except OutOfTime:
+            conn.close()
+            raise self._no_answer(conn.heard) from None
         except smtplib.SMTPAuthenticationError as err:
             raise PermanentError(f"SMTP authentication failed: {err.smtp_code}",
                                  status_code=err.smtp_code, reason="authentication") from None
@@ -132,6 +125,41 @@ class SmtpProvider:
             raise TransientError(f"{what}: {err}", reason=_reason(err)) from None
         return conn
 
+    def _no_answer(self, heard: bool) -> TransientError:
+        """A server that let the message's deadline pass: silent from the start (a tarpit,
+        a firewall that drops), or answering and then no more."""
+        where = f"SMTP server {self.host}:{self.port}"
+        if not heard:
+            return TransientError(f"no answer came from {where} within {self.timeout:g} s",
+                                  reason="timed out")
+        return TransientError(f"{where} answered, then not within {self.timeout:g} s: the "
+                              "message was abandoned, to be tried again", reason="timed out")
+
+    @contextlib.contextmanager
+    def _connection_slot(self) -> Iterator[None]:
+        """One of the ``pool`` connections this process may have in use (a thread that holds
+        one already, a fan-out's lane sending one message on its own, takes no other)."""
+        if getattr(self._holding, "depth", 0):
+            self._holding.depth += 1
+            try:
+                yield
+            finally:
+                self._holding.depth -= 1
+            return
+        if not self._in_use.acquire(timeout=self._wait_left()):
+            raise TransientError(f"every one of the {self.pool} connections to SMTP server "
+                                 f"{self.host}:{self.port} stayed busy", reason="timed out")
+        self._holding.depth = 1
+        try:
+            yield
+        finally:
+            self._holding.depth = 0
+            self._in_use.release()
+
+    def _wait_left(self) -> float:
+        deadline = message_deadline.get()
+        return self.timeout if deadline is None else max(0.0, deadline - time.monotonic())
+
     def _take(self) -> tuple[smtplib.SMTP, bool]:
         """A kept connection (True) or a new one (False); raises a DeliveryError."""
         with self._lock:
@@ -143,7 +171,7 @@ class SmtpProvider:
         """Keep a connection that is in step for the next message; close any other."""
         if conn.sock is not None:
             with self._lock:
-                if len(self._idle) < self.max_concurrency:
+                if len(self._idle) < self.pool:
                     self._idle.append(conn)
                     return
         _quit(conn)
@@ -156,17 +184,23 @@ class SmtpProvider:
             _quit(conn)
 
     def send(self, message: OutboundEmail) -> SendResult:
-        """Send ``message``; with one envelope sender per recipient (VERP), one transaction
-        per recipient on the same connection, the outcomes merged as one message's."""
-        if message.envelope_senders and len(message.recipients) > 1:
-            return _merged([(to, _outcome(self._send_one, _for_one(message, to)))
-                            for to in message.recipients])
-        return self._send_one(message)
+        """Send ``message`` within its deadline; with one envelope sender per recipient
+        (VERP), one transaction per recipient on the same connection, the outcomes merged
+        as one message's."""
+        token = message_deadline.set(time.monotonic() + self.timeout)
+        try:
+            with self._connection_slot():
+                if message.envelope_senders and len(message.recipients) > 1:
+                    return _merged([(to, _outcome(self._send_one, _for_one(message, to)))
+                                    for to in message.recipients])
+                return self._send_one(message)
+        finally:
+            message_deadline.reset(token)
 
     def _send_one(self, message: OutboundEmail) -> SendResult:
         conn, reused = self._take()
         try:
-            return self._sent(conn, message)
+            return self._sent(conn, message, reset=reused)
         except _Dropped:
             if not reused:
                 raise TransientError("SMTP server closed the connection") from None
@@ -186,10 +220,16 @@ class SmtpProvider:
         before its outcome was read goes through ``send``, as does every message when the
         server does not pipeline.
         """
+        with self._connection_slot():
+            yield from self._stream(messages)
+
+    def _stream(self, messages: Iterable[OutboundEmail],
+                ) -> Iterator[SendResult | DeliveryError]:
         conn: smtplib.SMTP | None = None
         held: Envelope | None = None  # DATA answered 354: its content leads the next write
         try:
             for message in messages:
+                message_deadline.set(time.monotonic() + self.timeout)  # this message's own
                 if message.envelope_senders and len(message.recipients) > 1:
                     if held is not None and conn is not None:  # outcomes keep their order
                         yield self._flushed(conn, held)
@@ -259,11 +299,15 @@ class SmtpProvider:
             conn.close()
             return _outcome(self.send, held.message)
 
-    def _sent(self, conn: smtplib.SMTP, message: OutboundEmail) -> SendResult:
+    def _sent(self, conn: smtplib.SMTP, message: OutboundEmail,
+              reset: bool = False) -> SendResult:
         """Send on ``conn``, given back when it is still in step; _Dropped when the server
-        had closed it."""
+        had closed it. ``reset``: a kept connection, RSET first (in the same write when
+        the server pipelines), so a server that dropped it is found before the message."""
         try:
-            envelope = Envelope.of(conn, message)
+            envelope = Envelope.of(conn, message, reset=reset)
+            if envelope is None and reset and conn.rset()[0] != 250:
+                raise smtplib.SMTPServerDisconnected("RSET refused")
             if envelope is not None:
                 conn.send(envelope.commands)
                 envelope.open(conn)
@@ -275,6 +319,9 @@ class SmtpProvider:
                                         message.recipients, wire_bytes(message),
                                         mail_options=mail_options + utf8_option(message),
                                         rcpt_options=rcpt_options)
+        except OutOfTime:
+            conn.close()
+            raise self._no_answer(getattr(conn, "heard", True)) from None
         except smtplib.SMTPServerDisconnected:
             conn.close()
             raise _Dropped() from None

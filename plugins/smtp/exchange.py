@@ -40,14 +40,17 @@ class Envelope:
     """One message's exchange with PIPELINING (RFC 2920): MAIL, every RCPT and DATA in one
     write, their replies read in order, then the content and its final reply."""
 
-    def __init__(self, conn: smtplib.SMTP, message: OutboundEmail, content: bytes) -> None:
+    def __init__(self, conn: smtplib.SMTP, message: OutboundEmail, content: bytes,
+                 reset: bool = False) -> None:
         self.message = message
+        self.reset = reset  # RSET leads the commands (a kept connection taken again)
         self.content = content
         mail_options, rcpt_options = dsn_options(conn, message)
         size = [f"SIZE={len(content)}"] if conn.has_extn("size") else []
         utf8 = utf8_option(message)
         mail_from = message.envelope_sender or message.sender
         self.commands = "".join([
+            *([_command("RSET")] if reset else []),
             _command(f"MAIL FROM:{angle_address(mail_from)}", *size, *utf8,
                      *mail_options),
             *(_command(f"RCPT TO:{angle_address(to)}", *rcpt_options)
@@ -56,18 +59,22 @@ class Envelope:
         self.refused: Refused = {}
 
     @classmethod
-    def of(cls, conn: smtplib.SMTP, message: OutboundEmail) -> Envelope | None:
+    def of(cls, conn: smtplib.SMTP, message: OutboundEmail,
+           reset: bool = False) -> Envelope | None:
         """None when the server does not pipeline (smtplib's own exchange then); raises
         SMTPNotSupportedError for an address that needs SMTPUTF8 the server lacks."""
         if not conn.has_extn("pipelining"):
             return None
         if utf8_option(message) and not conn.has_extn("smtputf8"):
             raise smtplib.SMTPNotSupportedError("SMTPUTF8 not supported by server")
-        return cls(conn, message, wire_bytes(message))
+        return cls(conn, message, wire_bytes(message), reset)
 
     def open(self, conn: smtplib.SMTP) -> Refused:
         """Read the commands' replies: the refused recipients when DATA answered 354 with a
         recipient accepted; otherwise end the transaction and raise as ``SMTP.sendmail``."""
+        if self.reset and conn.getreply()[0] != 250:  # the kept connection is not in step
+            conn.close()
+            raise smtplib.SMTPServerDisconnected("RSET refused")
         count = 2 + len(self.message.recipients)
         replies = [conn.getreply()]  # one per command, in order, so the stream stays in sync
         while len(replies) < count and replies[-1][0] != 421:  # 421: server closing

@@ -144,8 +144,10 @@ def test_the_connection_is_reused_across_messages(smtp_settings, smtp):
 
 
 def pipelined(reads: list[bytes]) -> list[bytes]:
-    """The client writes that carried MAIL FROM, every RCPT TO and DATA at once."""
-    return [r for r in reads if r.startswith(b"MAIL FROM:") and r.endswith(b"DATA\r\n")]
+    """The client writes that carried MAIL FROM, every RCPT TO and DATA at once (after the
+    RSET that leads them on a kept connection)."""
+    return [r for r in reads
+            if r.removeprefix(b"RSET\r\n").startswith(b"MAIL FROM:") and r.endswith(b"DATA\r\n")]
 
 
 @pytest.fixture(params=[True, False], ids=["pipelined", "not-pipelined"])
