@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     import requests
 
 TIMEOUT = 30.0
+# Kept-alive connections to one vendor host per process: a worker has up to 32 deliveries
+# in flight (herald worker --concurrency); one beyond these is opened and closed after use.
+POOL_CONNECTIONS = 32
 
 
 def session(egress: Egress | None = None) -> requests.Session:
@@ -36,8 +39,12 @@ def session(egress: Egress | None = None) -> requests.Session:
     s.verify = os.environ.get("REQUESTS_CA_BUNDLE") or True
     if egress is not None:
         adapter = _pinned_adapter(egress)
-        s.mount("https://", adapter)
-        s.mount("http://", adapter)
+    else:
+        from requests.adapters import HTTPAdapter
+
+        adapter = HTTPAdapter(max_retries=0, pool_maxsize=POOL_CONNECTIONS)
+    s.mount("https://", adapter)
+    s.mount("http://", adapter)
     return s
 
 
@@ -61,7 +68,7 @@ def _pinned_adapter(egress: Egress) -> Any:
 
     plain = type("PinnedHTTPConnection", (HTTPConnection,), {"_new_conn": _new_conn})
     secure = type("PinnedHTTPSConnection", (HTTPSConnection,), {"_new_conn": _new_conn})
-    adapter = HTTPAdapter(max_retries=0)
+    adapter = HTTPAdapter(max_retries=0, pool_maxsize=POOL_CONNECTIONS)
     adapter.poolmanager.pool_classes_by_scheme = {
         "http": type("PinnedHTTPPool", (HTTPConnectionPool,), {"ConnectionCls": plain}),
         "https": type("PinnedHTTPSPool", (HTTPSConnectionPool,), {"ConnectionCls": secure}),

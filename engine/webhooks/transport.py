@@ -30,6 +30,9 @@ EXCERPT_BYTES = 4096
 ANSWER_BYTES = 64 * 1024  # status line, headers and excerpt: all of an answer ever read
 USER_AGENT = "Herald-Webhooks/1"
 MAX_POOLS = 64
+# Kept-alive connections per destination: a worker has up to 32 deliveries in flight
+# (herald worker --concurrency), and one more beyond these is opened and closed after use.
+POOL_CONNECTIONS = 32
 CONNECT_TIMEOUT = 5.0
 
 
@@ -131,7 +134,7 @@ def _pool(host: str, address: str, port: int, verify: str | bool) -> urllib3.HTT
             return pool
         bundle = verify if isinstance(verify, str) else certifi.where()
         pool = urllib3.HTTPSConnectionPool(
-            address, port, maxsize=4, block=False, retries=False,
+            address, port, maxsize=POOL_CONNECTIONS, block=False, retries=False,
             server_hostname=host, assert_hostname=host, cert_reqs="CERT_REQUIRED",
             ssl_context=_tls_context(bundle))
         _pools[key] = pool
