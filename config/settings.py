@@ -112,7 +112,7 @@ class Settings:
     # after sign-in whatever the use (OWASP ASVS 7.3.1, 7.3.2).
     session_idle_minutes: int = 12 * 60
     session_lifetime_days: int = 30
-    # Single sign-on (config/sign_in_settings.py; docs/web.md, "Single sign-on").
+    # Single sign-on (config/sign_in_settings.py; docs/web.md, "Security decisions").
     oidc_issuer: str = ""
     oidc_client_id: str = ""
     oidc_client_secret: str = field(default="", repr=False)

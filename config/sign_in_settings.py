@@ -1,5 +1,5 @@
-"""Single sign-on settings (docs/web.md, "Single sign-on"): HERALD_OIDC_ISSUER, _CLIENT_ID,
-_CLIENT_SECRET, _ONLY and _ROLES_CLAIM, checked together at start-up."""
+"""Single sign-on settings (docs/web.md, "Security decisions"): HERALD_OIDC_ISSUER,
+_CLIENT_ID, _CLIENT_SECRET, _ONLY and _ROLES_CLAIM, checked together at start-up."""
 
 from __future__ import annotations
 

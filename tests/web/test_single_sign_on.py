@@ -16,7 +16,7 @@ import requests
 from playwright.sync_api import Page, expect
 
 from engine import runtime
-from engine.people import audit, invitations, single_sign_on
+from engine.people import audit, invitations, resets, single_sign_on
 from engine.people.models import Membership, User
 from engine.store.models import Workspace
 from tests import factories
@@ -142,6 +142,14 @@ def test_oidc_only_takes_the_password_form_away(page: Page, live, sso):
     assert refused.status == 403
     assert page.request.get("/reset").status == 403
     _through_provider(page, "ada")
+    expect(page.get_by_role("heading", name="Templates")).to_be_visible()
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_role("button", name="End session").click()
+    # The provider down: the operator's link (`herald users reset-password`) still gets in.
+    link = resets.issue_for("ada@example.com", live.url, resets.BY_OPERATOR).url
+    page.goto(link)
+    page.get_by_role("textbox", name="Password").fill("a brand new passphrase here")
+    page.get_by_role("button", name="Set password").click()
     expect(page.get_by_role("heading", name="Templates")).to_be_visible()
 
 
