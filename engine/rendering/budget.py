@@ -13,6 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+# The longest a rendered part may be (spec 2.3); never truncated: a RenderError past it.
+MAX_PART_CHARS = 1_048_576
+
 _deadline: ContextVar[float | None] = ContextVar("herald_render_deadline", default=None)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .budget import MAX_PART_CHARS
 from .errors import RenderError
 from .expression_scanner import PARTIAL_BLOCK
 from .values import extend, push_context
@@ -84,9 +85,12 @@ def partial_op(name: str, context: Callable | None, pairs: list[tuple[str, Calla
             inner: list[str] = []
             run(inner, (value,), frame, st)
             text = "".join(inner)
-            shifted = _indented(text, indent)
-            st.size += len(shifted) - len(text)  # checked by the next op and at the end
-            out.append(shifted)
+            # Counted before it is built: a wide indent on many lines multiplies the text.
+            st.size += len(indent) * (text.count("\n") + 1)
+            if st.size > MAX_PART_CHARS:
+                raise RenderError(f"rendered part is longer than {MAX_PART_CHARS:,} "
+                                  "characters")
+            out.append(_indented(text, indent))
         finally:
             st.depth -= 1
     return op

@@ -10,14 +10,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from .budget import deadline_within
+from .budget import MAX_PART_CHARS, deadline_within
 from .errors import RenderError
 from .expressions import MAX_LOAD_DEPTH, Ev, InvalidProgram, expression
 from .helpers import BLOCK_HELPERS, MAX_LOG_LINES, log_lines_left
 from .partial_calls import LANGUAGE, PARTIALS, partial_op
 from .values import Tags, is_empty, js_string, push_context, truthy
 
-MAX_PART_CHARS = 1_048_576
 MAX_WORK = 2_000_000
 CHECK_EVERY = 256
 RENDER_DEADLINE_SECONDS = 2.0

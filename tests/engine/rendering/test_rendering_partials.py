@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import subprocess
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,18 @@ def test_partial_syntax_outside_the_subset_is_refused(template: str, message: st
 def test_partials_used_names_every_call() -> None:
     text = "{{#if a}}{{> one}}{{else}}{{#> two}}{{> @partial-block}}{{> three x=1}}{{/two}}{{/if}}"
     assert partials_used(text) == {"one", "two", "three"}
+
+
+def test_a_wide_indent_over_many_lines_is_refused_before_it_is_built() -> None:
+    # 200,000 lines indented by 100,000 spaces would be 20 GB of output: refused by size
+    # before the indented text exists.
+    tags = {f"k{i}": "v" for i in range(10)}
+    template = " " * 100_000 + "{{> many}}\n"
+    many = "\n" * 200_000
+
+    tracemalloc.start()
+    with pytest.raises(RenderError, match="longer than"):
+        _render(template, tags, {"many": many})
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 200_000_000
