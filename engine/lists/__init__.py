@@ -10,6 +10,7 @@ path (engine/sending/accepting.py) on the bulk queue.
 - ``sending``: ``Send N notifications``, the job that expands the list in batches;
 - ``cancelling``: ``Cancel list``, its queued notifications stopped too;
 - ``scheduling``: ``Schedule``, a list started at its time by ``sweeping``, the lists' pass;
+- ``zones``: time zones, and each row's own local time from a ``time zone`` column;
 - ``recovery``: a sending list whose job was lost or whose worker died enqueued again;
 - ``progress``: a list's counts, as reports count them.
 """

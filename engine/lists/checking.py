@@ -17,7 +17,7 @@ from typing import Any
 from engine.catalog import snapshots
 from engine.errors import ApiError
 from engine.formats.addresses import suppression_key
-from engine.lists import rows
+from engine.lists import rows, zones
 from engine.lists.reading import Sheet, column_key
 from engine.plugins.manager import default_registry
 from engine.rendering import variable_metadata
@@ -28,6 +28,7 @@ from engine.store.models import Suppression, Template, TemplateVersion, Workspac
 from engine.store.vocabulary import stops
 
 MAX_PROBLEMS_SHOWN = 100
+ZONE_COLUMN = "time zone"  # optional: each row's IANA time zone (a schedule's local time)
 _SUPPRESSION_BATCH = 500
 _PHONE_PUNCTUATION = re.compile(r"[\s().-]")
 _TAG_PATH = re.compile(r"^tags\[(\d+)\]")
@@ -56,6 +57,7 @@ class Checked:
     problems: list[Problem] = field(default_factory=list)
     bad_rows: int = 0
     version: TemplateVersion | None = None
+    zone_column: int | None = None  # the optional ``time zone`` column's index
 
     @property
     def ok(self) -> bool:
@@ -102,6 +104,8 @@ def _columns(checked: Checked, sheet: Sheet) -> list[int] | None:
         seen[key] = index
         if key == wanted:
             recipient = index
+        elif key == ZONE_COLUMN:
+            checked.zone_column = index
         elif len(name) > MAX_TAG_KEY:
             checked.add(Problem(None, f"The column name {name[:40]!r}... is longer than "
                                       f"{MAX_TAG_KEY} characters."))
@@ -160,6 +164,13 @@ def _check_rows(checked: Checked, sheet: Sheet, indexes: list[int], workspace: W
             checked.add(Problem(number, f"no {checked.recipient_column}"))
             continue
         values = [cells[i] for i in indexes[1:]]
+        zone = None
+        if checked.zone_column is not None:
+            zone = cells[checked.zone_column].strip() or None
+            if zone is not None and not zones.known(zone):
+                checked.add(Problem(number, f"time zone {zone[:64]!r} is not a time zone "
+                                            "name such as Europe/London or America/New_York"))
+                continue
         request = rows.body(ws_id, t_id, version.number, checked.channel, recipient,
                             dict(zip(checked.tags, values, strict=True)))
         try:
@@ -169,7 +180,8 @@ def _check_rows(checked: Checked, sheet: Sheet, indexes: list[int], workspace: W
                 _row_message(checked, path, messages)
                 for path, messages in (err.errors or {}).items()) or err.detail))
             continue
-        checked.rows.append([number, recipient, values])
+        checked.rows.append([number, recipient, values] if checked.zone_column is None
+                            else [number, recipient, values, zone])
 
 
 def _suppressed(checked: Checked, workspace: Workspace, marketing: bool,
@@ -177,7 +189,7 @@ def _suppressed(checked: Checked, workspace: Workspace, marketing: bool,
     """Rows whose recipient is on the workspace's suppression list (for this template's
     kind of message: a Marketing-only suppression stops Marketing email only)."""
     by_key: dict[str, list[int]] = {}
-    for number, recipient, _ in checked.rows:
+    for number, recipient, *_ in checked.rows:
         by_key.setdefault(suppression_key(recipient), []).append(number)
     keys = list(by_key)
     found: dict[int, str] = {}
@@ -209,7 +221,7 @@ def _allowance(checked: Checked, workspace: Workspace) -> None:
 def _first_row(checked: Checked, snap: snapshots.TemplateSnapshot,
                version: TemplateVersion) -> None:
     """The first row resolved, rendered and built as a send would: what every row shares."""
-    number, recipient, values = checked.rows[0]
+    number, recipient, values, *_ = checked.rows[0]
     request = rows.body(str(snap.workspace.id), str(snap.template.id), version.number,
                         checked.channel, recipient, dict(zip(checked.tags, values,
                                                              strict=True)))

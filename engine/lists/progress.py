@@ -36,10 +36,16 @@ class Progress:
         """Where the list stands, in words (the page's status line)."""
         k = self.kept
         of = f"{k.accepted:,} of {k.row_count:,} rows accepted"
+        late = (f" {k.late_rows:,} {'row' if k.late_rows == 1 else 'rows'} whose local "
+                "time had passed when the list started went at once." if k.late_rows else "")
+        if k.status == "sending" and k.resume_at is not None:
+            return (f"Sending: {of}; the others go at their recipients' local time, the "
+                    f"next at {k.resume_at:%H:%M} UTC on {k.resume_at.day} "
+                    f"{k.resume_at:%b %Y}.{late}")
         if k.status == "sending":
-            return f"Sending: {of}."
+            return f"Sending: {of}.{late}"
         if k.status == "sent":
-            return f"Sent: {of}."
+            return f"Sent: {of}.{late}"
         if k.status == "scheduled":
             return scheduling.shown(k)
         if k.status == "failed":

@@ -12,16 +12,15 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import re
-import zoneinfo
-from functools import cache
 from typing import Any
 
 from engine.lists import sending
+from engine.lists import zones as zone_names
 from engine.store.models import RecipientList, utcnow
 
 log = logging.getLogger("herald.lists")
 MAX_AHEAD = dt.timedelta(days=30)
-DEFAULT_ZONE = "UTC"
+DEFAULT_ZONE = zone_names.DEFAULT_ZONE
 _WHEN = re.compile(r"^\s*(\d{4})-(\d{1,2})-(\d{1,2})[T\s]+(\d{1,2}):(\d{2})\s*$")
 
 
@@ -33,23 +32,15 @@ class ScheduleRefused(ValueError):
         self.field = field
 
 
-@cache
 def zones() -> tuple[str, ...]:
-    """Every IANA time zone name this system knows, sorted (the select's options)."""
-    return tuple(sorted(zoneinfo.available_timezones()))
-
-
-def zone(name: str) -> zoneinfo.ZoneInfo | None:
-    """The zone of an IANA name, or None for a name that is not one."""
-    if name not in zones():
-        return None
-    return zoneinfo.ZoneInfo(name)
+    """Every IANA time zone name (the select's options)."""
+    return zone_names.names()
 
 
 def parse(text: str, zone_name: str, now: dt.datetime | None = None) -> dt.datetime:
     """The moment ``text`` (``YYYY-MM-DD HH:MM``) names in ``zone_name``, in naive UTC;
     ScheduleRefused unless it is in the future and at most MAX_AHEAD ahead."""
-    place = zone(zone_name)
+    place = zone_names.zone(zone_name)
     if place is None:
         raise ScheduleRefused("zone", "Choose a time zone from the list.")
     found = _WHEN.match(text or "")
@@ -101,6 +92,8 @@ def start_due(now: dt.datetime | None = None) -> int:
         if kept is None:
             continue
         try:
+            zone_names.arrange(kept)  # with a time zone column: each row's own moment
+            kept = RecipientList.get_or_none(RecipientList.id == row.id) or kept
             if sending.start(kept, None, scheduled=True):
                 started += 1
                 log.info("scheduled list %s started", kept.id)
@@ -115,7 +108,7 @@ def start_due(now: dt.datetime | None = None) -> int:
 
 def shown(kept: RecipientList) -> str:
     """``Scheduled for ...``: the time in the zone it was given in."""
-    place = zone(kept.time_zone or DEFAULT_ZONE) or dt.UTC
+    place = zone_names.zone(kept.time_zone or DEFAULT_ZONE) or dt.UTC
     local = kept.scheduled_for.replace(tzinfo=dt.UTC).astimezone(place)
     return (f"Scheduled for {local.day} {local:%b %Y, %H:%M} "
             f"({kept.time_zone or DEFAULT_ZONE}).")

@@ -13,6 +13,7 @@ second, and the list goes on before the deliveries of its own rows.
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 import uuid
@@ -24,7 +25,7 @@ from rq import Retry
 from engine import runtime
 from engine.catalog import snapshots
 from engine.errors import ApiError
-from engine.lists import allowance, cancelling, rows
+from engine.lists import allowance, cancelling, rows, zones
 from engine.sending import idempotency
 from engine.sending.accepting import Replayed, accept, rendered_payload
 from engine.sending.idempotency import IdempotencyKey
@@ -151,22 +152,30 @@ def expand(list_id: str) -> int:
     snap = snapshots.snapshot(str(kept.workspace_id), str(kept.template_id))
     version = snap.version(kept.version_number) if snap is not None else None
     all_rows = kept.rows or []
-    while status == SENDING and accepted + len(refused) < len(all_rows):
+    waiting: dt.datetime | None = None
+    while status == SENDING and accepted + len(refused) < len(all_rows) and waiting is None:
         cursor = accepted + len(refused)
-        for number, recipient, values in all_rows[cursor:cursor + BATCH_ROWS]:
+        for row in all_rows[cursor:cursor + BATCH_ROWS]:
+            moment = zones.due(row)
+            if moment is not None and moment > utcnow():
+                waiting = moment  # its local time has not come: the lists' pass resumes it
+                break
             why = ("the template or its version was deleted" if version is None else
-                   _accept_row(kept, snap, version, number, recipient, values))
+                   _accept_row(kept, snap, version, *row[:3]))
             if why is None:
                 accepted += 1
             else:
-                refused.append([number, why])
+                refused.append([row[0], why])
             handled += 1
         # Progress only while still sending: a cancel made meanwhile stays, and stops here.
-        RecipientList.update(accepted=accepted, refused=refused).where(
+        RecipientList.update(accepted=accepted, refused=refused, resume_at=waiting).where(
             RecipientList.id == ident).execute()
         status = _status(ident)
         _hold(ident)
         left = accepted + len(refused) < len(all_rows)
+        if waiting is not None and status == SENDING:
+            runtime.redis().delete(lease_key(ident))
+            return handled
         if time.monotonic() >= deadline and left and status == SENDING:
             enqueue(ident, accepted + len(refused))
             runtime.redis().delete(lease_key(ident))

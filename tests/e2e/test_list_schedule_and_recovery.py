@@ -127,3 +127,29 @@ def test_a_worker_killed_mid_list_and_replaced_sends_every_row_once(settings):
                .where(_of(kept)).group_by(Notification.correlation_id))
     counts = {row.correlation_id: row.n for row in per_row}
     assert len(counts) == 1000 and set(counts.values()) == {1}
+
+
+def test_rows_in_two_zones_go_at_their_own_local_times(settings):
+    redis = Redis.from_url(settings.redis_url)
+    ws = factories.workspace()
+    Account.update(monthly_limit=10_000).execute()
+    text = ("email address,name,time zone\nada@example.net,Ada,UTC\n"
+            "grace@example.net,Grace,Asia/Kolkata\nalan@example.net,Alan,America/New_York\n")
+    checked, kept = uploads.upload(ws, factories.template(ws), "z.csv", text.encode(), None)
+    assert checked.ok
+    with _workers(settings, 2):
+        wait_for(lambda: _swept_after(redis, utcnow() - dt.timedelta(days=1)), "a first pass")
+        when = utcnow() + dt.timedelta(seconds=10)
+        assert scheduling.schedule(kept, when, "UTC", None)
+        # At the time: the UTC row, and Kolkata's (its local time passed 5.5 hours ago).
+        wait_for(lambda: InboxMessage.select().count() == 2, "the rows whose time came")
+        went = utcnow()
+        first = wait_for(lambda: _swept_after(redis, went), "a pass after they went")
+        wait_for(lambda: _swept_after(redis, first), "one more pass")
+        summary = RecipientList.get_by_id(kept.id)
+        assert sorted(m.to[0] for m in InboxMessage.select()) == [
+            "ada@example.net", "grace@example.net"]
+        assert (summary.status, summary.accepted, summary.late_rows) == ("sending", 2, 1)
+        # New York's moment is the same wall time there: 5 hours later in December.
+        assert summary.resume_at == when + dt.timedelta(hours=5)
+        assert Notification.select().count() == 2
