@@ -102,6 +102,22 @@ def test_a_passkey_meets_a_workspaces_two_factor_requirement(page: Page, here, a
     assert Passkey.select().where(Passkey.user == User.get_by_id(user.id)).count() == 1
 
 
+def test_a_member_led_to_set_up_two_factor_may_add_a_passkey(page: Page, here,
+                                                              authenticator):
+    from engine.people import two_factor
+
+    ws = factories.workspace()
+    owner = make_user("owner@example.com", ws, "owner", "Olu")
+    make_user("mia@example.com", ws, "member", "Mia")
+    two_factor.require(ws, True, owner)
+    sign_in(page, "mia@example.com", start=here.url + "/")
+    page.goto(f"{here.url}/w/{ws.id}/templates")
+    expect(page.get_by_role("heading", name="Your account")).to_be_visible()
+    _add_passkey(page, here, "Phone")
+    page.goto(f"{here.url}/w/{ws.id}/templates")
+    expect(page.get_by_role("heading", name="Templates")).to_be_visible()
+
+
 def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 

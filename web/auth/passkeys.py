@@ -11,7 +11,7 @@ from flask import flash, jsonify, make_response, redirect, request, session, url
 from flask_login import current_user, login_required
 
 from engine.formats import json_limits
-from engine.people import passkeys
+from engine.people import passkeys, sessions
 from engine.people.errors import PeopleError
 from web import login
 from web.auth.views import _safe_next, blueprint
@@ -60,6 +60,14 @@ def add_passkey():
                                     str(data.get("name") or ""), data.get("credential"))
     except PeopleError as err:
         return _refused(err)
+    if not session.get(login.SECOND_STEP):
+        # As when the app is turned on: this session has now shown the second factor, and
+        # the others, signed in with a password alone, end.
+        token = login.current_token()
+        for row in sessions.live_of(current_user.user):
+            if not sessions.is_current(row, token):
+                sessions.end_other(current_user.user, row.token_hash, token)
+        session[login.SECOND_STEP] = True
     flash(f"Passkey “{passkey.name}” added: you can sign in with it.", "info")
     return jsonify({"redirect": url_for("auth.account") + "#passkeys"})
 
