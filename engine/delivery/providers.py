@@ -18,6 +18,7 @@ from engine.delivery.failover import (
     setting_entries,
     workspace_entries,
 )
+from engine.delivery.pacing import PacedProvider, pace_key, rate_of
 from engine.delivery.webhook_sending import SignedWebhookProvider
 from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import PermanentError, Provider, ProviderContext, TransientError
@@ -102,6 +103,12 @@ def _opened(plugin: str | None, url: str, own: bool = False) -> Provider:
                 raise PermanentError(str(err)) from None
             with contextlib.suppress(AttributeError):  # a plugin's object may refuse it
                 provider.herald_scheme = key[0]  # named on each attempt (reports)
+            try:
+                rate = rate_of(url)
+            except ValueError as err:
+                raise PermanentError(str(err)) from None
+            if rate is not None:  # rate=R: paced across every process (pacing.py)
+                provider = PacedProvider(provider, pace_key(plugin, url), rate)
             _cache[key] = provider
     return provider
 

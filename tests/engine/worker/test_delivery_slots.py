@@ -192,3 +192,25 @@ def _until(predicate, seconds: float = 30) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+def test_the_reconciler_leaves_a_row_whose_delivery_is_in_flight(settings):
+    import datetime as dt
+
+    from engine.store.models import utcnow
+    from engine.store.queueing import queue
+    from engine.worker.inflight import Leases
+    from engine.worker.reconciler import reconcile
+
+    ws = factories.workspace()
+    rows = [factories.notification(ws, factories.email_payload()) for _ in range(2)]
+    Notification.update(status="sending", attempts=1,
+                        updated_at=utcnow() - dt.timedelta(minutes=5)).where(
+        Notification.id.in_([r.id for r in rows])).execute()
+    leases = Leases()
+    leases.add(str(rows[0].id))  # its delivery runs on in a live worker, past the grace
+    leases.write()
+    assert reconcile()["stuck"] == 1
+    assert queue().get_job_ids() == [str(rows[1].id)]  # the crashed one only
+    leases.stop()  # the delivery ended: the lease goes with it
+    assert not inflight.held(str(rows[0].id))
