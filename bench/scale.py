@@ -43,6 +43,8 @@ API_PORT, REDIS_PORT, PG_PORT, SMTP_PORT = 8000, 6379, 5432, 2525
 SECONDS = 8.0  # of sends per round
 CONNECTIONS = 8  # concurrent clients of the load generator, per API host
 QUIET = 4.0  # no arrival for this long: the backlog is drained
+SLOW_SMTP_PORT, SLOW_SECONDS = 2526, 0.2  # the round where a host waits rather than computes
+FLOOR_MESSAGES, FLOOR_THREADS = 1600, 32
 COUNTS = (1, 2, 4)
 
 
@@ -101,9 +103,9 @@ def _tree_cpu(pid: int) -> float:
 class Sink:
     """The SMTP sink on the data host; counts arrivals as it prints them."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], port: int = SMTP_PORT, delay: float = 0.0) -> None:
         self.proc = subprocess.Popen(_in("data", sys.executable, "-m", "bench.smtp_sink",
-                                         str(SMTP_PORT), DATA), env=env, cwd=ROOT,
+                                         str(port), DATA, str(delay)), env=env, cwd=ROOT,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != "ready":
@@ -211,6 +213,31 @@ def _round(workers: int, env: dict[str, str], key: str, sink: Sink,
             "cpu": {part: round(value, 1) for part, value in cpu.items()}}
 
 
+def _slow_rounds(env: dict[str, str], key: str, parts: dict[str, int]) -> list[dict]:
+    """1, 2 and 4 worker hosts at their default concurrency through a sink that takes
+    200 ms a message, beside a bare smtplib client with 32 threads from the load host into
+    the same sink. The tenant is one workspace: its share is raised to the whole of each
+    process's slots (HERALD_WORKSPACE_CONCURRENCY), as a one-tenant deployment would."""
+    slow_sink = Sink(env, SLOW_SMTP_PORT, SLOW_SECONDS)
+    slow_env = {**env, "HERALD_EMAIL_PROVIDER": f"smtp://{DATA}:{SLOW_SMTP_PORT}?tls=none",
+                "HERALD_WORKSPACE_CONCURRENCY": "32"}
+    rounds = []
+    try:
+        out = subprocess.run(_in("load", sys.executable, "-m", "bench.smtp_floor",
+                                 str(SLOW_SMTP_PORT), str(FLOOR_MESSAGES),
+                                 str(FLOOR_THREADS), DATA),
+                             env=env, cwd=ROOT, capture_output=True, text=True, check=True)
+        floor = float(out.stdout.strip())
+        for workers in COUNTS:
+            row = {**_round(workers, slow_env, key, slow_sink, parts),
+                   "sink_ms": SLOW_SECONDS * 1000, "floor": floor}
+            rounds.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        slow_sink.stop()
+    return rounds
+
+
 def _psql(*statements: str) -> None:
     args = [arg for statement in statements for arg in ("-c", statement)]
     subprocess.run(_in("data", "runuser", "-u", "postgres", "--", "psql", "-h", DATA, "-p",
@@ -264,6 +291,9 @@ def run() -> list[dict]:
             _psql("ALTER SYSTEM SET synchronous_commit = off", "SELECT pg_reload_conf()")
             rounds.append({**_round(COUNTS[-1], env, key, sink, parts), "async_commit": True})
             print(json.dumps(rounds[-1]), flush=True)
+            _psql("ALTER SYSTEM SET synchronous_commit = on", "SELECT pg_reload_conf()")
+            slow = _slow_rounds(env, key, parts)
+            rounds.extend(slow)
         finally:
             for proc in apis or []:
                 _stop(proc)
@@ -275,6 +305,11 @@ def run() -> list[dict]:
     base = rounds[0]["emails_per_s"] or None
     figures = []
     for row in rounds:
+        if "sink_ms" in row:
+            figures.append(figure(f"scale_emails_{row['workers']}w_sink_200ms",
+                                  row["emails_per_s"], "emails/s (floor: bare client, "
+                                  "32 threads)", row["floor"]))
+            continue
         n = f"{row['workers']}w" + ("_async_commit" if row.get("async_commit") else "")
         figures.append(figure(f"scale_emails_{n}", row["emails_per_s"],
                               "emails/s (floor: 1 worker host)", base))

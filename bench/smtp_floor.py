@@ -14,12 +14,13 @@ MESSAGE = (b"From: a@example.com\r\nTo: b@example.net\r\nSubject: floor\r\n"
 
 def main() -> None:
     port, total, connections = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    host = sys.argv[4] if len(sys.argv) > 4 else "127.0.0.1"  # bench.scale: the data host
 
     failures: list[BaseException] = []
 
     def run(count: int) -> None:
         try:
-            client = smtplib.SMTP("127.0.0.1", port)
+            client = smtplib.SMTP(host, port)
             for _ in range(count):
                 client.sendmail("a@example.com", ["b@example.net"], MESSAGE)
             client.quit()
