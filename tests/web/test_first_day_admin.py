@@ -127,7 +127,7 @@ def test_report_cards_add_up_and_a_timeline_shows_its_message(page: Page, live):
     sign_in(page, "mia@example.com", start=f"/w/{ws.id}/reports/")
     assert count(page, "Suppressed") == 1 and count(page, "Pending") == 1
     parts = [count(page, label) for label in
-             ("Delivered", "Bounced", "Failed", "Suppressed", "Pending")]
+             ("Delivered", "Bounced", "Failed", "Suppressed", "Cancelled", "Pending")]
     assert sum(parts) == count(page, "Accepted") == 7
     expect(page.get_by_text(" + ".join(map(str, parts)) + " = 7")).to_be_visible()
 
