@@ -34,6 +34,9 @@ def test_an_admin_sets_the_retention(page: Page, live):
     expect(page.get_by_role("status")).to_contain_text("7 days")
     expect(days).to_have_value("7")
     assert Workspace.get_by_id(ws.id).retention_days == 7
+    page.goto(f"/w/{ws.id}/settings/")
+    expect(page.get_by_role("table", name="This workspace at a glance")).to_contain_text(
+        "Recipients and content kept 7 days")
     event = AuditEvent.get(AuditEvent.action == "retention.changed")
     assert event.details == {"before": None, "after": 7}
 
