@@ -8,7 +8,7 @@ import re
 from flask import abort, flash, redirect, render_template, request, session, url_for
 from flask_login import current_user, login_required
 
-from engine.people import outbox, passkeys, sessions, two_factor
+from engine.people import factors, outbox, passkeys, sessions, two_factor
 from engine.people.errors import PeopleError
 from web import login
 from web.auth.forms import CodeForm, TurnOffTwoFactorForm
@@ -113,6 +113,8 @@ def regenerate_recovery_codes():
 def turn_off_two_factor():
     form = TurnOffTwoFactorForm()
     try:
+        # Where a workspace requires two-factor, the last second factor stays.
+        factors.check_removable(current_user.user, app=True)
         two_factor.turn_off_by_owner(current_user.user, form.password.data or "",
                                      form.code.data or "")
     except PeopleError as err:
