@@ -280,3 +280,47 @@ def test_update_preview_after_a_bad_sample_keeps_it_and_says_why(page: Page, liv
     expect(sample).to_have_attribute("aria-invalid", "true")
     expect(page.locator("#sample-error")).to_contain_text("Sample tags")
     assert violations(page) == []
+
+
+def test_an_edit_handed_over_behind_the_pages_own_slower_save_is_kept(page: Page, live):
+    """On a busy machine the page's autosave was still on its way when the page was left:
+    it landed first, and the hand-over (a keepalive request made from the revision before)
+    was refused as a conflict, the last edit lost. Here the page sends both as it does, in
+    that order (its form as JSON, the second with keepalive), from the same basis."""
+    from engine.catalog import versions
+    from engine.store.models import Template
+    from tests.web.authoring_support import replace_text
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member")
+    template = factories.template(ws)
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/templates/{template.id}")
+    replace_text(page, "Body", "<p>First</p>")
+    expect(page.get_by_role("status").filter(has_text="Saved")).to_have_count(1)
+    statuses = page.evaluate("""async (texts) => {
+        const form = document.getElementById("editor");
+        const token = JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRFToken"];
+        const answers = [];
+        for (const [i, text] of texts.entries()) {
+            const fields = {};
+            new FormData(form).forEach((v, k) => { if (!(k in fields)) fields[k] = v; });
+            fields.body = text;
+            const answer = await fetch(form.getAttribute("hx-post"), {method: "POST",
+                body: JSON.stringify(fields), keepalive: i === 1, credentials: "same-origin",
+                headers: {"Content-Type": "application/json", "X-CSRFToken": token,
+                          "HX-Request": "true"}});
+            answers.push((await answer.text()).includes("conflicted") ? "refused" : "saved");
+        }
+        return answers;
+    }""", ["<p>First</p><p>more</p>", "<p>First</p><p>more</p><p>and the last</p>"])
+    assert statuses == ["saved", "saved"]
+    draft = versions.current_draft(Template.get_by_id(template.id))
+    assert draft.content["body"] == "<p>First</p><p>more</p><p>and the last</p>"
+    # Another page (another tab) from that old basis is still told of the conflict.
+    other = page.context.new_page()
+    other.goto(f"/w/{ws.id}/templates/{template.id}")
+    other.evaluate("""() => { document.getElementById("basis").value =
+        document.getElementById("basis").value.replace(/:\\d+$/, ":1"); }""")
+    replace_text(other, "Body", "<p>Elsewhere</p>")
+    expect(other.locator("#autosave.conflicted")).to_have_count(1)

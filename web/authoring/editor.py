@@ -30,7 +30,7 @@ from engine.catalog.versions import RETENTION
 from engine.people import audit
 from engine.plugins.manager import default_registry
 from engine.store.models import Template, TemplateVersion
-from web.authoring import frames, loading, snippets
+from web.authoring import frames, loading, own_saves, snippets
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
 
@@ -145,7 +145,10 @@ def save(template_id):
     template = loading.authorable(loading.template(template_id))
     try:
         content, basis = _posted(template)
+        page_token = loading.posted().get("page")
+        basis = own_saves.basis_for(template, basis, page_token)
         draft = drafts.save_draft(template, content, basis, loading.who())
+        own_saves.wrote(template, draft, page_token)
     except DraftError as err:
         if loading.htmx():
             return autosave_fragment(template, error=str(err))
