@@ -58,19 +58,22 @@ wheel:
 # network: name resolution through the build network's NAT failed now and then on CI's kind
 # of machine, and a flaky build would block every merge.
 IMAGE_BASE ?= localhost/herald-debian:bookworm
+# Each image is also tagged with the release (setup.cfg's version), to pin and roll back to.
+VERSION := $(shell sed -n 's/^version = //p' setup.cfg)
 HOST_CA ?= /etc/ssl/certs/ca-certificates.crt
 export CONTAINERS_CONF ?= $(CURDIR)/deploy/podman/containers.conf
 PODMAN_BUILD = podman build --format docker --network=host $(if $(wildcard $(HOST_CA)),-v $(HOST_CA):/run/host-ca.crt:ro)
 
 image: wheel
 	$(if $(filter localhost/herald-debian:%,$(IMAGE_BASE)),deploy/podman/build-base $(IMAGE_BASE))
-	$(PODMAN_BUILD) --build-arg BASE=$(IMAGE_BASE) -f deploy/Containerfile -t herald:latest .
+	$(PODMAN_BUILD) --build-arg BASE=$(IMAGE_BASE) -f deploy/Containerfile -t herald:latest -t herald:$(VERSION) .
 	@podman image inspect --format 'herald:latest {{.Size}} bytes' herald:latest
 
-# Herald's image and the PostgreSQL and Redis images deploy/compose.yaml runs.
+# Herald's image and the PostgreSQL, Redis and Caddy (TLS) images deploy/compose.yaml runs.
 images: image
 	$(PODMAN_BUILD) --build-arg BASE=$(IMAGE_BASE) -t herald-postgres:15 deploy/images/postgres
 	$(PODMAN_BUILD) --build-arg BASE=$(IMAGE_BASE) -t herald-redis:7 deploy/images/redis
+	$(PODMAN_BUILD) --build-arg BASE=$(IMAGE_BASE) -t herald-caddy:2 deploy/images/caddy
 
 # CI's deployment check: images, the compose stack up, /readyz, a send to an SMTP server,
 # the Kubernetes manifests under `podman kube play`, then everything down

@@ -196,7 +196,7 @@ def check_hardening(env_file: Path) -> None:
     without its password (from the internet-facing bounce listener's container); health
     checks where a process can be asked, none that asks an HTTP server that is not there."""
     secret = env_file_values(env_file)["HERALD_SECRET_KEY"]
-    for service in ("postgres", "redis", *APP[1:]):
+    for service in ("postgres", "redis", *APP[1:], "caddy"):
         name = container(service)
         caps, read_only, memory, pids = inspect(
             name, "{{.EffectiveCaps}}|{{.HostConfig.ReadonlyRootfs}}|{{.HostConfig.Memory}}|"
@@ -224,6 +224,64 @@ def check_hardening(env_file: Path) -> None:
             raise CheckFailed(f"{service} keeps the image's HTTP health check: {check}")
     print("compose: no capabilities, read-only roots, limits, Redis wants its password, "
           "health checks right", flush=True)
+
+
+def check_tls_and_metrics(workdir: Path, env_file: Path) -> None:
+    """Caddy answers HTTPS for localhost with a certificate of its own CA and passes
+    /readyz to the API; plain HTTP redirects to HTTPS; the worker's metrics port answers
+    the token make-env wrote, and refuses a request without it."""
+    import ssl
+
+    def published(port: int) -> int:
+        return int(run("podman", "port", container("caddy"), str(port)).stdout.strip()
+                   .rsplit(":", 1)[1])
+
+    https, plain = published(8443), published(8080)
+    root = "/data/caddy/pki/authorities/local/root.crt"
+    ca = workdir / "caddy-root.crt"
+
+    def ready_over_tls() -> bool:
+        if not ca.exists():
+            pem = run("podman", "exec", container("caddy"), "cat", root, check=False,
+                      quiet=True).stdout
+            if "BEGIN CERTIFICATE" not in pem:
+                return False
+            ca.write_text(pem)
+        context = ssl.create_default_context(cafile=str(ca))
+        with urllib.request.urlopen(f"https://localhost:{https}/readyz", context=context,
+                                    timeout=5) as answer:
+            return answer.status == 200
+
+    wait_for("/readyz 200 over HTTPS through Caddy", ready_over_tls, 120)
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):  # keep the 308 to look at
+            return None
+
+    try:
+        urllib.request.build_opener(NoRedirect).open(f"http://localhost:{plain}/readyz",
+                                                     timeout=5)
+        raise CheckFailed("plain HTTP answered without a redirect")
+    except urllib.error.HTTPError as err:
+        if err.code != 308 or not err.headers["Location"].startswith("https://localhost/"):
+            raise CheckFailed(f"plain HTTP answered {err.code} "
+                              f"{err.headers['Location']}") from None
+    token = env_file_values(env_file)["HERALD_METRICS_TOKEN"]
+    scrape = ("import sys, urllib.request, urllib.error\n"
+              "def get(headers):\n"
+              "    try:\n"
+              "        return urllib.request.urlopen(urllib.request.Request("
+              "'http://127.0.0.1:9100/metrics', headers=headers), timeout=5).status\n"
+              "    except urllib.error.HTTPError as err:\n"
+              "        return err.code\n"
+              "print(get({}), get({'Authorization': 'Bearer ' + sys.argv[1]}))\n")
+    statuses = wait_for("the worker's metrics port", lambda: run(
+        "podman", "exec", container("worker"), "python3", "-c", scrape, token,
+        check=False, quiet=True).stdout.split() or None, 60)
+    if statuses[0] == "200" or statuses[1] != "200":
+        raise CheckFailed(f"the worker's /metrics answered {statuses} (no token, token)")
+    print(f"tls: /readyz 200 over HTTPS (Caddy, port {https}), HTTP redirects; the worker's "
+          "metrics port wants its token", flush=True)
 
 
 def check_upgrade(key: str) -> None:
@@ -432,7 +490,7 @@ def clean_up(play: Path | None) -> None:
                check=False, quiet=True).stdout.split()
     if left:
         run("podman", "rm", "--force", *left, check=False, quiet=True)
-    for volume in ("pgdata", "redisdata"):
+    for volume in ("pgdata", "redisdata", "caddydata"):
         run("podman", "volume", "rm", "--force", f"{PROJECT}_{volume}", check=False, quiet=True)
     run("podman", "network", "rm", "--force", NETWORK, check=False, quiet=True)
     if "original" in IMAGES:  # the image `make images` built is `latest` again
@@ -451,7 +509,11 @@ def main() -> int:
                        "HERALD_REDIS_ENV_FILE": str(workdir / "redis.env"),
                        "COMPOSE_PROJECT_NAME": PROJECT,
                        "HERALD_COMPOSE_EXTRA": str(DEPLOY / "check" / "compose.smtp.yaml"),
-                       "HERALD_BOUNCES_PUBLISH": "127.0.0.1::2525"})
+                       "HERALD_BOUNCES_PUBLISH": "127.0.0.1::2525",
+                       "HERALD_HTTPS_PUBLISH": "127.0.0.1::8443",
+                       "HERALD_HTTP_PUBLISH": "127.0.0.1::8080",
+                       "HERALD_WORKER_METRICS_PUBLISH": "127.0.0.1::9100",
+                       "HERALD_DOMAIN": "localhost"})
     play = workdir / "play.yaml"
     clean_up(None)  # a run that was killed may have left its stack
     try:
@@ -461,6 +523,7 @@ def main() -> int:
         check_systemd(workdir)
         key = check_compose()
         check_hardening(env_file)
+        check_tls_and_metrics(workdir, env_file)
         check_upgrade(key)
         check_scheduled_backups(env_file)
         check_backup_restore(workdir, key)
