@@ -8,7 +8,11 @@ through an HTTP vendor (the API) does not pay for it.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import threading
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from engine.plugins.contracts import (
@@ -28,6 +32,65 @@ TIMEOUT = 30.0
 POOL_CONNECTIONS = 32
 
 
+class _Exchange:
+    """One POST's sockets, shut down if its deadline passes first."""
+
+    def __init__(self) -> None:
+        self.sockets: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.overdue = False
+
+    def watch(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
+        with self.lock:
+            if self.overdue:
+                raise TimeoutError("the provider's deadline passed")
+            self.sockets.append(sock)
+
+    def cut(self) -> None:
+        """The deadline: a vendor that sends a byte now and then, which no per-read timeout
+        ends, loses its connection and the message is tried again later."""
+        with self.lock:
+            self.overdue = True
+            sockets = list(self.sockets)
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+_exchange: ContextVar[_Exchange | None] = ContextVar("http_vendor_exchange", default=None)
+
+
+def _watched(connection_class: type) -> type:
+    """``connection_class`` whose socket joins the current POST's exchange when the answer is
+    read (a kept-alive connection's too)."""
+
+    def getresponse(self: Any, *args: Any, **kwargs: Any) -> Any:
+        exchange = _exchange.get()
+        if exchange is not None:
+            exchange.watch(self.sock)
+        return connection_class.getresponse(self, *args, **kwargs)
+
+    return type(f"Watched{connection_class.__name__}", (connection_class,),
+                {"getresponse": getresponse})
+
+
+def _adapter(plain: type, secure: type) -> Any:
+    """A requests adapter keeping POOL_CONNECTIONS connections a host, of these classes."""
+    from requests.adapters import HTTPAdapter
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    adapter = HTTPAdapter(max_retries=0, pool_maxsize=POOL_CONNECTIONS)
+    adapter.poolmanager.pool_classes_by_scheme = {
+        "http": type("WatchedHTTPPool", (HTTPConnectionPool,),
+                     {"ConnectionCls": _watched(plain)}),
+        "https": type("WatchedHTTPSPool", (HTTPSConnectionPool,),
+                      {"ConnectionCls": _watched(secure)}),
+    }
+    return adapter
+
+
 def session(egress: Egress | None = None) -> requests.Session:
     """A session that uses no proxy; with ``egress`` (a workspace's own provider) every
     connection it opens goes through the engine's destination rules, pinned."""
@@ -40,9 +103,9 @@ def session(egress: Egress | None = None) -> requests.Session:
     if egress is not None:
         adapter = _pinned_adapter(egress)
     else:
-        from requests.adapters import HTTPAdapter
+        from urllib3.connection import HTTPConnection, HTTPSConnection
 
-        adapter = HTTPAdapter(max_retries=0, pool_maxsize=POOL_CONNECTIONS)
+        adapter = _adapter(HTTPConnection, HTTPSConnection)
     s.mount("https://", adapter)
     s.mount("http://", adapter)
     return s
@@ -52,9 +115,7 @@ def _pinned_adapter(egress: Egress) -> Any:
     """A requests adapter whose connections' sockets come from ``egress.connect``: urllib3
     still sends SNI and checks the certificate for the host name, but connects only to an
     address the engine has just judged (no second DNS lookup in between)."""
-    from requests.adapters import HTTPAdapter
     from urllib3.connection import HTTPConnection, HTTPSConnection
-    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
     from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 
     def _new_conn(self: HTTPConnection) -> Any:
@@ -68,12 +129,7 @@ def _pinned_adapter(egress: Egress) -> Any:
 
     plain = type("PinnedHTTPConnection", (HTTPConnection,), {"_new_conn": _new_conn})
     secure = type("PinnedHTTPSConnection", (HTTPSConnection,), {"_new_conn": _new_conn})
-    adapter = HTTPAdapter(max_retries=0, pool_maxsize=POOL_CONNECTIONS)
-    adapter.poolmanager.pool_classes_by_scheme = {
-        "http": type("PinnedHTTPPool", (HTTPConnectionPool,), {"ConnectionCls": plain}),
-        "https": type("PinnedHTTPSPool", (HTTPSConnectionPool,), {"ConnectionCls": secure}),
-    }
-    return adapter
+    return _adapter(plain, secure)
 
 
 def _reason(err: Exception) -> str:
@@ -128,11 +184,27 @@ class HttpVendorProvider:
 
         if self.egress is not None:
             self.egress.check_url(url)
+        # ``timeout`` bounds each read; the exchange as a whole gets it too (a deadline).
+        exchange = _Exchange()
+        token = _exchange.set(exchange)
+        timer = threading.Timer(self.timeout, exchange.cut)
+        timer.daemon = True
+        timer.start()
         try:
             response = self.session.post(url, timeout=self.timeout, allow_redirects=False,
                                          **kwargs)
-        except requests.RequestException as err:
+        except (requests.RequestException, OSError) as err:
+            if exchange.overdue:
+                raise TransientError(f"provider did not answer within {self.timeout:g} s",
+                                     reason="timed out") from None
             raise_for_transport(err)
+        finally:
+            timer.cancel()
+            _exchange.reset(token)
+        if exchange.overdue:  # cut off mid-answer: what was read is no answer
+            response.close()
+            raise TransientError(f"provider did not answer within {self.timeout:g} s",
+                                 reason="timed out")
         try:
             data = response.json()
         except ValueError:
