@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.provisioning.document import version_fields
@@ -13,6 +14,10 @@ from .publishing import label
 # Lines compared in full; past this, a field is reported changed without its lines (a
 # quadratic worst case on two megabytes of text is not worth a page).
 MAX_LINES = 20_000
+# A changed line pair longer than this is marked whole, not word by word.
+MAX_WORD_DIFF_CHARS = 4_000
+_WORDS = re.compile(r"\s+|\w+|[^\w\s]")
+Words = list[tuple[bool, str]]  # (changed, text) pieces of a line, in order
 
 
 @dataclass(frozen=True)
@@ -24,6 +29,9 @@ class Row:
     left: str | None
     right_number: int | None
     right: str | None
+    # A replaced line's words: what changed within it, each side (empty: mark the line).
+    left_words: Words = field(default_factory=list)
+    right_words: Words = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -56,9 +64,29 @@ def _rows(left: list[str], right: list[str]) -> list[Row]:
             i, j = i1 + k, j1 + k
             has_left, has_right = i < i2, j < j2
             kind = "replace" if has_left and has_right else "delete" if has_left else "insert"
+            words = word_changes(left[i], right[j]) if kind == "replace" else ([], [])
             rows.append(Row(kind, i + 1 if has_left else None, left[i] if has_left else None,
-                            j + 1 if has_right else None, right[j] if has_right else None))
+                            j + 1 if has_right else None, right[j] if has_right else None,
+                            *words))
     return rows
+
+
+def word_changes(left: str, right: str) -> tuple[Words, Words]:
+    """The words (and spaces and marks) of a replaced line pair, each marked changed or
+    not, so the page can show what changed within a line; empty for very long lines."""
+    if len(left) + len(right) > MAX_WORD_DIFF_CHARS:
+        return [], []
+    a, b = _WORDS.findall(left), _WORDS.findall(right)
+    out_left: Words = []
+    out_right: Words = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        same = tag == "equal"
+        if i2 > i1:
+            out_left.append((not same, "".join(a[i1:i2])))
+        if j2 > j1:
+            out_right.append((not same, "".join(b[j1:j2])))
+    return out_left, out_right
 
 
 def compare(channel: str, left: dict[str, Any], right: dict[str, Any]) -> list[FieldDiff]:

@@ -324,3 +324,30 @@ def test_an_edit_handed_over_behind_the_pages_own_slower_save_is_kept(page: Page
         document.getElementById("basis").value.replace(/:\\d+$/, ":1"); }""")
     replace_text(other, "Body", "<p>Elsewhere</p>")
     expect(other.locator("#autosave.conflicted")).to_have_count(1)
+
+
+def test_compare_marks_changed_words_and_restores_this_version(page: Page, live):
+    from engine.catalog import versions
+    from engine.store.models import Template
+    from tests.web.authoring_support import replace_text
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member")
+    template = factories.template(ws)  # version 1 live: <p>Hello {{name}}</p>
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/templates/{template.id}")
+    replace_text(page, "Body", "<p>Goodbye {{name}}</p>")
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    page.get_by_role("button", name="Publish").click()
+    expect(page.get_by_role("status")).to_have_text("Published: version 2 is live")
+    page.goto(f"/w/{ws.id}/templates/{template.id}/compare?a=1&b=2")
+    body = page.get_by_role("region", name="Body changed")
+    expect(body.locator("del")).to_have_text(["Hello"])
+    expect(body.locator("ins")).to_have_text(["Goodbye"])
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert violations(page) == []
+    page.get_by_role("button", name="Restore this version").click()
+    expect(page.get_by_role("status")).to_contain_text("Version 1 restored")
+    draft = versions.current_draft(Template.get_by_id(template.id))
+    assert draft.content["body"] == "<p>Hello {{name}}</p>"
