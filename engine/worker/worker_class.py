@@ -53,6 +53,7 @@ SCHEDULER_CHECK_SECONDS = 2.0
 SCHEDULER_STOP_SECONDS = 10.0
 DEQUEUE_SECONDS = 2
 PUBSUB_WAKE_SECONDS = 1.0
+HELD_LOOK_SECONDS = 0.05  # a worker whose queues hold only full workspaces' jobs looks again
 
 
 class _LaneQueue(Queue):
@@ -119,11 +120,15 @@ class _HandingQueue(_LaneQueue):
             if not slots.room(left):
                 raise DequeueTimeout(timeout, queue_keys)
             taken = lanes.take_turn(connection, queue_keys, full=slots.full())
-            if taken == lanes.HELD:  # only full workspaces' jobs wait: until one ends
+            if taken == lanes.HELD:  # only full workspaces' jobs wait: look again soon
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     raise DequeueTimeout(timeout, queue_keys)
-                slots.wait_for_change(DEQUEUE_SECONDS if left is None else left)
+                # Woken when a delivery ends; else after HELD_LOOK_SECONDS, for a job of
+                # another workspace that came meanwhile (no blocking pop sees it: the
+                # lists hold the full workspaces' jobs).
+                slots.wait_for_change(HELD_LOOK_SECONDS if left is None
+                                      else min(left, HELD_LOOK_SECONDS))
                 continue
             if isinstance(taken, lanes.Taken):
                 cls._workspace = taken.workspace
