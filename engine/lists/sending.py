@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from peewee import Case
+from peewee import Case, IntegrityError
 from rq import Retry
 
 from engine import runtime
@@ -27,9 +27,9 @@ from engine.catalog import snapshots
 from engine.errors import ApiError
 from engine.lists import allowance, cancelling, rows, zones
 from engine.sending import idempotency
-from engine.sending.accepting import Replayed, accept, rendered_payload
+from engine.sending.accepting import Replayed, accept, accept_many, rendered_payload
 from engine.sending.idempotency import IdempotencyKey
-from engine.store.models import RecipientList, utcnow
+from engine.store.models import Notification, RecipientList, utcnow
 from engine.store.queueing import BULK_QUEUE_NAME, queue
 
 log = logging.getLogger("herald.lists")
@@ -119,22 +119,57 @@ def _status(list_id: uuid.UUID) -> str:
         RecipientList.id == list_id).scalar()
 
 
-def _accept_row(kept: RecipientList, snap: snapshots.TemplateSnapshot, version: Any,
-                number: int, recipient: str, values: list[str]) -> str | None:
-    """One row through the accept path; None when accepted (now or before), else why not."""
-    request = rows.body(str(kept.workspace_id), str(kept.template_id), kept.version_number,
-                        kept.channel, recipient, dict(zip(kept.columns[1:], values,
-                                                          strict=True)))
-    keyed = IdempotencyKey(f"list:{kept.id.hex}:{number}", idempotency.digest(request))
+def _why(err: ApiError) -> str:
+    details = [m for messages in (err.errors or {}).values() for m in messages]
+    return "; ".join(details) or err.detail
+
+
+def _accept_batch(kept: RecipientList, snap: snapshots.TemplateSnapshot | None,
+                  version: Any, batch: list[list]) -> list[tuple[int, str | None]]:
+    """Each row of ``batch`` through the accept path, the rows accepted together (one
+    INSERT, one enqueue round trip): (row number, None when accepted now or before, else
+    why not). A row whose Idempotency-Key has its notification already (an earlier run)
+    is not inserted again; should another run insert one meanwhile, the batch's rows go
+    one by one, where ``accept`` answers the replays."""
+    if version is None:
+        return [(row[0], "the template or its version was deleted") for row in batch]
+    outcomes: dict[int, str | None] = {}
+    ready = []
+    for number, recipient, values, *_ in batch:
+        request = rows.body(str(kept.workspace_id), str(kept.template_id),
+                            kept.version_number, kept.channel, recipient,
+                            dict(zip(kept.columns[1:], values, strict=True)))
+        keyed = IdempotencyKey(f"list:{kept.id.hex}:{number}", idempotency.digest(request))
+        try:
+            resolved = rows.resolved(request, snap, version)
+            ready.append((number, (resolved, rendered_payload(resolved),
+                                   correlation_id(kept.id, number), keyed)))
+        except ApiError as err:
+            outcomes[number] = _why(err)
+    keys = [item[3].key for _, item in ready]
+    done = {key for (key,) in Notification.select(Notification.idempotency_key).where(
+        Notification.workspace == kept.workspace_id,
+        Notification.idempotency_key.in_(keys)).tuples()} if keys else set()
+    fresh = [(number, item) for number, item in ready if item[3].key not in done]
     try:
-        resolved = rows.resolved(request, snap, version)
-        accept(resolved, rendered_payload(resolved), correlation_id(kept.id, number),
-               keyed=keyed, bulk=True)
+        accept_many([item for _, item in fresh])
+    except IntegrityError:  # another run accepted some meanwhile: one by one
+        for number, item in fresh:
+            outcomes[number] = _accept_one(*item)
+    for number, _ in ready:
+        outcomes.setdefault(number, None)
+    return [(row[0], outcomes[row[0]]) for row in batch]
+
+
+def _accept_one(resolved: Any, built: dict[str, Any], correlation: str,
+                keyed: IdempotencyKey) -> str | None:
+    """One row through ``accept``; None when accepted (now or before), else why not."""
+    try:
+        accept(resolved, built, correlation, keyed=keyed, bulk=True)
     except Replayed:
         return None  # accepted by an earlier run of this job
     except ApiError as err:
-        details = [m for messages in (err.errors or {}).values() for m in messages]
-        return "; ".join(details) or err.detail
+        return _why(err)
     return None
 
 
@@ -155,17 +190,18 @@ def expand(list_id: str) -> int:
     waiting: dt.datetime | None = None
     while status == SENDING and accepted + len(refused) < len(all_rows) and waiting is None:
         cursor = accepted + len(refused)
+        batch = []
         for row in all_rows[cursor:cursor + BATCH_ROWS]:
             moment = zones.due(row)
             if moment is not None and moment > utcnow():
                 waiting = moment  # its local time has not come: the lists' pass resumes it
                 break
-            why = ("the template or its version was deleted" if version is None else
-                   _accept_row(kept, snap, version, *row[:3]))
+            batch.append(row)
+        for number, why in _accept_batch(kept, snap, version, batch):
             if why is None:
                 accepted += 1
             else:
-                refused.append([row[0], why])
+                refused.append([number, why])
             handled += 1
         # Progress only while still sending: a cancel made meanwhile stays, and stops here.
         RecipientList.update(accepted=accepted, refused=refused, resume_at=waiting).where(

@@ -25,12 +25,13 @@ from engine.sending.idempotency import ACCEPTED_MESSAGE, IdempotencyKey, Replaye
 from engine.sending.payload import payload, render_parts, rendering_failed
 from engine.sending.resolution import Resolved
 from engine.store import notification_store, unheard_commits
+from engine.store.db import database
 from engine.store.queueing import enqueue_notification, enqueue_notifications, is_bulk
 from engine.store.vocabulary import NotificationStatus
 
 log = logging.getLogger("herald.api")
 
-__all__ = ["Replayed", "accept", "send"]
+__all__ = ["Replayed", "accept", "accept_many", "send"]
 
 
 def send(body: object, header: str | None, ip: str, correlation_id: str,
@@ -90,14 +91,7 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
     workspace_id = str(resolved.workspace.id)
     channel = resolved.template.channel
     notification_id = notification_id or uuid.uuid4()
-
-    row = notification_store.row(
-        id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
-        template=resolved.template.id, version_number=resolved.version.number,
-        channel=channel, is_test=is_test, correlation_id=correlation_id,
-        delivery_id=str(uuid.uuid4()), payload=built,
-        idempotency_key=keyed.key if keyed else None,
-        idempotency_digest=keyed.digest if keyed else None)
+    row = _row(resolved, built, correlation_id, keyed, is_test, notification_id)
     queued_bulk = not is_test and (bulk or is_bulk(channel, built))
     try:
         if keyed is None:
@@ -129,6 +123,49 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
             "workspaceId": workspace_id})
         _accepted(str(notification_id), resolved.channel.name, workspace_id)
     return notification_id
+
+
+def _row(resolved: Resolved, built: dict[str, Any], correlation_id: str,
+         keyed: IdempotencyKey | None, is_test: bool, notification_id: uuid.UUID) -> tuple:
+    return notification_store.row(
+        id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
+        template=resolved.template.id, version_number=resolved.version.number,
+        channel=resolved.template.channel, is_test=is_test, correlation_id=correlation_id,
+        delivery_id=str(uuid.uuid4()), payload=built,
+        idempotency_key=keyed.key if keyed else None,
+        idempotency_digest=keyed.digest if keyed else None)
+
+
+def accept_many(items: list[tuple[Resolved, dict[str, Any], str, IdempotencyKey]]) -> None:
+    """``accept`` for many keyed notifications of one workspace at once, each on the bulk
+    queue (a list's batch, engine/lists/): one INSERT in one transaction, one enqueue round
+    trip. All or none: IntegrityError when any key has its notification already (the
+    caller then accepts them one by one, and ``accept`` answers the replays)."""
+    if not items:
+        return
+    ids = [uuid.uuid4() for _ in items]
+    rows = [_row(resolved, built, correlation_id, keyed, False, nid)
+            for (resolved, built, correlation_id, keyed), nid in zip(items, ids, strict=True)]
+    workspace_id = str(items[0][0].workspace.id)
+    try:
+        with database.atomic():
+            notification_store.insert_rows(rows)
+    except BaseException as err:
+        if dependency_of(err) == "database":  # the commit may have happened unheard
+            for nid, (_, _, correlation_id, _) in zip(ids, items, strict=True):
+                unheard_commits.mark(str(nid), correlation_id)
+        raise
+    try:  # committed: accepted; Redis gone, the reconciler enqueues them
+        enqueue_notifications([(str(nid), True, workspace_id) for nid in ids])
+    except Exception as err:
+        if (part := dependency_of(err)) is not None:
+            incidents.failed(part, err)
+        else:
+            log.warning("%d notifications accepted; their jobs were not enqueued (%s): the "
+                        "reconciler enqueues them", len(ids), type(err).__name__)
+    for nid, (resolved, _, _, _) in zip(ids, items, strict=True):
+        metrics.accepted(resolved.channel.name)
+        _accepted(str(nid), resolved.channel.name, workspace_id)
 
 
 _groups: GroupCommit | None = None

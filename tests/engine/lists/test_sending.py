@@ -229,3 +229,23 @@ def test_a_list_whose_job_redis_lost_goes_on_from_where_it_stood(ws, redis, monk
     kept = RecipientList.get_by_id(kept.id)
     assert (kept.status, kept.accepted, Notification.select().count()) == ("sent", 4, 4)
     assert recovery.resume_if_lost(kept) is False
+
+
+def test_a_batch_racing_another_run_falls_back_to_one_by_one(ws, redis, monkeypatch):
+    kept = _kept(ws)
+    sending.start(kept, None)
+    _run_jobs(redis)
+    RecipientList.update(status="sending", accepted=0, finished_at=None).execute()
+
+    class Unseen:  # as if another run inserted the rows between the look-up and the insert
+        idempotency_key = Notification.idempotency_key
+        workspace = Notification.workspace
+
+        @staticmethod
+        def select(*args):
+            return Notification.select(*args).where(Notification.id.is_null())
+
+    monkeypatch.setattr(sending, "Notification", Unseen)
+    sending.expand(str(kept.id))
+    assert Notification.select().count() == len(ROWS)
+    assert RecipientList.get_by_id(kept.id).accepted == len(ROWS)
