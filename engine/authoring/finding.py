@@ -43,6 +43,17 @@ def tree(projects: list[Project]) -> Tree:
     return Tree(projects, folders, templates, live_numbers(templates))
 
 
+SEARCH_LIMIT = 200
+
+
+def named_like(workspace: Workspace, text: str) -> list[Template]:
+    """The workspace's templates whose name holds ``text`` (case aside), by name."""
+    # contains() is ILIKE (LIKE on SQLite, case-blind for ASCII) with % and _ escaped.
+    return list(Template.select().where(Template.workspace == workspace.id,
+                                        Template.name.contains(text))
+                .order_by(Template.name).limit(SEARCH_LIMIT))
+
+
 def live_numbers(templates: list[Template]) -> dict[Any, int]:
     """Each template's live version number (absent: nothing published)."""
     if not templates:

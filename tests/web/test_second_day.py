@@ -351,3 +351,28 @@ def test_compare_marks_changed_words_and_restores_this_version(page: Page, live)
     expect(page.get_by_role("status")).to_contain_text("Version 1 restored")
     draft = versions.current_draft(Template.get_by_id(template.id))
     assert draft.content["body"] == "<p>Hello {{name}}</p>"
+
+
+def test_the_template_list_has_a_search(page: Page, live):
+    from engine.authoring import hierarchy
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member")
+    project = hierarchy.create_project(ws, "Onboarding")
+    folder = hierarchy.create_folder(project, None, "Day one")
+    for name in ("Welcome email", "Password reset", "Welcome back SMS"):
+        hierarchy.create_template(project, folder, name, "email")
+    sign_in(page, "mia@example.com", start=f"/w/{ws.id}/templates")
+    page.get_by_role("searchbox", name="Search templates").fill("welcome")
+    page.get_by_role("button", name="Search", exact=True).click()
+    results = page.get_by_role("region", name="Templates named like “welcome”")
+    expect(results.get_by_role("link")).to_have_text(["Welcome back SMS", "Welcome email",
+                                                      "Show every template"])
+    expect(results).to_contain_text("Onboarding / Day one")
+    for width in (1280, 375):
+        page.set_viewport_size({"width": width, "height": 900})
+        assert violations(page) == []
+    page.get_by_role("searchbox", name="Search templates").fill("100%_")
+    page.get_by_role("button", name="Search", exact=True).click()
+    expect(page.get_by_text("No template's name holds “100%_”.")).to_be_visible()
+

@@ -27,8 +27,11 @@ def _tree_context(projects: list[Project]) -> dict:
 def templates_page():
     """The workspace's tree (served at workspace.templates, the main navigation's link)."""
     projects = finding.projects_of(g.workspace)
-    return render_template("authoring/templates.html", section="templates",
-                           **_tree_context(projects))
+    query = (request.args.get("q") or "").strip()[:200]
+    found = [(t, hierarchy.path_of(t)) for t in finding.named_like(g.workspace, query)] \
+        if query else None
+    return render_template("authoring/templates.html", section="templates", query=query,
+                           found=found, **_tree_context(projects))
 
 
 def _container_page(project: Project, folder: Container | None):
