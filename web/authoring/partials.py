@@ -166,6 +166,6 @@ def compare_partial(partial_id):
     if left.number > right.number:
         left, right = right, left
     fields = comparing.compare_fields(("body",), {"body": left.body}, {"body": right.body})
-    return render_template("authoring/partial_compare.html", section="partials",
+    return render_template("authoring/compare.html", section="partials",
                            partial=partial, versions=versions, left=left, right=right,
                            fields=fields, states=STATES)
