@@ -10,7 +10,7 @@ runs next; the fan-out's next slice skips every recipient already settled (the p
 them, as after a crash). So a delivery waits at most about one slice for a fan-out, and
 fan-outs of several workspaces take turns (docs/delivery.md, "Queues and fairness").
 
-Only with the delivery thread (``herald worker`` without ``--fork``): without it nothing is
+Only with the delivery slots (``herald worker`` without ``--fork``): without them nothing is
 known to wait, and a fan-out runs to its end as before.
 """
 

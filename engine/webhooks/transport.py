@@ -68,7 +68,7 @@ class _DeadlineSocket(ssl.SSLSocket):
 
     A socket timeout bounds one recv or send, so a receiver that sends a byte every few
     seconds (in the handshake, the headers or the body) would never time out and would
-    hold the worker's one delivery thread for as long as it liked.
+    hold a worker's delivery slot for as long as it liked.
     """
 
     def _arm(self) -> _Exchange | None:

@@ -1,6 +1,6 @@
 """`herald worker`: RQ workers with the scheduler and the reconciler, one or several processes.
 
-One worker process runs an RQ worker (engine/worker/worker_class.py), its delivery thread
+One worker process runs an RQ worker (engine/worker/worker_class.py), its delivery slots
 and its reconciler thread; it ends on SIGTERM or SIGINT (after the delivery in hand, exit 0)
 or on a configuration error (exit 2), never because Redis went away: its Redis client waits
 for it (engine/store/redis_outages.py), and an RQ work loop that ends on its own is started

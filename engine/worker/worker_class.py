@@ -5,7 +5,7 @@ What RQ's worker lacks, added where RQ's worker class is meant to be extended:
 - **Redis lost is a wait.** The worker's client retries a lost connection until Redis is
   back (engine/store/redis_outages.py). RQ's bookkeeping around a job that fails anyway (a
   Redis error of another kind) is logged and the worker goes on: the database is the record
-  of the notification, and the delivery thread or the reconciler takes it up.
+  of the notification, and the delivery slots or the reconciler take it up.
 - **The scheduler follows its worker** (engine/worker/scheduler.py), and a worker checks
   every ``SCHEDULER_CHECK_SECONDS`` (RQ: every 10 minutes) whether the scheduler runs
   somewhere, starting it here when its lock is free or its process here died. Stopping,
