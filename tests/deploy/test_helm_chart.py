@@ -101,3 +101,16 @@ def test_the_chart_never_creates_a_secret_with_a_known_key():
     secret = by_kind(rendered_objects(), "Secret")["herald"]
     assert secret["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
     assert _rendered_key({"secret": {"values": {"HERALD_SECRET_KEY": "mine"}}}) == "mine"
+
+
+def test_a_service_monitor_scrapes_the_api_with_the_secret_token_when_asked():
+    assert by_kind(rendered_objects(), "ServiceMonitor") == {}
+    objects = rendered_objects({"metrics": {"serviceMonitor": {"enabled": True}}})
+    monitor = by_kind(objects, "ServiceMonitor")["herald-api"]["spec"]
+    service = by_kind(objects, "Service")["herald-api"]
+    labels = service["metadata"]["labels"]
+    assert monitor["selector"]["matchLabels"].items() <= labels.items()
+    [endpoint] = monitor["endpoints"]
+    assert endpoint["path"] == "/metrics" and endpoint["port"] == "http"
+    assert endpoint["authorization"]["credentials"] == {"name": "herald",
+                                                        "key": "HERALD_METRICS_TOKEN"}
