@@ -376,3 +376,45 @@ def test_the_template_list_has_a_search(page: Page, live):
     page.get_by_role("button", name="Search", exact=True).click()
     expect(page.get_by_text("No template's name holds “100%_”.")).to_be_visible()
 
+
+
+def test_the_reports_chart_has_readable_axes_on_a_phone(page: Page, live):
+    from tests.web.test_reports_page import mixed_run
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    mixed_run(ws)
+    sign_in(page, "mia@example.com", start=f"/w/{ws.id}/reports/")
+    page.set_viewport_size({"width": 375, "height": 900})
+    figure = page.locator("figure.chart")
+    ticks = figure.locator(".y-axis span")
+    expect(ticks.first).to_have_text(re.compile(r"^\d+$"))
+    expect(ticks.last).to_have_text("0")
+    expect(figure.locator(".x-axis span").first).to_have_text(
+        re.compile(r"^\d{1,2} [A-Z][a-z]{2}$"))
+    sizes = figure.locator(".y-axis span, .x-axis span").evaluate_all(
+        "spans => spans.map(s => parseFloat(getComputedStyle(s).fontSize))")
+    assert sizes and min(sizes) >= 12, sizes  # were 5 px: SVG text scaled to the width
+    assert violations(page) == []
+
+
+def test_tables_that_scroll_on_a_phone_say_so(page: Page, live):
+    from engine.catalog import suppressions
+    from tests.web.test_reports_page import mixed_run
+
+    ws = factories.workspace()
+    make_user("ada@example.com", ws, "owner", "Ada")
+    mixed_run(ws)
+    suppressions.add(ws.id, ["gone@example.net"], "manual")
+    sign_in(page, "ada@example.com")
+    page.set_viewport_size({"width": 375, "height": 900})
+    for path, name in (("reports/", "Notifications"), ("settings/members", "Members"),
+                       ("settings/suppressions", "Suppressed addresses")):
+        page.goto(f"/w/{ws.id}/{path}")
+        region = page.get_by_role("region", name=f"{name}, scrolls sideways")
+        expect(region).to_have_attribute("tabindex", "0")
+        expect(page.get_by_text("On a narrow screen the table scrolls sideways.")
+               ).to_be_visible()
+        assert violations(page) == []
+    page.set_viewport_size({"width": 1280, "height": 900})
+    expect(page.get_by_text("On a narrow screen the table scrolls sideways.")).to_be_hidden()
