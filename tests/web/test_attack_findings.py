@@ -115,3 +115,22 @@ def test_renders_past_the_process_slots_wait_then_get_a_429(app):
         for _ in range(held):
             render_slots.slots.release()
     assert member.post_json(editor + "/preview", body, editor).status_code == 200
+
+
+# A provider Send test against a relay dripping a byte every few seconds held its thread
+# for minutes: each read came inside its timeout.
+
+def test_a_provider_test_ends_at_its_deadline_with_a_dribbling_relay(app):
+    from tests.plugins.test_smtp_deadline import _Relay
+    from web.settings.provider import _tested
+
+    relay = _Relay("dribbling")
+    try:
+        entries = [("smtp", f"smtp://127.0.0.1:{relay.port}?tls=none&timeout=1")]
+        with app.app_context():
+            answer = _tested("ops@example.org", "a test", entries, "ws-1")
+        assert answer["ok"] is False
+        assert "timed out" in answer["text"], answer
+        assert relay.hung_up.wait(10), "the relay's connection was left open"
+    finally:
+        relay.close()
