@@ -12,6 +12,7 @@ from engine.store.models import InboxMessage, Notification, RecipientList
 from engine.store.queueing import BULK_QUEUE_NAME
 from tests import factories
 from tests.web.authoring_support import running_worker, wait_for
+from tests.web.axe import violations
 from tests.web.conftest import make_user, sign_in
 
 PEOPLE = [("ada@example.net", "Ada"), ("grace@example.net", "Grace"),
@@ -144,6 +145,7 @@ def test_a_cancel_stops_the_queued_rows_and_a_real_worker_sends_none(page: Page,
     assert page.locator("dl.counts > div").count() == 8
     style = page.locator("nav.crumbs ol").evaluate("e => getComputedStyle(e).listStyleType")
     assert style == "none"
+    assert violations(page) == []
     page.goto(f"/w/{ws.id}/templates/{template.id}/lists/new")
     style = page.locator("nav.crumbs ol").evaluate("e => getComputedStyle(e).listStyleType")
     assert style == "none"
@@ -162,6 +164,7 @@ def test_a_list_is_scheduled_in_a_time_zone_and_the_schedule_cancelled(page: Pag
     expect(page.get_by_role("alert")).to_contain_text("That time has passed")
     expect(page.get_by_role("textbox", name="Date and time")).to_have_attribute(
         "aria-invalid", "true")
+    assert violations(page) == []
 
     local = (dt.datetime.now(dt.UTC) + dt.timedelta(days=2)).astimezone(
         zoneinfo.ZoneInfo("America/New_York"))
@@ -173,6 +176,7 @@ def test_a_list_is_scheduled_in_a_time_zone_and_the_schedule_cancelled(page: Pag
     kept = RecipientList.get()
     assert kept.status == "scheduled" and kept.scheduled_for.minute == 30
     assert Notification.select().count() == 0
+    assert violations(page) == []
     (event,) = AuditEvent.select().where(AuditEvent.action == "list.scheduled")
     assert event.details["timeZone"] == "America/New_York"
 
