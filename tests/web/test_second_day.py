@@ -418,3 +418,26 @@ def test_tables_that_scroll_on_a_phone_say_so(page: Page, live):
         assert violations(page) == []
     page.set_viewport_size({"width": 1280, "height": 900})
     expect(page.get_by_text("On a narrow screen the table scrolls sideways.")).to_be_hidden()
+
+
+def test_a_reports_row_links_by_its_recipient_and_channels_have_marks(page: Page, live):
+    from tests.web.test_reports_page import mixed_run
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    mixed_run(ws)
+    factories.template(ws, channel="sms")
+    sign_in(page, "mia@example.com", start=f"/w/{ws.id}/reports/")
+    table = page.get_by_role("table", name="Notifications")
+    first = table.locator("tbody tr").first
+    link = first.get_by_role("link")
+    expect(link).to_have_text(re.compile(r"@|^\+\d+$"))  # the recipient, not the time
+    link.click()
+    expect(page.get_by_role("heading", name="Notification")).to_be_visible()
+    page.goto(f"/w/{ws.id}/templates")
+    marks = page.locator(".channel-icon")
+    expect(marks.first).to_have_attribute("aria-hidden", "true")
+    contents = marks.evaluate_all(
+        "els => els.map(e => getComputedStyle(e, '::before').content)")
+    assert len(set(contents)) == 2, contents  # email and SMS each their own
+    assert violations(page) == []
