@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.catalog import keycache
+from engine.catalog.variants import LOCALE_TAG, variants
 from engine.errors import ApiError
 from engine.formats.addresses import suppression_key
 from engine.formats.field_rules import decoded_size
@@ -111,6 +112,16 @@ class EmailPreview:
                          for e in self.rendering_errors) or None
 
 
+def _variables(texts: list[str], resolved: Resolved) -> dict[str, list[str]]:
+    """The variable metadata; the tag `locale` is used (it picks the language) when the
+    version has language variants."""
+    found = variable_metadata(texts, resolved.tags)
+    if variants(resolved.version.content):
+        found["unusedVariables"] = [k for k in found["unusedVariables"]
+                                    if k.lower() != LOCALE_TAG]
+    return found
+
+
 def build_preview(resolved: Resolved) -> EmailPreview:
     content = resolved.version.content
     options = resolved.request.options
@@ -132,7 +143,7 @@ def build_preview(resolved: Resolved) -> EmailPreview:
         recipients=recipients,
         rendered={part: rendered.get(part) for part in ("subject", "body", "htmlHead")},
         final=None if errors else _final_bodies(payload),
-        variables=variable_metadata(texts, resolved.tags),
+        variables=_variables(texts, resolved),
         message_count=min(1, addressed) if single else addressed,
         batching_strategy="single-message" if single else "one-message-per-recipient",
         attachments=[PreviewAttachment(a["name"], a["contentType"],

@@ -108,3 +108,4 @@ def test_a_french_send_renders_fr_and_fr_ca_falls_back_to_fr(smtp_settings, smtp
         email_preview = preview.json["email"]
         assert email_preview["templateMetadata"]["variant"] == variant
         assert email_preview["renderedContent"]["subject"] == subject
+        assert email_preview["variableMetadata"]["unusedVariables"] == []  # locale is used
