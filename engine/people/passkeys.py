@@ -19,16 +19,8 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit
 
-import webauthn
-from webauthn.helpers import base64url_to_bytes, bytes_to_base64url
-from webauthn.helpers.exceptions import WebAuthnException
-from webauthn.helpers.structs import (
-    AuthenticatorSelectionCriteria,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
-
+# webauthn (with cbor2, pyasn1 and pyOpenSSL: about 16 MiB) is imported by the four
+# ceremonies below, at their first use: a process that serves no passkey never pays it.
 from engine import runtime
 from engine.people import factors
 from engine.people.errors import PeopleError
@@ -88,6 +80,15 @@ def check_name(name: str) -> str:
 
 def registration_options(user: User) -> tuple[str, str]:
     """(ceremony id, the options as JSON for navigator.credentials.create)."""
+    import webauthn
+    from webauthn.helpers import base64url_to_bytes
+    from webauthn.helpers.structs import (
+        AuthenticatorSelectionCriteria,
+        PublicKeyCredentialDescriptor,
+        ResidentKeyRequirement,
+        UserVerificationRequirement,
+    )
+
     rp_id, _ = relying_party()
     options = webauthn.generate_registration_options(
         rp_id=rp_id, rp_name=RP_NAME, user_id=user.id.bytes, user_name=user.email,
@@ -102,6 +103,10 @@ def registration_options(user: User) -> tuple[str, str]:
 
 def register(user: User, ceremony: str | None, name: str, credential: Any) -> Passkey:
     """Check the browser's answer to ``registration_options`` and keep the passkey."""
+    import webauthn
+    from webauthn.helpers import bytes_to_base64url
+    from webauthn.helpers.exceptions import WebAuthnException
+
     name = check_name(name)
     challenge = _take_challenge("register", ceremony)
     rp_id, origin = relying_party()
@@ -125,6 +130,9 @@ def register(user: User, ceremony: str | None, name: str, credential: Any) -> Pa
 def authentication_options() -> tuple[str, str]:
     """(ceremony id, options for navigator.credentials.get): no allowed list, so the
     browser offers whichever passkey of this site the person picks (discoverable)."""
+    import webauthn
+    from webauthn.helpers.structs import UserVerificationRequirement
+
     rp_id, _ = relying_party()
     options = webauthn.generate_authentication_options(
         rp_id=rp_id, user_verification=UserVerificationRequirement.REQUIRED)
@@ -134,6 +142,10 @@ def authentication_options() -> tuple[str, str]:
 def authenticate(ceremony: str | None, credential: Any) -> User:
     """The person whose passkey answered the challenge; PeopleError when it did not (an
     unknown passkey, another origin, a counter that did not rise, no user verification)."""
+    import webauthn
+    from webauthn.helpers import base64url_to_bytes
+    from webauthn.helpers.exceptions import WebAuthnException
+
     challenge = _take_challenge("sign-in", ceremony)
     answer = _credential(credential)
     raw_id = answer.get("rawId") or answer.get("id")

@@ -13,7 +13,6 @@ from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from zxcvbn import zxcvbn
 
 from engine.people.errors import PeopleError
 
@@ -69,6 +68,9 @@ def weakness(password: str, about: Iterable[str] = ()) -> str | None:
         return _YOURS
     words = [w for value in about for w in _words(value)]
     words += [_compact(value) for value in about]
+    # zxcvbn's lists take about 12 MiB: loaded by the first new password, not at start.
+    from zxcvbn import zxcvbn
+
     result = zxcvbn(password, user_inputs=words)
     sequence = result.get("sequence") or []
     if len(sequence) == 1 and sequence[0].get("dictionary_name") == "passwords":

@@ -18,19 +18,17 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
-
-import requests
-from authlib.integrations.base_client.errors import OAuthError
-from authlib.integrations.requests_client import OAuth2Session
-from authlib.oauth2.rfc6749.errors import OAuth2Error
-from joserfc import jws, jwt
-from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
 
 from engine import runtime
 from engine.people.errors import PeopleError
+
+# Authlib, joserfc and requests (about 19 MiB) are imported where a sign-in uses them: the
+# sign-in page asks only ``configured()``, and most installations use no single sign-on.
+if TYPE_CHECKING:
+    from authlib.integrations.requests_client import OAuth2Session
+    from joserfc.jwk import KeySet
 
 SCOPE = "openid email profile"
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384",
@@ -73,6 +71,8 @@ def forget() -> None:
 
 
 def _get_json(url: str) -> dict[str, Any]:
+    import requests
+
     try:
         response = requests.get(url, timeout=TIMEOUT, allow_redirects=False)
         response.raise_for_status()
@@ -108,6 +108,9 @@ def metadata() -> dict[str, Any]:
 
 def _key_set(kid: str | None) -> KeySet:
     """The issuer's keys, fetched again when ``kid`` is not among them (rate-limited)."""
+    from joserfc.errors import JoseError
+    from joserfc.jwk import KeySet
+
     uri = metadata()["jwks_uri"]
     with _lock:
         kept = _keys.get(uri)
@@ -126,6 +129,8 @@ def _key_set(kid: str | None) -> KeySet:
 
 
 def _client(redirect_uri: str) -> OAuth2Session:
+    from authlib.integrations.requests_client import OAuth2Session
+
     settings = runtime.settings()
     client = OAuth2Session(settings.oidc_client_id, settings.oidc_client_secret,
                            scope=SCOPE, redirect_uri=redirect_uri,
@@ -148,6 +153,10 @@ def finish(pending: dict[str, str] | None, answer: dict[str, str],
            redirect_uri: str) -> tuple[dict[str, Any], str]:
     """The browser came back: check ``state``, redeem the code (with the PKCE verifier) and
     verify the ID token; returns (its claims, the raw token for RP-initiated logout)."""
+    import requests
+    from authlib.integrations.base_client.errors import OAuthError
+    from authlib.oauth2.rfc6749.errors import OAuth2Error
+
     if not pending or not isinstance(pending, dict):
         raise Refused("Start again: this single sign-on answer belongs to no sign-in here.")
     state = answer.get("state") or ""
@@ -173,6 +182,9 @@ def finish(pending: dict[str, str] | None, answer: dict[str, str],
 def verify_id_token(id_token: str, nonce: str) -> dict[str, Any]:
     """The ID token's claims, once its signature, issuer, audience, times and nonce are
     right; Refused otherwise."""
+    from joserfc import jws, jwt
+    from joserfc.errors import JoseError
+
     settings = runtime.settings()
     try:
         header = jws.extract_compact(id_token.encode()).protected

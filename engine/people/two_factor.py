@@ -15,7 +15,6 @@ import secrets
 import time
 
 import pyotp
-import segno
 from redis.exceptions import RedisError
 
 from engine import runtime
@@ -65,6 +64,8 @@ def provisioning_uri(user: User, secret: str) -> str:
 
 def qr_svg(uri: str) -> str:
     """The URI as a QR code, inline SVG drawn here: no image from another origin."""
+    import segno  # the QR code of an enrolment: not needed until someone enrols
+
     return segno.make(uri, error="m").svg_inline(scale=4, border=4,
                                                  title="QR code of the secret key")
 
