@@ -12,6 +12,7 @@ from engine.plugins.manager import default_registry
 from engine.store.models import Container, Project
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
+from web.authoring.editor import notice
 from web.authoring.forms import NewItemForm
 from web.permissions import workspace_view
 
@@ -116,5 +117,6 @@ def create():
     if what == "folder":
         return redirect(url_for("authoring.folder_page", workspace_id=g.workspace.id,
                                 folder_id=made.id), 303)
+    notice(f"Created {made.name}: your first change starts its draft")
     return redirect(url_for("authoring.editor", workspace_id=g.workspace.id,
                             template_id=made.id), 303)
