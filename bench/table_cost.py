@@ -7,8 +7,9 @@ keys, and with its primary key as its only index. Eight client processes fill ea
 for a few seconds with that send's row (a new id each time) through a prepared statement
 in autocommit, as `insert_rows` sends it, and PostgreSQL's CPU over the run is divided
 by the rows. The copies take turns, round after round, because this machine's speed
-drifts (docs/performance.md, "The eighth sitting"). One backend then writes 20,000 copies of
-the row into each copy in one statement: the row's own work, without clients or shared locks.
+drifts (docs/history/performance-notebook.md, "The eighth sitting"). One backend then
+writes 20,000 copies of the row into each copy in one statement: the row's own work,
+without clients or shared locks.
 """
 
 from __future__ import annotations

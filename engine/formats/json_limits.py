@@ -12,7 +12,8 @@ Only a body of a plausible shape reaches the JSON parser.
 reach its limit (brackets, commas and quotes counted inside strings too, which only
 overcounts), the body is parsed at once and only its depth is read off the parsed value:
 the editor's 50 KB template, a string full of escapes and of Handlebars braces, took the
-pass 270 µs and takes the parser 75 (docs/performance.md, "Speed with every feature on").
+pass 270 µs and takes the parser 75 (docs/performance.md,
+"Measurements behind the code's shape").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Group commit: concurrent sends of one process share one INSERT, its commit and one enqueue
-round trip (issue 43; docs/performance.md, "Group commit").
+round trip (docs/performance.md, "Measurements behind the code's shape").
 
 A send that finds no group at work leads: it takes every row waiting (its own among them),
 inserts them in one statement, enqueues their jobs in one Redis round trip and wakes their

@@ -236,8 +236,8 @@ def _lz4_payloads(db: Database) -> None:
     """A notification's payload (about 2 KB on every row, more than PostgreSQL keeps
     inline) compressed with lz4 instead of pglz, where the server has it (PostgreSQL 14 and
     later, built with lz4): 5-10 µs less of the database's CPU a row written and about 2 µs
-    a row read (docs/performance.md, "The eighth sitting"). A metadata change: rows written
-    before keep pglz and read as before. SQLite compresses nothing."""
+    a row read (docs/performance.md, "Measurements behind the code's shape"). A metadata
+    change: rows written before keep pglz and read as before. SQLite compresses nothing."""
     if isinstance(db, SqliteDatabase):
         return
     has_lz4 = db.execute_sql("SELECT 1 FROM pg_settings WHERE name = 'default_toast_compression'"
