@@ -153,3 +153,21 @@ def test_a_reports_row_links_by_its_recipient_and_channels_have_marks(page: Page
         "els => els.map(e => getComputedStyle(e, '::before').content)")
     assert len(set(contents)) == 2, contents  # email and SMS each their own
     assert violations(page) == []
+
+
+def test_a_notification_from_a_list_links_to_its_list(page: Page, live):
+    from engine.store.models import RecipientList
+
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    template = factories.template(ws)
+    kept = RecipientList.create(workspace=ws, template=template, version_number=1,
+                                channel="email", filename="march.csv",
+                                columns=["email address", "name"],
+                                rows=[["ada@example.net", "Ada"]], row_count=1, status="sent")
+    n = factories.notification(ws, factories.email_payload())
+    n.template, n.correlation_id = template, f"list-{kept.id.hex}-2"
+    n.save()
+    sign_in(page, "mia@example.com", start=f"/w/{ws.id}/reports/notifications/{n.id}")
+    page.get_by_role("link", name="march.csv").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text("march.csv")

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+import uuid
+
 from flask import Blueprint, Response, abort, g, render_template, request, stream_with_context
 
 from engine.lists import progress
 from engine.reports import counts, export, feed, filters, inbound, timeline
+from engine.store.models import RecipientList
 from web.core import errors
 from web.permissions import workspace_view
 from web.reports import chart
@@ -66,4 +70,18 @@ def notification(ident: str):
     found = timeline.timeline(g.workspace.id, ident)
     if found is None:
         abort(404)
-    return render_template("reports/notification.html", section="reports", found=found)
+    return render_template("reports/notification.html", section="reports", found=found,
+                           from_list=_list_of(found.notification.correlation_id))
+
+
+_LIST_ROW = re.compile(r"list-([0-9a-f]{32})-(\d+)")
+
+
+def _list_of(correlation_id: str | None) -> tuple[RecipientList, int] | None:
+    """The list (of this workspace) and row a notification was sent from, if it was."""
+    matched = _LIST_ROW.fullmatch(correlation_id or "")
+    if matched is None:
+        return None
+    kept = RecipientList.get_or_none(RecipientList.id == uuid.UUID(matched[1]),
+                                     RecipientList.workspace == g.workspace.id)
+    return (kept, int(matched[2])) if kept is not None else None
