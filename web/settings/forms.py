@@ -8,6 +8,8 @@ from wtforms import (
     BooleanField,
     DateField,
     EmailField,
+    HiddenField,
+    PasswordField,
     SelectField,
     StringField,
     TextAreaField,
@@ -50,6 +52,17 @@ class ProviderForm(FlaskForm):
     # One URL, or several (one a line) tried in order: failover (docs/delivery.md).
     provider_url = TextAreaField("Provider URL", render_kw={"autocomplete": "off",
                                                             "spellcheck": "false", "rows": 3})
+    # Or an SMTP server by its parts, percent-encoded into a URL (web/settings/provider_fields.py).
+    host = StringField("Host", render_kw={"autocomplete": "off", "spellcheck": "false"})
+    port = StringField("Port", render_kw={"inputmode": "numeric", "autocomplete": "off"})
+    user = StringField("User name", render_kw={"autocomplete": "off", "spellcheck": "false"})
+    password = PasswordField("Password", render_kw={"autocomplete": "new-password"})
+    tls = SelectField("TLS", default="starttls", choices=[
+        SelectChoice("starttls", "STARTTLS (usually port 587)"),
+        SelectChoice("ssl", "TLS from the first byte (usually port 465)"),
+        SelectChoice("none", "None (a relay on a trusted network only)")])
+    # A refused form's password or URLs, encrypted for this person (never shown).
+    sealed = HiddenField()
 
 
 class CallbackForm(FlaskForm):

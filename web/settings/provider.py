@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from flask import flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
-from config.redaction import mask_secrets, mask_url
+from config.redaction import MASK, mask_secrets, mask_url
 from config.settings import provider_scheme_of, provider_urls
 from engine import runtime
 from engine.people import audit, mail, users
@@ -23,6 +23,7 @@ from web.settings.background_tests import Busy, provider_tests
 from web.settings.blueprint import blueprint
 from web.settings.forms import ProviderForm, ProviderTestForm, mark
 from web.settings.pages import settings_page
+from web.settings.provider_fields import fields_url, seal, unmasked, unseal
 
 MAX_URL = 2000
 MAX_PROVIDERS = 5
@@ -74,16 +75,38 @@ def email_provider():
 @workspace_view("admin")
 def save_provider():
     form = ProviderForm()
-    urls = (form.provider_url.data or "").split()
-    for problem in _problems(urls):
-        mark(form.provider_url, mask_secrets(problem))
-    if form.provider_url.errors:
-        # Never echo a credential: the URLs come back with their secrets masked, to be typed
-        # again (a page may be cached, shared or shown on a screen).
-        form.provider_url.data = "\n".join(mask_url(url) for url in urls)
-        if any(mask_url(url) != url for url in urls):
-            mark(form.provider_url, "Credentials are not shown again: type them again.")
-        return _page(form, status=400)
+    me = (str(g.workspace.id), str(current_user.user.id))
+    kept = unseal(form.sealed.data, *me)
+    kept = kept if isinstance(kept, dict) else {}
+    if (form.host.data or "").strip():
+        # Decision (docs/web.md): with Host filled, the fields win over Provider URL.
+        password = form.password.data or str(kept.get("password") or "")
+        url, wrong = fields_url(form.host.data or "", form.port.data or "", form.user.data or "",
+                                password, form.tls.data or "")
+        for name, problem in wrong.items():
+            mark(form[name], problem)
+        for problem in ([] if wrong else _problems([url or ""])):
+            mark(form.host, mask_secrets(problem))
+        if wrong or form.host.errors:
+            if password and "password" not in wrong:
+                # Kept sealed, never echoed: typed again only when it is what is wrong.
+                form.sealed.data = seal({"password": password}, *me)
+            return _page(form, status=400)
+        urls = [url or ""]
+    else:
+        urls = unmasked((form.provider_url.data or "").split(), kept.get("urls"))
+        for problem in _problems(urls):
+            mark(form.provider_url, mask_secrets(problem))
+        if any(MASK in url for url in urls):
+            mark(form.provider_url, "Type the password in place of *** (only a URL kept from "
+                                    "your last try, with the same user and host, keeps it).")
+        if form.provider_url.errors:
+            # Never echo a credential: the URLs come back masked and sealed, so a corrected
+            # URL whose credential is still *** keeps the one typed (a page may be cached,
+            # shared or shown on a screen).
+            form.provider_url.data = "\n".join(mask_url(url) for url in urls)
+            form.sealed.data = seal({"urls": urls}, *me)
+            return _page(form, status=400)
     entries = [{"plugin": provider_scheme(url), "url": url} for url in urls]
     g.workspace.email_provider = json.dumps(entries[0] if len(entries) == 1 else entries)
     g.workspace.save()
