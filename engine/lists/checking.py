@@ -17,7 +17,7 @@ from typing import Any
 from engine.catalog import snapshots
 from engine.errors import ApiError
 from engine.formats.addresses import suppression_key
-from engine.lists import rows, zones
+from engine.lists import excerpt, rows, zones
 from engine.lists.reading import Sheet, column_key
 from engine.plugins.manager import default_registry
 from engine.rendering import variable_metadata
@@ -28,6 +28,7 @@ from engine.store.models import Suppression, Template, TemplateVersion, Workspac
 from engine.store.vocabulary import stops
 
 MAX_PROBLEMS_SHOWN = 100
+QUOTED_CHARS = 40  # a refused value is quoted in its message up to this many characters
 ZONE_COLUMN = "time zone"  # optional: each row's IANA time zone (a schedule's local time)
 _SUPPRESSION_BATCH = 500
 _PHONE_PUNCTUATION = re.compile(r"[\s().-]")
@@ -40,6 +41,7 @@ class Problem:
 
     row: int | None
     message: str
+    column: int | None = None  # the cell's column in the file (0-based), when one cell is
 
     def __str__(self) -> str:
         return f"row {self.row}: {self.message}" if self.row is not None else self.message
@@ -58,6 +60,8 @@ class Checked:
     bad_rows: int = 0
     version: TemplateVersion | None = None
     zone_column: int | None = None  # the optional ``time zone`` column's index
+    recipient_index: int | None = None  # the recipient column's index
+    table: dict[str, Any] | None = None  # the file's first and bad rows (engine/lists/excerpt.py)
 
     @property
     def ok(self) -> bool:
@@ -75,6 +79,13 @@ class Checked:
             self.bad_rows += 1
         if len(self.problems) < MAX_PROBLEMS_SHOWN:
             self.problems.append(problem)
+
+
+def quoted(value: str) -> str:
+    """A refused value as its message quotes it: in quotes, cut at QUOTED_CHARS."""
+    value = value.strip()
+    cut = value[:QUOTED_CHARS] + ("…" if len(value) > QUOTED_CHARS else "")
+    return f"“{cut}”"
 
 
 def normalise_recipient(channel: str, value: str) -> str:
@@ -121,6 +132,7 @@ def _columns(checked: Checked, sheet: Sheet) -> list[int] | None:
     if checked.problems:
         return None
     assert recipient is not None
+    checked.recipient_index = recipient
     return [recipient, *tag_indexes]
 
 
@@ -135,18 +147,22 @@ def _needed_tags(checked: Checked, version: TemplateVersion) -> None:
                                   f"column named {name!r}."))
 
 
-def _row_message(checked: Checked, path: str, messages: list[str]) -> str:
-    """An API field error in the file's terms: the column it came from."""
+def _row_message(checked: Checked, path: str, messages: list[str],
+                 cells: list[str]) -> tuple[str, int | None]:
+    """An API field error in the file's terms: the column it came from, quoting the value
+    it refused; (message, the position in ``cells`` of that value, None when no cell)."""
     text = "; ".join(messages)
     if (found := _TAG_PATH.match(path)) is not None:
         index = int(found.group(1))
-        column = checked.tags[index] if index < len(checked.tags) else "a tag"
+        if index >= len(checked.tags):
+            return f"a tag: {text}", None
+        column, value = checked.tags[index], quoted(cells[index + 1])
         if path.endswith(".value") and "at most" in text:
-            return f"the {column!r} cell is too long ({text})"
-        return f"{column!r}: {text}"
+            return f"the {column!r} cell is too long ({text}): {value}", index + 1
+        return f"{column!r}: {text}: {value}", index + 1
     if "verrideRecipients" in path:
-        return f"{checked.recipient_column} {text}"
-    return f"{path}: {text}"
+        return f"{checked.recipient_column} {text}: {quoted(cells[0])}", 0
+    return f"{path}: {text}", None
 
 
 def _check_rows(checked: Checked, sheet: Sheet, indexes: list[int], workspace: Workspace,
@@ -161,7 +177,7 @@ def _check_rows(checked: Checked, sheet: Sheet, indexes: list[int], workspace: W
         cells = cells + [""] * (width - len(cells))
         recipient = normalise_recipient(checked.channel, cells[indexes[0]])
         if not recipient:
-            checked.add(Problem(number, f"no {checked.recipient_column}"))
+            checked.add(Problem(number, f"no {checked.recipient_column}", indexes[0]))
             continue
         values = [cells[i] for i in indexes[1:]]
         zone = None
@@ -169,16 +185,19 @@ def _check_rows(checked: Checked, sheet: Sheet, indexes: list[int], workspace: W
             zone = cells[checked.zone_column].strip() or None
             if zone is not None and not zones.known(zone):
                 checked.add(Problem(number, f"time zone {zone[:64]!r} is not a time zone "
-                                            "name such as Europe/London or America/New_York"))
+                                            "name such as Europe/London or America/New_York",
+                                    checked.zone_column))
                 continue
         request = rows.body(ws_id, t_id, version.number, checked.channel, recipient,
                             dict(zip(checked.tags, values, strict=True)))
         try:
             validate_request(request)
         except ApiError as err:
-            checked.add(Problem(number, "; ".join(
-                _row_message(checked, path, messages)
-                for path, messages in (err.errors or {}).items()) or err.detail))
+            said = [_row_message(checked, path, messages, [cells[i] for i in indexes])
+                    for path, messages in (err.errors or {}).items()]
+            where = next((at for _, at in said if at is not None), None)
+            checked.add(Problem(number, "; ".join(m for m, _ in said) or err.detail,
+                                None if where is None else indexes[where]))
             continue
         checked.rows.append([number, recipient, values] if checked.zone_column is None
                             else [number, recipient, values, zone])
@@ -202,7 +221,8 @@ def _suppressed(checked: Checked, workspace: Workspace, marketing: bool,
                 for number in by_key.get(address, []):
                     found[number] = address
     for number in sorted(found):
-        checked.add(Problem(number, f"{found[number]} is on the suppression list"))
+        checked.add(Problem(number, f"{found[number]} is on the suppression list",
+                            checked.recipient_index))
 
 
 def _allowance(checked: Checked, workspace: Workspace) -> None:
@@ -263,11 +283,13 @@ def check(workspace: Workspace, template: Template, sheet: Sheet) -> Checked:
     if checked.problems:
         checked.rows = []  # a file with any bad row sends nothing
         checked.problems.sort(key=lambda p: -1 if p.row is None else p.row)
+        checked.table = excerpt.table(sheet, [p.row for p in checked.problems])
         return checked
     _allowance(checked, workspace)
     if not checked.problems:
         _first_row(checked, snap, version)
     if checked.problems:
         checked.rows = []
+        checked.table = excerpt.table(sheet, [p.row for p in checked.problems])
     checked.problems.sort(key=lambda p: -1 if p.row is None else p.row)
     return checked

@@ -134,8 +134,8 @@ def record(kept: RecipientList, checked: Checked) -> None:
     """The check's verdict on the list: its rows kept, or its problems."""
     if not checked.ok:
         RecipientList.update(status=REFUSED, problems={
-            "badRows": checked.bad_rows,
-            "items": [[p.row, p.message] for p in checked.problems]}).where(
+            "badRows": checked.bad_rows, "table": checked.table,
+            "items": [[p.row, p.message, p.column] for p in checked.problems]}).where(
             RecipientList.id == kept.id, RecipientList.status == CHECKING).execute()
         return
     assert checked.version is not None
@@ -180,8 +180,10 @@ def refusal(kept: RecipientList) -> Checked | None:
         return None
     found = kept.problems or {}
     checked = Checked(kept.channel, column)
-    checked.problems = [Problem(row, message) for row, message in found.get("items", [])]
+    checked.problems = [Problem(row, message, *column)
+                        for row, message, *column in found.get("items", [])]
     checked.bad_rows = int(found.get("badRows", 0))
+    checked.table = found.get("table")
     return checked
 
 

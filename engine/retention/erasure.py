@@ -85,6 +85,19 @@ def _without(value: Any, key: str) -> tuple[Any, int]:
     return kept, len(value) - len(kept)
 
 
+def _problems_without(problems: Any, key: str) -> Any:
+    """A refused list's problems (``items`` and the file's ``table`` of rows) without the
+    entries naming ``key``."""
+    if not isinstance(problems, dict):
+        return _without(problems, key)[0]
+    kept = dict(problems)
+    kept["items"] = _without(problems.get("items"), key)[0]
+    if isinstance(problems.get("table"), dict):
+        kept["table"] = {**problems["table"],
+                         "rows": _without(problems["table"].get("rows"), key)[0]}
+    return kept
+
+
 def _lists(workspace_id: Any, key: str, done: Counter) -> None:
     """Each list of the workspace loses the rows, refusals and problems naming ``key``."""
     for row in RecipientList.select().where(RecipientList.workspace == workspace_id):
@@ -97,7 +110,7 @@ def _lists(workspace_id: Any, key: str, done: Counter) -> None:
             continue
         rows, dropped = _without(row.rows, key)
         refused, _ = _without(row.refused, key)
-        problems, _ = _without(row.problems, key)
+        problems = _problems_without(row.problems, key)
         problem = row.problem if key not in (row.problem or "").lower() else "(erased)"
         RecipientList.update(rows=rows, refused=refused, problems=problems,
                              problem=problem).where(RecipientList.id == row.id).execute()

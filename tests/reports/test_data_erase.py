@@ -49,6 +49,14 @@ def _person_everywhere(run):
                          channel="email", filename="people.csv", row_count=2, status="sent",
                          columns=["email address", "name"],
                          rows=[[2, ADA, ["Ada"]], [3, "bob@example.net", ["Bob"]]])
+    # A refused file keeps its problems and its first rows as a table until shown.
+    RecipientList.create(workspace=run.ws, template=run.templates[0], version_number=0,
+                         channel="email", filename="bad.csv", row_count=0, status="refused",
+                         problems={"badRows": 1, "items": [[3, f"{ADA} is on the suppression "
+                                                                "list", 0]],
+                                   "table": {"header": ["email address", "name"], "more": 0,
+                                             "rows": [[2, ["bob@example.net", "Bob"]],
+                                                      [3, [ADA, "Ada"]]]}})
     audit.record(run.ws, None, "suppression.added", ADA.lower(), {"reason": "manual"})
     return theirs, queued, bob
 

@@ -11,6 +11,7 @@ from engine.authoring import finding, previews
 from engine.lists import (
     background,
     cancelling,
+    excerpt,
     progress,
     reading,
     recovery,
@@ -36,8 +37,26 @@ def _listable(template_id) -> Template:
     return template
 
 
+def _marked(table: dict | None, problems: list[Problem]) -> dict | None:
+    """The file's table as the page shows it: each cell with the ids of the problems that
+    name it (the summary's items), and each row with those naming the whole row."""
+    if not table:
+        return None
+    cells: dict[tuple[int, int | None], list[str]] = {}
+    for index, problem in enumerate(problems):
+        if problem.row is not None:
+            cells.setdefault((problem.row, problem.column), []).append(f"list-problem-{index}")
+    rows = [(number, [(value, cells.get((number, column), []))
+                      for column, value in enumerate(values)],
+             cells.get((number, None), []))
+            for number, values in table.get("rows", [])]
+    return {"header": table.get("header", []), "rows": rows,
+            "more": int(table.get("more", 0))}
+
+
 def _upload_page(template: Template, checked: Checked | None = None, status: int = 200):
     return render_template("authoring/list_upload.html", template=template, checked=checked,
+                           table=_marked(checked.table, checked.problems) if checked else None,
                            column=RECIPIENT_COLUMNS[template.channel],
                            max_rows=reading.MAX_ROWS,
                            max_mb=reading.MAX_FILE_BYTES // (1024 * 1024)), status
@@ -85,9 +104,9 @@ def upload_list(template_id):
                             template_id=template.id, list_id=kept.id), 303)
 
 
-def _first_row_preview(template: Template, kept: RecipientList) -> tuple[str, str, str]:
-    """(token, frame version, first recipient): the first row rendered into the sandboxed
-    preview frame, as the editor's preview is."""
+def _first_row_preview(template: Template, kept: RecipientList):
+    """(token, frame version, the full list, the rendered first message): the first row
+    rendered into the sandboxed preview frame, as the editor's preview is."""
     full = uploads.find(g.workspace, kept.id)
     version = finding.version(template, kept.version_number)
     if version is None or full is None:
@@ -95,7 +114,7 @@ def _first_row_preview(template: Template, kept: RecipientList) -> tuple[str, st
     shown = previews.preview(g.workspace, template, dict(version.content),
                              uploads.tags_of(full))
     token = frames.new_token()
-    return token, frames.stash(template, token, shown), full.rows[0][1]
+    return token, frames.stash(template, token, shown), full, shown
 
 
 @blueprint.get("/templates/<template_id>/lists/<list_id>")
@@ -113,9 +132,11 @@ def list_page(template_id, list_id):
     if kept.status == uploads.CHECKING:
         return render_template("authoring/list_checking.html", template=template, kept=kept)
     if kept.status == sending.CHECKED:
-        token, frame_version, first = _first_row_preview(template, kept)
+        token, frame_version, full, shown = _first_row_preview(template, kept)
+        table = _marked(excerpt.of_kept(full.columns, full.rows, full.row_count), [])
         return render_template("authoring/list_check.html", template=template, kept=kept,
-                               token=token, frame_version=frame_version, first=first,
+                               token=token, frame_version=frame_version,
+                               first=full.rows[0][1], shown=shown, table=table,
                                problem=request.args.get("problem"))
     recovery.resume_if_lost(kept)  # a list whose job was lost goes on when looked at
     return render_template("authoring/list.html", template=template, kept=kept,

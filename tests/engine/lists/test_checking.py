@@ -65,7 +65,7 @@ def test_each_bad_row_is_named_and_nothing_is_kept(ws):
     assert kept is None and RecipientList.select().count() == 0
     assert _messages(checked) == [
         "row 3: no email address",
-        "row 4: email address is not a valid address",
+        "row 4: email address is not a valid address: “not-an-address”",
         "row 5: it has 3 cells; row 1 names 2 columns"]
     assert checked.rows == []
 
@@ -73,7 +73,7 @@ def test_each_bad_row_is_named_and_nothing_is_kept(ws):
 def test_a_phone_number_the_api_would_refuse_is_named(ws):
     template = factories.template(ws, "sms")
     checked, _ = _check(ws, template, "Phone Number,code\n+1 (415) 555-0100,1\n07700 900123,2\n")
-    assert _messages(checked) == ["row 3: phone number is not a valid address"]
+    assert _messages(checked) == ["row 3: phone number is not a valid address: “07700 900123”"]
 
 
 def test_a_suppressed_recipient_is_named(ws):
@@ -156,3 +156,34 @@ def test_column_keys_ignore_case_spaces_underscores_and_hyphens():
     assert {reading.column_key(n) for n in ("Phone_Number", " phone-number", "PHONE  NUMBER")
             } == {"phone number"}
     assert checking.normalise_recipient("sms", " +1 (415) 555-0100 ") == "+14155550100"
+
+
+def test_each_problem_names_its_cell_and_quotes_the_value_it_refused(ws):
+    template = factories.template(ws)
+    long_name = "x" * 8193
+    checked, _ = _check(ws, template, "name,email address,time zone\n"
+                                      "Ada,ada@example.net,\n"
+                                      "Grace,grace@,Europe/London\n"
+                                      "Alan,alan@example.net,Mars/Olympus\n"
+                                      f"{long_name},edsger@example.net,\n")
+    assert [(p.row, p.column) for p in checked.problems] == [(3, 1), (4, 2), (5, 0)]
+    grace, alan, edsger = _messages(checked)
+    assert grace == "row 3: email address is not a valid address: “grace@”"
+    assert "'Mars/Olympus'" in alan
+    # A long value is quoted cut, never whole.
+    assert edsger.endswith(": “" + "x" * checking.QUOTED_CHARS + "…”")
+
+
+def test_a_refused_file_keeps_its_first_rows_and_every_bad_row_as_a_table(ws):
+    from engine.lists import excerpt
+
+    template = factories.template(ws)
+    rows = [f"p{n}@example.net,P{n}" for n in range(2, 40)]
+    rows[30] = "bad@,Bad"  # row 32: after the first rows, shown because it is bad
+    checked, _ = _check(ws, template, "email address,name\n" + "\n".join(rows) + "\n")
+    table = checked.table
+    assert table["header"] == ["email address", "name"]
+    numbers = [number for number, _ in table["rows"]]
+    assert numbers == [*range(2, 2 + excerpt.FIRST_ROWS), 32]
+    assert table["rows"][-1] == [32, ["bad@", "Bad"]]
+    assert table["more"] == 38 - len(numbers)

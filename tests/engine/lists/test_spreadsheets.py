@@ -75,6 +75,6 @@ def test_a_spreadsheet_list_is_checked_and_kept_as_its_csv_would_be(settings):
         checked, kept = uploads.upload(ws, template, name, data, None)
         assert kept is None
         assert [str(p) for p in checked.problems] == [
-            "row 3: email address is not a valid address"]
+            "row 3: email address is not a valid address: “grace@”"]
     checked, kept = uploads.upload(ws, template, "people.ods", ods(rows[:2]), None)
     assert kept.rows == [[2, "ada@example.net", ["Ada"]]] and kept.filename == "people.ods"

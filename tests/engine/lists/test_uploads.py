@@ -63,7 +63,8 @@ def test_a_refused_file_keeps_its_problems_until_shown(settings, held):
     task, args = held[0]
     task(*args)
     checked = uploads.refusal(RecipientList.get_by_id(kept.id))
-    assert [str(p) for p in checked.problems] == ["row 2: email address is not a valid address"]
+    assert [str(p) for p in checked.problems] == [
+        "row 2: email address is not a valid address: “grace@”"]
     assert checked.bad_rows == 1
 
 
