@@ -33,7 +33,8 @@ def test_bad_cells_are_marked_and_each_problem_quotes_its_value(page: Page, live
     _upload(page, ws, template, "email address,name,time zone\n"
                                 "ada@example.net,Ada,Europe/London\n"
                                 "grace@<b>x</b>,Grace,Europe/London\n"
-                                "alan@example.net,Alan,Mars/Olympus\n")
+                                "alan@example.net,Alan,Mars/Olympus\n"
+                                "edsger@example.net,Edsger,UTC,extra\n")
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text("row 3: email address is not a valid address: “grace@<b>x</b>”")
     expect(alert).to_contain_text("row 4: time zone 'Mars/Olympus' is not a time zone name")
@@ -56,6 +57,9 @@ def test_bad_cells_are_marked_and_each_problem_quotes_its_value(page: Page, live
     expect(good).to_be_visible()
     assert good.get_attribute("aria-describedby") is None
     assert table.locator(".bad-cell").count() == 2
+    # A problem of the whole row marks its number.
+    whole = table.get_by_role("rowheader", name="5 Error")
+    expect(whole).to_have_accessible_description("row 5: it has 4 cells; row 1 names 3 columns")
     assert RecipientList.select().count() == 0 and Notification.select().count() == 0
     _axe_clean(page)
 
