@@ -101,8 +101,8 @@ def init_app(app: Flask, settings: Settings) -> None:
 
     @app.after_request
     def headers(response: Response) -> Response:
-        if response.mimetype != "text/html":
-            return response
+        if response.mimetype != "text/html" or g.get("sandboxed_frame"):
+            return response  # a frame's document carries its own sandboxing policy
         for name, value in HTML_HEADERS.items():
             response.headers.setdefault(name, value)
         if request.blueprint in WEB_BLUEPRINTS or request.blueprint in SESSIONLESS_PAGES \

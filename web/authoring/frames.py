@@ -88,6 +88,13 @@ def frame(template_id, token):
         body = document.decode("utf-8")
     else:
         media, body = _saved_preview(template).frame()
+    return framed(body, media)
+
+
+def framed(body: str, media: str) -> Response:
+    """A document for a sandboxed frame (the editor's preview, a notification's message):
+    sandboxed by its own CSP even when opened alone."""
+    g.sandboxed_frame = True  # web/security.py leaves its headers as they are
     response = Response(body, mimetype=media)
     if media == "text/plain":
         response.charset = "utf-8"

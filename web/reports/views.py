@@ -10,6 +10,7 @@ from flask import Blueprint, Response, abort, g, render_template, request, strea
 from engine.lists import progress
 from engine.reports import counts, export, feed, filters, inbound, timeline
 from engine.store.models import RecipientList
+from web.authoring.frames import framed
 from web.core import errors
 from web.permissions import workspace_view
 from web.reports import chart
@@ -72,6 +73,18 @@ def notification(ident: str):
         abort(404)
     return render_template("reports/notification.html", section="reports", found=found,
                            from_list=_list_of(found.notification.correlation_id))
+
+
+@blueprint.get("/notifications/<ident>/message")
+@workspace_view("member")
+def message_frame(ident: str):
+    """The notification's rendered HTML as its own document, for the page's sandboxed frame
+    (the editor's preview mechanism): never inlined into a page of ours."""
+    found = timeline.timeline(g.workspace.id, ident)
+    html = (found.notification.payload or {}).get("html") if found is not None else None
+    if found is None or found.purged_at or not isinstance(html, str) or not html:
+        abort(404)
+    return framed(html, "text/html")
 
 
 _LIST_ROW = re.compile(r"list-([0-9a-f]{32})-(\d+)")
