@@ -68,11 +68,20 @@ class ReportFilters:
         return dt.datetime.combine(self.end + dt.timedelta(days=1), dt.time())
 
 
+# The ways a day may be typed: ISO, and as the pages say dates ("5 Dec 2026", "5 December
+# 2026"; the month's case aside).
+_DAY_FORMATS = ("%Y-%m-%d", "%d %b %Y", "%d %B %Y")
+
+
 def _day(field: str, raw: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(raw.strip())
-    except ValueError:
-        raise FilterError(field, f"expected a date as YYYY-MM-DD, got {raw!r}") from None
+    text = " ".join(raw.split())
+    for pattern in _DAY_FORMATS:
+        try:
+            return dt.datetime.strptime(text, pattern).date()
+        except ValueError:
+            continue
+    shown = raw.strip()[:40]
+    raise FilterError(field, f"Enter a date such as 5 Dec 2026 or 2026-12-05; got “{shown}”.")
 
 
 def parse(workspace_id: object, values: dict[str, str | None],
