@@ -88,9 +88,14 @@ def save_provider():
         for problem in ([] if wrong else _problems([url or ""])):
             mark(form.host, mask_secrets(problem))
         if wrong or form.host.errors:
+            # Kept sealed, never echoed: the password is typed again only when it is what
+            # is wrong; a URL left aside below comes back masked, as it would alone.
+            urls = (form.provider_url.data or "").split()
+            form.provider_url.data = "\n".join(mask_url(url) for url in urls)
+            keep = {"urls": urls} if urls else {}
             if password and "password" not in wrong:
-                # Kept sealed, never echoed: typed again only when it is what is wrong.
-                form.sealed.data = seal({"password": password}, *me)
+                keep["password"] = password
+            form.sealed.data = seal(keep, *me) if keep else ""
             return _page(form, status=400)
         urls = [url or ""]
     else:
