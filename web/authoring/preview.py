@@ -20,6 +20,12 @@ from web.permissions import workspace_view
 @workspace_view("member")
 def preview(template_id):
     loading.limit("preview")
+    # The slot first: a preview refused for want of one costs no parse of its body.
+    with render_slot():
+        return _preview(template_id)
+
+
+def _preview(template_id):
     template = loading.authorable(loading.template_as_sent(template_id))
     form = loading.posted()
     sample_error = None
@@ -41,8 +47,7 @@ def preview(template_id):
         content = drafts.content_from_form(template.channel, form)
     except DraftError as err:
         return loading.fragment("authoring/_preview_error.html", message=str(err))
-    with render_slot():
-        result = previews.preview(g.workspace, template, content, tags)
+    result = previews.preview(g.workspace, template, content, tags)
     token = form.get("editor", "")
     version = frames.stash(template, token, result)
     return loading.fragment("authoring/_preview.html", template=template, preview=result,

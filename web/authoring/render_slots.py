@@ -2,8 +2,10 @@
 
 Each is bounded by the render budget, but eight hostile previews at once (a 1 MB body, 8 KB
 sample values) still held eight server threads and starved /healthz and every tenant's
-pages. A render waits for one of RENDERS_AT_ONCE slots (a keystroke's preview takes a few
-milliseconds, so a person rarely waits), at most WAIT_SECONDS, then gets a 429.
+pages. A request takes one of RENDERS_AT_ONCE slots before it reads its body; with none
+free within WAIT_SECONDS (a keystroke's preview takes a few milliseconds) it gets a 429 at
+once, so the server's threads stay free for everyone else's requests (a wait of a second
+held them all, and /healthz waited behind them).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from flask import abort, make_response
 from web.core import errors
 
 RENDERS_AT_ONCE = 2
-WAIT_SECONDS = 1.0
+WAIT_SECONDS = 0.1
 slots = threading.BoundedSemaphore(RENDERS_AT_ONCE)
 
 

@@ -34,13 +34,17 @@ def _content_and_tags(template):
 @workspace_view("member")
 def send_test(template_id):
     loading.limit("test-send")
+    with render_slot():  # before the body is read: a refused request costs no parse
+        return _send_test(template_id)
+
+
+def _send_test(template_id):
     template = loading.authorable(loading.template(template_id))
     recipient = loading.posted().get("recipient", "")
     try:
         editable, content, tags = _content_and_tags(template)
-        with render_slot():
-            sent = test_sends.send_test(g.workspace, template, content, tags, recipient,
-                                        editable.number)
+        sent = test_sends.send_test(g.workspace, template, content, tags, recipient,
+                                    editable.number)
     except (SendTestRefused, DraftError, SampleError) as err:
         message = str(err) if not isinstance(err, SampleError) else f"Sample tags: {err}"
         if loading.htmx():
