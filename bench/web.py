@@ -171,14 +171,16 @@ class EditorBench:
 
 
 @contextlib.contextmanager
-def editor_bench() -> Iterator[EditorBench]:
+def editor_bench(limited: bool = False) -> Iterator[EditorBench]:
     """The database (recreated), the bench's Redis, `herald serve`'s gunicorn and an editor
-    signed in to it (this module's figures and `bench.profile`'s editor runs)."""
+    signed in to it (this module's figures and `bench.profile`'s editor runs); ``limited``
+    keeps the per-person preview limit as a deployment has it."""
     with redis_server() as redis:
         env = bench_env(bench_database_url(), redis.url)
-        # One person is the whole load here: their per-minute preview limit would measure
-        # the 429 (docs/web.md, "Security").
-        env["HERALD_RATE_LIMIT_WEB_PREVIEW"] = "100000000"
+        if not limited:
+            # One person is the whole load here: their per-minute preview limit would
+            # measure the 429 (docs/web.md, "Security").
+            env["HERALD_RATE_LIMIT_WEB_PREVIEW"] = "100000000"
         herald(env, "db", "upgrade")
         key = json.loads(herald(env, "apply", "-", stdin=json.dumps(tenant())))["apiKeys"][0][
             "key"]
