@@ -168,3 +168,14 @@ def herald(env: dict[str, str], *args: str, stdin: str | None = None) -> str:
     if proc.returncode != 0:
         raise RuntimeError(f"herald {' '.join(args)} failed: {proc.stderr}")
     return proc.stdout
+
+
+def stop_worker(worker: subprocess.Popen) -> None:
+    """SIGTERM a `herald worker` the bench started (its own process group), then SIGKILL
+    the group if it has not exited within a minute."""
+    worker.send_signal(signal.SIGTERM)
+    try:
+        worker.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -20,7 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
-from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server
+from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server, stop_worker
 from engine.store.embedded_redis import free_port
 
 FANOUT = 1000
@@ -145,12 +144,7 @@ def run() -> list[dict]:
             database.close()
     finally:
         if worker is not None:
-            worker.send_signal(signal.SIGTERM)
-            try:
-                worker.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait()
+            stop_worker(worker)
         sink.stop()
     return [
         figure("transactional_p99_during_fanout_ms", _p99(during),

@@ -10,12 +10,11 @@ Floor of the p99: the same sends with the worker idle. `python -m bench.lists`.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 
-from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server
+from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server, stop_worker
 from bench.fairness import IDLE_SENDS, Sink, _p99, _resets
 
 ROWS = int(os.environ.get("HERALD_BENCH_LIST_ROWS", "50000"))
@@ -75,12 +74,7 @@ def run() -> list[dict]:
             database.close()
     finally:
         if worker is not None:
-            worker.send_signal(signal.SIGTERM)
-            try:
-                worker.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait()
+            stop_worker(worker)
         sink.stop()
     return [
         figure("list_rows_per_s", ROWS / (enqueued_at - started),

@@ -10,12 +10,11 @@ generate_series). `python -m bench.purge`.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
 
-from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server
+from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server, stop_worker
 from bench.fairness import IDLE_SENDS, Sink, _p99, _resets
 
 ROWS = int(os.environ.get("HERALD_BENCH_PURGE_ROWS", "1000000"))
@@ -99,12 +98,7 @@ def run() -> list[dict]:
             database.close()
     finally:
         if worker is not None:
-            worker.send_signal(signal.SIGTERM)
-            try:
-                worker.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(worker.pid, signal.SIGKILL)
-                worker.wait()
+            stop_worker(worker)
         sink.stop()
     return [
         figure("purge_rows_per_s", ROWS / purged_seconds,
