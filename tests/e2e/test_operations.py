@@ -52,8 +52,11 @@ def _stop(process: subprocess.Popen) -> None:
 
 
 def _json_lines(log: Path) -> list[dict]:
-    """Every line of the log, each of which must be one JSON object."""
-    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    """Every finished line of the log, each of which must be one JSON object. A process
+    still running may be midway through writing its last line: that one, without its
+    newline yet, is left for the next read."""
+    finished = log.read_text().split("\n")[:-1]
+    return [json.loads(line) for line in finished if line.strip()]
 
 
 def _scrape(url: str) -> dict[str, float]:
@@ -97,7 +100,9 @@ def stack(settings, tmp_path):
         _stop(api)
         _stop(worker)
         redis[-1].stop()
-        smtp[-1].stop(no_assert=True)
+        if not smtp[-1].loop.is_closed():  # the test stops the sink and may end before
+            smtp[-1].stop(no_assert=True)  # it starts a new one
+
 
 
 def _answers(url: str) -> bool:
