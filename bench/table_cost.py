@@ -36,9 +36,9 @@ COPIES = {
 def _postgres_cpu() -> float:
     """CPU seconds so far of the machine's PostgreSQL processes (backends still open), as
     ``bench.profile cpu`` counts them."""
-    from bench.profile import _cpu_by_part
+    from bench.machine_cpu import cpu_by_part
 
-    return _cpu_by_part(set())["postgresql"]
+    return cpu_by_part(set())["postgresql"]
 
 
 def _make_copies(cur: Any) -> None:
