@@ -173,6 +173,26 @@ def add_language(template: Template, tag: str, by: str) -> TemplateVersion:
     return save_draft(template, content, editable_now.basis, by)
 
 
+def remove_language(template: Template, tag: str, revision: int, by: str) -> TemplateVersion:
+    """The draft at ``revision`` without its variant ``tag`` (matched without case): the
+    live version keeps sending it until the draft is published. DraftConflict when the
+    draft moved on since the author confirmed; DraftError when it has no such variant."""
+    from engine.catalog.variants import variants
+
+    draft = versions.current_draft(template)
+    if draft is None or draft.revision != revision:
+        raise DraftConflict(draft, live_version(template))
+    content = dict(draft.content)
+    kept = [v for v in variants(content) if v["locale"].lower() != (tag or "").lower()]
+    if len(kept) == len(variants(content)):
+        raise DraftError(f"The draft has no language {tag}.", "language")
+    if kept:
+        content["variants"] = kept
+    else:
+        content.pop("variants", None)
+    return save_draft(template, content, Basis.of(draft), by)
+
+
 def live_version(template: Template) -> TemplateVersion | None:
     return (TemplateVersion.select()
             .where(TemplateVersion.template == template,

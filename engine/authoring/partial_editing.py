@@ -129,6 +129,20 @@ def publish_draft(partial: Partial, revision: int, by: str) -> PartialVersion:
     return draft
 
 
+def delete(partial: Partial) -> None:
+    """Delete a partial nothing calls (catalog.partials.PartialInUse names the callers)."""
+    partials.delete(partial)
+    snapshots.clear()
+
+
+def rename(partial: Partial, name: str) -> Partial:
+    """Rename a partial nothing calls (PartialInUse names the callers, PartialError a bad
+    or taken name)."""
+    renamed = partials.rename(partial, name)
+    snapshots.clear()
+    return renamed
+
+
 def used_by(partial: Partial) -> list[Template]:
     return partials.used_by(partial.workspace_id, partial.name)
 

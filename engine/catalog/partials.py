@@ -22,6 +22,7 @@ from engine.rendering import (
     partials_used,
 )
 from engine.store import generations
+from engine.store.db import database
 from engine.store.models import Template, TemplateVersion, utcnow
 from engine.store.partial_models import Partial, PartialVersion
 from engine.store.vocabulary import VersionStatus
@@ -32,6 +33,17 @@ NAME_RULE = "a partial's name is 1 to 100 letters, digits, '_' or '-' (used as {
 
 class PartialError(ValueError):
     """A partial or a template that calls partials cannot be published, or a name is bad."""
+
+
+class PartialInUse(PartialError):
+    """A partial that templates or other partials call cannot be deleted or renamed: the
+    next send of each would fail (a live version's call names a partial that is gone)."""
+
+    def __init__(self, name: str, templates: list[Template], partials: list[str]) -> None:
+        named = [*(f"template '{t.name}'" for t in templates),
+                 *(f"partial '{p}'" for p in partials)]
+        super().__init__(f"the partial '{name}' is called by " + ", ".join(named))
+        self.templates, self.partials = templates, partials
 
 
 def live_bodies(workspace_id: Any) -> dict[str, PartialVersion]:
@@ -128,13 +140,19 @@ def check_publish(partial: Partial, body: str) -> None:
         raise PartialError("; ".join(found))
 
 
-def create(workspace_id: Any, name: str) -> Partial:
-    """A new partial with an empty draft; names are unique per workspace, ignoring case."""
+def _check_name(workspace_id: Any, name: str, keeping: Any = None) -> None:
+    """Names are unique per workspace, ignoring case (``keeping``: a partial's own id)."""
     if not isinstance(name, str) or not NAME.fullmatch(name):
         raise PartialError(NAME_RULE)
-    if any(p.name.lower() == name.lower()
-           for p in Partial.select(Partial.name).where(Partial.workspace == workspace_id)):
+    if any(p.name.lower() == name.lower() and p.id != keeping
+           for p in Partial.select(Partial.id, Partial.name)
+           .where(Partial.workspace == workspace_id)):
         raise PartialError(f"this workspace already has a partial named '{name}'")
+
+
+def create(workspace_id: Any, name: str) -> Partial:
+    """A new partial with an empty draft; names are unique per workspace, ignoring case."""
+    _check_name(workspace_id, name)
     partial = Partial.create(workspace=workspace_id, name=name)
     PartialVersion.create(partial=partial, number=1, status=VersionStatus.DRAFT, body="")
     generations.changed_workspace(workspace_id)
@@ -209,3 +227,45 @@ def used_by(workspace_id: Any, name: str) -> list[Template]:
         if any(reach(n) for text in texts for n in _calls(text)):
             hits[row.template.id] = row.template
     return sorted(hits.values(), key=lambda t: t.name.lower())
+
+
+def callers(partial: Partial) -> tuple[list[Template], list[str]]:
+    """What calls ``partial``: the templates whose live version or draft does (directly or
+    through other partials), and the other partials whose live version or draft does."""
+    rows = (PartialVersion.select(PartialVersion.body, Partial.name).join(Partial)
+            .where(Partial.workspace == partial.workspace_id, Partial.id != partial.id,
+                   PartialVersion.status.in_([VersionStatus.LIVE, VersionStatus.DRAFT])))
+    names = sorted({row.partial.name for row in rows if partial.name in _calls(row.body)},
+                   key=str.lower)
+    return used_by(partial.workspace_id, partial.name), names
+
+
+def _refuse_in_use(partial: Partial) -> None:
+    templates, names = callers(partial)
+    if templates or names:
+        raise PartialInUse(partial.name, templates, names)
+
+
+def delete(partial: Partial) -> None:
+    """Delete a partial no template or partial calls (PartialInUse names those that do);
+    its versions go with it."""
+    with database.atomic():
+        _refuse_in_use(partial)
+        PartialVersion.delete().where(PartialVersion.partial == partial).execute()
+        partial.delete_instance()
+    generations.changed_workspace(partial.workspace_id)
+
+
+def rename(partial: Partial, name: str) -> Partial:
+    """Rename a partial no template or partial calls: a rename never rewrites a published
+    template (PartialInUse names the callers to move to a new partial first)."""
+    name = (name or "").strip()
+    if name == partial.name:
+        return partial
+    _check_name(partial.workspace_id, name, keeping=partial.id)
+    with database.atomic():
+        _refuse_in_use(partial)
+        partial.name = name
+        partial.save()
+    generations.changed_workspace(partial.workspace_id)
+    return partial

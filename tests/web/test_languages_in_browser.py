@@ -59,3 +59,51 @@ def test_add_a_language_switch_warn_and_publish(page: Page, live):
         {"locale": "fr", "subject": "Bienvenue {{name}}", "body": "<p>Bonjour {{name}}</p>"}]
     assert live_version.content["inlineCss"] is True
     assert '"fr/body"' in live_version.compiled
+
+
+def test_remove_a_language_keeps_the_typed_text_and_asks_first(page: Page, live):
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    template = factories.template(ws, content={
+        "subject": "Welcome", "body": "<p>Hello</p>",
+        "variants": [{"locale": "fr", "body": "<p>Bonjour</p>"},
+                     {"locale": "de", "body": "<p>Hallo</p>"}]})
+    sign_in(page, "mia@example.com")
+    page.goto(f"/w/{ws.id}/templates/{template.id}?language=de")
+    expect(page.get_by_role("button", name="Remove language fr")).to_be_hidden()
+
+    # The text typed just before is saved by asking; Keep it changes nothing more.
+    page.get_by_role("group", name="Language de").get_by_role("textbox", name="Subject").fill(
+        "Willkommen")
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    page.get_by_role("button", name="Remove language de").click()
+    expect(page.get_by_role("heading", name="Remove the language de from the draft?")
+           ).to_be_visible()
+    assert violations(page) == []
+    page.get_by_role("link", name="Keep it").click()
+    expect(page.get_by_role("combobox", name="Language")).to_have_value("de")
+    expect(page.locator("input[name='variants.de.subject']")).to_have_value("Willkommen")
+
+    page.get_by_role("button", name="Remove language de").click()
+    page.get_by_role("button", name="Remove de").click()
+    expect(page.get_by_role("status")).to_contain_text("Language de removed from the draft")
+    expect(page.get_by_role("combobox", name="Language").get_by_role("option")).to_have_text(
+        ["Default", "fr"])
+    assert violations(page) == []
+    draft = TemplateVersion.get(TemplateVersion.template == template,
+                                TemplateVersion.status == VersionStatus.DRAFT)
+    assert draft.content["variants"] == [{"locale": "fr", "body": "<p>Bonjour</p>"}]
+    live_version = TemplateVersion.get(TemplateVersion.template == template,
+                                       TemplateVersion.status == VersionStatus.LIVE)
+    assert [v["locale"] for v in live_version.content["variants"]] == ["fr", "de"]
+
+    # Removed elsewhere meanwhile: the confirmation is refused rather than guessed at.
+    page.goto(f"/w/{ws.id}/templates/{template.id}?language=fr")
+    page.get_by_role("button", name="Remove language fr").click()
+    draft.content = {**draft.content, "subject": "Changed elsewhere"}
+    draft.revision += 1
+    draft.save()
+    page.get_by_role("button", name="Remove fr").click()
+    expect(page.get_by_role("alert")).to_contain_text("Not removed: the draft changed")
+    assert TemplateVersion.get_by_id(draft.id).content["variants"] == [
+        {"locale": "fr", "body": "<p>Bonjour</p>"}]

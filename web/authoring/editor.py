@@ -228,3 +228,51 @@ def add_language(template_id):
     notice(f"Language {tag} added: its text starts as the default's")
     return redirect(url_for("authoring.editor", workspace_id=g.workspace.id,
                             template_id=template.id, language=tag), 303)
+
+
+@blueprint.post("/templates/<template_id>/languages/remove")
+@workspace_view("member")
+def confirm_remove_language(template_id):
+    """Remove a language, first step: save the text as typed (nothing the author typed is
+    lost by asking), then ask, since the variant's text leaves the draft."""
+    template = loading.authorable(loading.template(template_id))
+    tag = (loading.posted().get("remove_language") or "").strip()
+    try:
+        content, basis = _posted(template)
+        page_token = loading.posted().get("page")
+        basis = own_saves.basis_for(template, basis, page_token)
+        draft = drafts.save_draft(template, content, basis, loading.who())
+        own_saves.wrote(template, draft, page_token)
+    except DraftError as err:
+        return page(template, problems=[Problem(err.field or "body", str(err))], status=400,
+                    status_text=f"Not saved: {err}")
+    except DraftConflict as conflict:
+        return page(template, content=content, basis=basis, conflict=conflict, status=409,
+                    status_text="Not saved: the draft changed elsewhere")
+    if tag.lower() not in {
+            lang.tag.lower() for lang in languages.languages(template.channel, draft.content)
+            if lang.tag}:
+        return page(template, problems=[Problem("draft", f"The draft has no language {tag}.")],
+                    status=400, status_text="Nothing removed")
+    return render_template("authoring/language_remove.html", section="templates",
+                           template=template, draft=draft, tag=tag)
+
+
+@blueprint.post("/templates/<template_id>/languages/remove/confirmed")
+@workspace_view("member")
+def remove_language(template_id):
+    template = loading.authorable(loading.template(template_id))
+    form = loading.posted()
+    tag = (form.get("language") or "").strip()
+    try:
+        drafts.remove_language(template, tag, int(form.get("revision") or "-1"),
+                               loading.who())
+    except (ValueError, DraftConflict):  # DraftError is a ValueError
+        return page(template, problems=[Problem("draft", f"Not removed: the draft changed "
+                                                         f"since the confirmation; remove "
+                                                         f"{tag} again if it should go.")],
+                    status=409, status_text="Nothing removed")
+    notice(f"Language {tag} removed from the draft: the live version sends it until you "
+           "publish")
+    return redirect(url_for("authoring.editor", workspace_id=g.workspace.id,
+                            template_id=template.id), 303)

@@ -1,11 +1,12 @@
 """The Partials pages (docs/web.md, "Partials"): the list, New partial, the partial's page
 with the template editor's code editor and autosave, Publish after a confirmation that
-lists the templates it changes (`Used by`), the versions table and Compare. Thin views
-over engine/authoring/partial_editing.py."""
+lists the templates it changes (`Used by`), the versions table and Compare, Rename and
+Delete (refused, naming the callers, while anything calls it). Thin views over
+engine/authoring/partial_editing.py and engine/catalog/partials.py."""
 
 from __future__ import annotations
 
-from flask import abort, g, redirect, render_template, request, session, url_for
+from flask import abort, flash, g, redirect, render_template, request, session, url_for
 
 from engine.authoring import compare as comparing
 from engine.authoring import partial_editing as editing
@@ -62,14 +63,17 @@ def create_partial():
 
 def _page(partial: Partial, *, body: str | None = None, basis: Basis | None = None,
           problem: str | None = None, conflict: editing.PartialConflict | None = None,
-          status: int = 200):
+          status: int = 200, in_use: catalog.PartialInUse | None = None,
+          rename_problem: str | None = None, new_name: str | None = None):
     found = editing.editable(partial)
     return render_template(
         "authoring/partial.html", section="partials", partial=partial, editable=found,
         body=found.body if body is None else body,
         basis=str(found.basis if basis is None else basis), problem=problem,
         conflict=conflict, versions=editing.versions(partial), states=STATES,
-        status_text=session.pop(NOTICE, None)), status
+        status_text=session.pop(NOTICE, None), in_use=in_use,
+        rename_problem=rename_problem,
+        new_name=partial.name if new_name is None else new_name), status
 
 
 @blueprint.get("/partials/<partial_id>")
@@ -169,3 +173,44 @@ def compare_partial(partial_id):
     return render_template("authoring/compare.html", section="partials",
                            partial=partial, versions=versions, left=left, right=right,
                            fields=fields, states=STATES)
+
+
+@blueprint.post("/partials/<partial_id>/rename")
+@workspace_view("member")
+def rename_partial(partial_id):
+    """A new name while nothing calls the partial: renaming never rewrites a published
+    template, so the callers move to a new partial first (docs/web.md, "Partials")."""
+    partial = _partial(partial_id)
+    old, name = partial.name, (loading.posted().get("name") or "").strip()
+    try:
+        editing.rename(partial, name)
+    except catalog.PartialInUse as err:
+        return _page(partial, in_use=err, new_name=name, status=409)
+    except catalog.PartialError as err:
+        return _page(partial, rename_problem=str(err), new_name=name, status=400)
+    if name != old:
+        audit.record(g.workspace, loading.current_user_row(), "partial.renamed", name,
+                     {"partialId": str(partial.id), "from": old})
+        session[NOTICE] = f"Renamed: templates call it as {{{{> {name}}}}}"
+    return _back(partial)
+
+
+@blueprint.post("/partials/<partial_id>/delete")
+@workspace_view("member")
+def delete_partial(partial_id):
+    """Delete after a confirmation; refused while a template or a partial calls it."""
+    partial = _partial(partial_id)
+    try:
+        if loading.posted().get("confirm") != "yes":
+            templates, names = catalog.callers(partial)
+            if templates or names:
+                raise catalog.PartialInUse(partial.name, templates, names)
+            return render_template("authoring/partial_delete.html", section="partials",
+                                   partial=partial, versions=editing.versions(partial))
+        editing.delete(partial)
+    except catalog.PartialInUse as err:
+        return _page(partial, in_use=err, status=409)
+    audit.record(g.workspace, loading.current_user_row(), "partial.deleted", partial.name,
+                 {"partialId": str(partial.id)})
+    flash(f"Deleted the partial {partial.name}.", "info")
+    return redirect(url_for("authoring.partials_page", workspace_id=g.workspace.id), 303)
