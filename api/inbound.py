@@ -24,7 +24,8 @@ MAX_BODY_BYTES = 1024 * 1024
 class FlaskCall:
     """The request, as a receiver reads it (engine/plugins/event_contract.py InboundCall)."""
 
-    def __init__(self, workspace_id: str | None) -> None:
+    def __init__(self, provider: str, workspace_id: str | None) -> None:
+        self.provider = provider
         self.workspace_id = workspace_id
         self.headers: Mapping[str, str] = request.headers
         self.args: Mapping[str, str] = request.args
@@ -34,8 +35,7 @@ class FlaskCall:
         self.urls = [called, request.url]
 
     def basic_password(self) -> str | None:
-        auth = request.authorization
-        return auth.password if auth is not None and auth.type == "basic" else None
+        return _basic_password()
 
     @staticmethod
     def _bounded() -> None:
@@ -51,10 +51,15 @@ class FlaskCall:
         return list(request.form.items(multi=True))
 
     def workspace_secret_matches(self, password: str) -> bool:
-        return receiving.workspace_secret_matches(self.workspace_id, password)
+        return receiving.workspace_secret_matches(self.workspace_id, self.provider, password)
 
     def provider_urls(self, scheme: str) -> list[str]:
         return receiving.configured_provider_urls(scheme)
+
+
+def _basic_password() -> str | None:
+    auth = request.authorization
+    return auth.password if auth is not None and auth.type == "basic" else None
 
 
 class _TooLarge(Exception):
@@ -63,19 +68,21 @@ class _TooLarge(Exception):
 
 @blueprint.post("/api/inbound/<name>")
 def provider_events(name: str):
-    return _receive(receiving.receiver(name, per_workspace=False), None)
+    return _receive(name, receiving.receiver(name, per_workspace=False), None)
 
 
 @blueprint.post("/api/inbound/<name>/<workspace_id>")
 def workspace_provider_events(name: str, workspace_id: str):
-    return _receive(receiving.receiver(name, per_workspace=True), workspace_id)
+    return _receive(name, receiving.receiver(name, per_workspace=True), workspace_id)
 
 
-def _receive(receiver: EventWebhook | None, workspace_id: str | None):
+def _receive(name: str, receiver: EventWebhook | None, workspace_id: str | None):
     if receiver is None:
         abort(404)
+    if workspace_id is not None and (refused := _unauthenticated(name, workspace_id)):
+        return refused
     try:
-        events = receiver.events(FlaskCall(workspace_id))
+        events = receiver.events(FlaskCall(name, workspace_id))
     except InboundRefused as refused:
         return problems.problem(refused.status, refused.detail, headers=refused.headers or None)
     except _TooLarge:
@@ -96,3 +103,18 @@ def _receive(receiver: EventWebhook | None, workspace_id: str | None):
     if receiver.acknowledgement == "empty":
         return Response(status=204)
     return jsonify({"recorded": bool(recorded)})
+
+
+def _unauthenticated(name: str, workspace_id: str) -> Response | None:
+    """Herald authenticates every call to a per-workspace receiver before the receiver
+    reads a byte: the workspace's inbound secret for this provider, as basic auth or
+    ``?token=`` (the URL `herald inbound url` prints carries it one way or the other).
+    None when it matches; otherwise the refusal, and nothing is recorded."""
+    password = _basic_password() or request.args.get("token")
+    if not password:
+        return problems.problem(401, "Calls for a workspace carry its inbound secret for "
+                                     "this provider (basic auth or ?token=).",
+                                headers={"WWW-Authenticate": 'Basic realm="herald"'})
+    if not receiving.workspace_secret_matches(workspace_id, name, password):
+        return problems.problem(403, "The secret does not match this workspace.")
+    return None

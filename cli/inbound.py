@@ -1,5 +1,5 @@
-"""`herald bounces`, `herald inbound postmark-url` and `herald reports run`: the inbound
-paths and the report job (docs/reports.md)."""
+"""`herald bounces`, `herald inbound url` and `herald reports run`: the inbound paths and
+the report job (docs/reports.md)."""
 
 from __future__ import annotations
 
@@ -32,12 +32,16 @@ def cmd_bounces(args: argparse.Namespace, settings: Settings) -> None:
         controller.stop()
 
 
-def cmd_postmark_url(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.inbound import postmark
+def cmd_inbound_url(args: argparse.Namespace, settings: Settings) -> None:
+    from engine.inbound import workspace_secrets
 
     connect(settings)
     found = workspace(args.workspace)
-    emit({"workspaceId": str(found.id), "url": postmark.webhook_url(found.id)})
+    try:
+        url = workspace_secrets.webhook_url(found, args.provider)
+    except LookupError as err:
+        raise CommandError(f"--provider: {err}") from None
+    emit({"workspaceId": str(found.id), "provider": args.provider, "url": url})
 
 
 def cmd_reports_run(args: argparse.Namespace, settings: Settings) -> None:
@@ -55,9 +59,11 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
 
     inbound = sub.add_parser("inbound", help="provider webhooks").add_subparsers(
         dest="inbound", required=True)
-    p = inbound.add_parser("postmark-url", help="the workspace's Postmark webhook URL")
+    p = inbound.add_parser("url", help="the URL a provider reports the workspace's events "
+                           "to, with the workspace's secret for it")
     p.add_argument("--workspace", required=True)
-    p.set_defaults(func=cmd_postmark_url)
+    p.add_argument("--provider", required=True, help="the provider's name, as in its URL")
+    p.set_defaults(func=cmd_inbound_url)
 
     reports = sub.add_parser("reports", help="delivery reports").add_subparsers(
         dest="reports", required=True)

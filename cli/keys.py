@@ -1,5 +1,5 @@
-"""`herald keys create|revoke`, `herald secret rotate` and `herald secret rotate-postmark`:
-API keys, signing secrets and the Postmark webhook secret."""
+"""`herald keys create|revoke`, `herald secret rotate` and `herald secret rotate-inbound`:
+API keys, signing secrets and the secrets that authenticate a provider's events."""
 
 from __future__ import annotations
 
@@ -46,13 +46,18 @@ def cmd_secret_rotate(args: argparse.Namespace, settings: Settings) -> None:
     emit({"secret": rotate_signing_secret(workspace(args.workspace))})
 
 
-def cmd_secret_rotate_postmark(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.inbound import postmark
+def cmd_secret_rotate_inbound(args: argparse.Namespace, settings: Settings) -> None:
+    from engine.inbound import workspace_secrets
 
     connect(settings)
-    # Settings > Webhooks rotates through the same function; both write the audit log.
     found = workspace(args.workspace)
-    emit({"workspaceId": str(found.id), "url": postmark.rotate(found)})
+    try:
+        workspace_secrets.receiver(args.provider)
+    except LookupError as err:
+        raise CommandError(f"--provider: {err}") from None
+    # Settings > Webhooks rotates through the same function; both write the audit log.
+    emit({"workspaceId": str(found.id), "provider": args.provider,
+          "url": workspace_secrets.rotate(found, args.provider)})
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
@@ -71,7 +76,9 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p = secret.add_parser("rotate")
     p.add_argument("--workspace", required=True)
     p.set_defaults(func=cmd_secret_rotate)
-    p = secret.add_parser("rotate-postmark", help="a new Postmark webhook secret: prints the "
-                          "new URL; the previous one is refused from now on")
+    p = secret.add_parser("rotate-inbound", help="a new secret for a provider's events to "
+                          "the workspace: prints the new URL; the previous one is refused "
+                          "from now on")
     p.add_argument("--workspace", required=True)
-    p.set_defaults(func=cmd_secret_rotate_postmark)
+    p.add_argument("--provider", required=True, help="the provider's name, as in its URL")
+    p.set_defaults(func=cmd_secret_rotate_inbound)

@@ -4,9 +4,10 @@ call; the reports it returns are matched to their notifications and recorded her
 messages people sent in (SMS replies) handed to engine/inbound/sms_replies.py.
 
 What the engine lends a receiver besides the call itself: whether a password is the
-workspace's webhook secret (kept encrypted with the workspace and rotated from Settings >
-Webhooks or `herald secret rotate-postmark`, engine/inbound/postmark.py), and the provider
-URLs the operator configured (a receiver finds its account's credentials there).
+workspace's inbound secret for that provider (kept encrypted, one per workspace and
+provider, rotated from Settings > Webhooks or `herald secret rotate-inbound`,
+engine/inbound/workspace_secrets.py), and the provider URLs the operator configured (a
+receiver finds its account's credentials there).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from config.settings import provider_urls
 from engine import runtime
-from engine.inbound import postmark, sms_replies
+from engine.inbound import sms_replies, workspace_secrets
 from engine.inbound.recording import record_provider_report
 from engine.plugins.event_contract import EventWebhook, InboundMessage, ProviderEvent
 from engine.plugins.manager import default_registry
@@ -27,10 +28,10 @@ def receiver(name: str, per_workspace: bool) -> EventWebhook | None:
     return found if found is not None and bool(found.per_workspace) == per_workspace else None
 
 
-def workspace_secret_matches(workspace_id: Any, password: str) -> bool:
-    """Whether ``password`` is the workspace's current webhook secret (False for an unknown
-    workspace); compared in constant time."""
-    return postmark.authentic(workspace_id, password)
+def workspace_secret_matches(workspace_id: Any, provider: str, password: str) -> bool:
+    """Whether ``password`` is the workspace's current inbound secret for ``provider``
+    (False for an unknown workspace, or another provider's secret); constant time."""
+    return workspace_secrets.authentic(workspace_id, provider, password)
 
 
 def configured_provider_urls(scheme: str) -> list[str]:

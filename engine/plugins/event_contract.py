@@ -4,8 +4,11 @@
 
 A provider registers a receiver with ``register_event_webhooks(register)``; Herald serves
 it at ``/api/inbound/<name>`` (or ``/api/inbound/<name>/<workspace id>`` when the receiver
-is ``per_workspace``), one generic route for every provider. The receiver authenticates
-the call and reads its events; Herald matches each to its notification by the provider's
+is ``per_workspace``), one generic route for every provider. A per-workspace call is
+authenticated by Herald before the receiver sees it: each workspace has its own inbound
+secret for each such provider (made, kept, rotated and put into the URL by Herald, carried
+as ``secret_in`` says). Any other receiver authenticates its calls itself (a signature).
+The receiver reads the events; Herald matches each to its notification by the provider's
 message id and records it. The engine's side of a call is an object passed in
 (``InboundCall``), so a provider needs nothing else of Herald's.
 """
@@ -67,7 +70,8 @@ class InboundCall(Protocol):
     refuses a body over the inbound limit (413), so a receiver that authenticates first
     reads nothing of a forged call."""
 
-    workspace_id: str | None    # the URL's workspace (per_workspace receivers), as given
+    workspace_id: str | None    # the URL's workspace (per_workspace receivers, already
+                                # authenticated by its secret), as given
     headers: Mapping[str, str]
     args: Mapping[str, str]     # the query string's parameters
     urls: Sequence[str]         # the URL the provider was told (HERALD_PUBLIC_URL), then
@@ -79,7 +83,10 @@ class InboundCall(Protocol):
 
     def form(self) -> list[tuple[str, str]]: ...
 
-    def workspace_secret_matches(self, password: str) -> bool: ...
+    def workspace_secret_matches(self, password: str) -> bool:
+        """Whether ``password`` is the URL's workspace's inbound secret for this provider
+        (Herald has checked the call's already; for a receiver that reads it elsewhere)."""
+        ...
 
     def provider_urls(self, scheme: str) -> list[str]: ...
 
@@ -91,5 +98,11 @@ class EventWebhook(Protocol):
 
     per_workspace: bool    # the URL names the workspace (its secret authenticates the call)
     acknowledgement: str   # "recorded": 200 {"recorded": bool}; "empty": 204
+    # Optional, for per_workspace receivers: how the URL Herald prints carries the secret,
+    # "basic" (the default: https://herald:SECRET@host/...) or "query" (...?token=SECRET);
+    # Herald accepts either on a call. ``label``: the provider as people name it (Settings
+    # > Webhooks, the audit log); the registered name when absent.
+    secret_in: str
+    label: str
 
     def events(self, call: InboundCall) -> list[ProviderEvent | InboundMessage]: ...

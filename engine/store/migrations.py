@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from peewee import Database, SqliteDatabase, fn
+from peewee import Database, SqliteDatabase, TextField, Value, fn
 from playhouse.migrate import SchemaMigrator, migrate
 
 from engine.store.models import (
@@ -21,6 +21,7 @@ from engine.store.models import (
     TemplateSample,
     TemplateVersion,
     Workspace,
+    utcnow,
 )
 
 
@@ -203,8 +204,12 @@ def _postmark_secrets(db: Database) -> None:
     """Each workspace's own Postmark webhook secret, so it can be rotated. Existing rows keep
     the column empty: until their first rotation the value derived from HERALD_SECRET_KEY
     (what `herald inbound postmark-url` printed before) still opens their URL, so a webhook
-    set up in Postmark keeps working across the upgrade (docs/reports.md)."""
-    add_missing_columns(db, Workspace, "postmark_secret")
+    set up in Postmark keeps working across the upgrade (docs/reports.md). Step 25 copies
+    them into the inbound secrets; the column is no longer read, so it is declared here."""
+    table = Workspace._meta.table_name
+    if "postmark_secret" not in {column.name for column in db.get_columns(table)}:
+        migrator = SchemaMigrator.from_database(db)
+        migrate(migrator.add_column(table, "postmark_secret", TextField(null=True)))
 
 
 def _trustworthy_accounts(db: Database) -> None:
@@ -301,6 +306,32 @@ def _session_addresses(db: Database) -> None:
     add_missing_columns(db, WebSession, "ip")
 
 
+def _inbound_secrets(db: Database) -> None:
+    """One inbound secret per workspace and provider (docs/reports.md, "Provider events"),
+    the Postmark ones copied in: each workspace's stored secret as it is (still sealed), or
+    the one derived from HERALD_SECRET_KEY where none was stored, so the URL Postmark
+    already has records every event across the upgrade. The old column stays, unread: a
+    process of the previous release still running meanwhile selects it."""
+    from engine.store import secrets
+    from engine.store.inbound_models import INBOUND_MODELS, InboundSecret
+
+    db.create_tables(list(INBOUND_MODELS), safe=True)
+    table = Workspace._meta.table_name
+    if "postmark_secret" not in {column.name for column in db.get_columns(table)}:
+        return  # a schema made without it has no Postmark secret to keep
+    have = {workspace for (workspace,) in InboundSecret.select(InboundSecret.workspace)
+            .where(InboundSecret.provider == "postmark").tuples()}
+    rows = db.execute_sql(f'SELECT "id", "postmark_secret" FROM "{table}"').fetchall()
+    for raw_id, sealed in rows:
+        workspace_id = Workspace.id.python_value(raw_id)
+        if workspace_id in have:
+            continue
+        secret = Value(sealed, converter=False) if sealed else \
+            secrets.keyed_digest(f"herald postmark webhook {str(workspace_id).lower()}")
+        InboundSecret.insert(workspace=workspace_id, provider="postmark", secret=secret,
+                             created_at=utcnow()).execute()
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -314,7 +345,8 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _lz4_payloads, _data_retention,
                                                 _list_schedules, _partials,
                                                 _passkeys_and_single_sign_on,
-                                                _topics_and_replies, _session_addresses]
+                                                _topics_and_replies, _session_addresses,
+                                                _inbound_secrets]
 
 
 def current_version(db: Database) -> int:

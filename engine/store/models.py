@@ -19,7 +19,7 @@ from peewee import (
     UUIDField,
 )
 
-from engine.store import generations, secrets
+from engine.store import generations
 from engine.store.db import database
 from engine.store.fields import EncryptedField, JSONField
 from engine.store.vocabulary import UNFINISHED, NotificationStatus, VersionStatus
@@ -79,10 +79,6 @@ class Workspace(ChangesSeen):
     # JSON text {"plugin": ..., "url": ...}, encrypted because the URL holds credentials.
     email_provider = EncryptedField(null=True)
     signing_secret = EncryptedField()
-    # The password of its Postmark webhook URL (engine/inbound/postmark.py). A workspace
-    # made before migration step 14 has none stored until its first rotation and is
-    # authenticated by the value derived from HERALD_SECRET_KEY meanwhile.
-    postmark_secret = EncryptedField(null=True, default=secrets.new_postmark_secret)
     created_at = DateTimeField(default=utcnow)
     # Delivery callbacks (docs/callbacks.md): where outcomes are POSTed (null: nowhere), and
     # whether opens and clicks are among them (they are the bulk; null, as in a row written

@@ -17,6 +17,7 @@ from engine.store.vocabulary import HASH_PREFIX
 _PREFIX = "enc:v1:"
 _cipher: Fernet | None = None
 _recipient_key: bytes | None = None
+_raw_key: bytes | None = None
 # Plaintexts by sealed value: each webhook attempt reads its workspace's secret sealed, and
 # Fernet's HMAC check and AES cost more than the rest of the signing. A sealed value is
 # unique per encryption (random IV), so a rotated secret is a new key here, never stale.
@@ -32,7 +33,8 @@ def configure(secret_key: str) -> None:
     ).derive(secret_key.encode("utf-8"))
     _cipher = Fernet(base64.urlsafe_b64encode(derived))
     _opened.clear()
-    global _recipient_key
+    global _recipient_key, _raw_key
+    _raw_key = secret_key.encode("utf-8")
     _recipient_key = HKDF(
         algorithm=hashes.SHA256(), length=32, salt=b"herald-recipients",
         info=b"herald recipient hash v1").derive(secret_key.encode("utf-8"))
@@ -83,10 +85,18 @@ def new_signing_secret() -> str:
     return "whsec_" + secrets.token_urlsafe(32)
 
 
-def new_postmark_secret() -> str:
-    """A Postmark webhook password: 160 random bits as 40 hex digits, the shape of the value
-    once derived from HERALD_SECRET_KEY, and safe in a URL's user part unescaped."""
+def new_inbound_secret() -> str:
+    """A provider's inbound secret for one workspace: 160 random bits as 40 hex digits, safe
+    unescaped in a URL's user part or query string."""
     return secrets.token_hex(20)
+
+
+def keyed_digest(message: str) -> str:
+    """HMAC-SHA256 of ``message`` keyed by HERALD_SECRET_KEY itself, as 40 hex digits: how
+    webhook secrets were derived before they were stored (migrations copy them)."""
+    if _raw_key is None:
+        raise RuntimeError("engine.secrets.configure() has not been called")
+    return hmac.new(_raw_key, message.encode("utf-8"), hashlib.sha256).hexdigest()[:40]
 
 
 def new_api_key() -> str:

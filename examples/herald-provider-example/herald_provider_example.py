@@ -4,8 +4,9 @@ URL: ``example-log:///absolute/path/to/file.jsonl``.
 
 It also reports what became of its messages, as a real provider's webhook does: Herald
 serves its receiver at ``/api/inbound/example-log/<workspace id>``, and a JSON body
-``{"messageId": ..., "event": "delivered" | "bounced", "recipient": ...}`` with the
-workspace's webhook secret as basic auth records the event on its notification.
+``{"messageId": ..., "event": "delivered" | "bounced", "recipient": ...}`` to the URL
+`herald inbound url --provider example-log` prints (it carries the workspace's secret for
+this provider) records the event on its notification.
 """
 
 from __future__ import annotations
@@ -58,16 +59,16 @@ def register_providers(register) -> None:
 
 
 class LogEvents:
-    """The receiver of this provider's events: authenticated by the workspace's webhook
-    secret (basic auth), one event a call."""
+    """The receiver of this provider's events, one event a call. Herald authenticates each
+    call first, by the workspace's own inbound secret for this provider (``secret_in``:
+    the URL's basic auth); a call without it never reaches ``events``."""
 
     per_workspace = True
+    secret_in = "basic"
+    label = "Example log"
     acknowledgement = "recorded"
 
     def events(self, call: InboundCall) -> list[ProviderEvent]:
-        password = call.basic_password()
-        if not password or not call.workspace_secret_matches(password):
-            raise InboundRefused(403, "The workspace's webhook secret is required.")
         body = call.json()
         if not isinstance(body, dict) or body.get("event") not in EVENTS \
                 or not isinstance(body.get("messageId"), str):

@@ -1,8 +1,9 @@
 """Postmark's webhooks: Bounce, SpamComplaint and Delivery, read and authenticated here,
 beside the provider (served at /api/inbound/postmark/<workspace id>, docs/reports.md).
 
-A call carries the workspace's webhook secret in the URL (basic auth, as Postmark's
-settings page takes it, or ?token=); Herald keeps the secret and says whether it matches.
+A call carries the workspace's inbound secret for Postmark in the URL (basic auth, as
+Postmark's settings page takes it); Herald makes, keeps and rotates the secret, prints the
+URL and refuses a call without it before this receiver reads anything.
 """
 
 from __future__ import annotations
@@ -21,15 +22,11 @@ class PostmarkEvents:
     """The receiver of a workspace's Postmark webhook."""
 
     per_workspace = True
+    secret_in = "basic"
+    label = "Postmark"
     acknowledgement = "recorded"
 
     def events(self, call: InboundCall) -> list[ProviderEvent]:
-        password = call.basic_password() or call.args.get("token")
-        if not password:
-            raise InboundRefused(401, "Postmark webhooks carry the workspace's secret as basic "
-                                      "auth.", {"WWW-Authenticate": 'Basic realm="herald"'})
-        if not call.workspace_secret_matches(password):
-            raise InboundRefused(403, "The secret does not match this workspace.")
         payload = call.json()
         if not isinstance(payload, dict):
             raise InboundRefused(400, "The body is not a JSON object.")

@@ -134,25 +134,32 @@ def test_secret_rotate_prints_the_new_secret_once(herald, tmp_path):
     assert Workspace.get_by_id(WS_ID).signing_secret == out["secret"]
 
 
-def test_secret_rotate_postmark_prints_the_new_url_and_is_audit_logged(herald, tmp_path):
-    from engine.inbound import postmark
+def test_secret_rotate_inbound_prints_the_new_url_and_is_audit_logged(herald, tmp_path):
+    from engine.inbound import workspace_secrets
     from engine.people.audit import OPERATOR
     from engine.people.models import AuditEvent
 
     herald("apply", write(tmp_path, sample()))
-    before = herald("inbound", "postmark-url", "--workspace", WS_ID)["url"]
-    out = herald("secret", "rotate-postmark", "--workspace", WS_ID)
-    new = Workspace.get_by_id(WS_ID).postmark_secret
-    assert list(out) == ["workspaceId", "url"] and out["workspaceId"] == WS_ID
+    url = ("inbound", "url", "--workspace", WS_ID, "--provider", "postmark")
+    before = herald(*url)["url"]
+    assert herald(*url)["url"] == before  # made once, then kept
+    out = herald("secret", "rotate-inbound", "--workspace", WS_ID, "--provider", "postmark")
+    new = workspace_secrets.secret(WS_ID, "postmark")
+    assert list(out) == ["workspaceId", "provider", "url"] and out["workspaceId"] == WS_ID
     assert out["url"] != before and f"herald:{new}@" in out["url"]
     assert out["url"].endswith(f"/api/inbound/postmark/{WS_ID}")
-    assert herald("inbound", "postmark-url", "--workspace", WS_ID)["url"] == out["url"]
-    assert not postmark.authentic(WS_ID, before.split(":")[2].split("@")[0])
-    (event,) = AuditEvent.select().where(AuditEvent.action == "postmark_secret.rotated")
+    assert herald(*url)["url"] == out["url"]
+    assert not workspace_secrets.authentic(WS_ID, "postmark",
+                                           before.split(":")[2].split("@")[0])
+    (event,) = AuditEvent.select().where(AuditEvent.action == "inbound_secret.rotated")
     assert event.actor_label == OPERATOR and new not in str(event.details)
-    unknown = herald("secret", "rotate-postmark", "--workspace",
-                     "00000000-0000-4000-8000-000000000000", ok=False)
+    unknown = herald("secret", "rotate-inbound", "--workspace",
+                     "00000000-0000-4000-8000-000000000000", "--provider", "postmark", ok=False)
     assert unknown.returncode == 1 and "no workspace" in unknown.stderr
+    for command in (("secret", "rotate-inbound"), ("inbound", "url")):
+        twilio = herald(*command, "--workspace", WS_ID, "--provider", "twilio", ok=False)
+        assert twilio.returncode == 1 and "--provider: no provider named 'twilio'" in \
+            twilio.stderr and "postmark" in twilio.stderr
 
 
 def test_template_lifecycle_publish_restore_lock(herald, tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import requests
 
 from engine.delivery.jobs import deliver_notification
-from engine.inbound import postmark
+from engine.inbound import workspace_secrets
 from engine.reports.counts import counts
 from engine.reports.filters import parse
 from engine.store.models import Suppression
@@ -30,7 +30,7 @@ def bounce(message_id, email="ada@example.net", kind="HardBounce", ident=42):
 def post(base, ws_id, body, password=None):
     return requests.post(f"{base}/api/inbound/postmark/{ws_id}", json=body, timeout=10,
                          auth=("herald", password if password is not None
-                               else postmark.secret(ws_id)))
+                               else workspace_secrets.secret(ws_id, "postmark")))
 
 
 def test_a_bounce_webhook_is_recorded_counted_and_suppresses(with_providers, postmark_api):
@@ -71,8 +71,8 @@ def test_a_wrong_or_missing_secret_is_refused_and_records_nothing(with_providers
     body = bounce(postmark_api.ids[0])
     assert post(with_providers, ws.id, body, password="guess").status_code == 403
     # another workspace's own secret does not open this workspace's URL
-    assert post(with_providers, ws.id, body, password=postmark.secret(other.id)).status_code \
-        == 403
+    theirs = workspace_secrets.secret(other.id, "postmark")
+    assert post(with_providers, ws.id, body, password=theirs).status_code == 403
     bare = requests.post(f"{with_providers}/api/inbound/postmark/{ws.id}", json=body,
                          timeout=10)
     assert bare.status_code == 401 and "Basic" in bare.headers["WWW-Authenticate"]
@@ -103,6 +103,7 @@ def test_a_report_naming_an_address_the_message_never_went_to_records_nothing(
 def test_a_body_that_is_no_json_object_is_400(with_providers):
     ws = factories.workspace()
     answer = requests.post(f"{with_providers}/api/inbound/postmark/{ws.id}", data=b"[1",
-                           auth=("herald", postmark.secret(ws.id)), timeout=10,
+                           auth=("herald", workspace_secrets.secret(ws.id, "postmark")),
+                           timeout=10,
                            headers={"Content-Type": "application/json"})
     assert answer.status_code == 400

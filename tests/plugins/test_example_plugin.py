@@ -52,9 +52,11 @@ def test_a_scheme_an_installed_plugin_declares_is_a_valid_provider_setting(insta
 
 def test_the_installed_provider_brings_its_events(installed_example, settings, tmp_path):
     """Its receiver, registered through `register_event_webhooks`, is served by the one
-    generic inbound route: authenticated, matched by message id, recorded."""
+    generic inbound route: authenticated by the workspace's own secret for this provider
+    (Herald's, as for a built-in: never Postmark's, never another workspace's), matched by
+    message id, recorded."""
     from cli.app import create_app
-    from engine.inbound import postmark
+    from engine.inbound import workspace_secrets
     from engine.store.models import Suppression
     from engine.store.report_models import NotificationEvent
 
@@ -68,15 +70,22 @@ def test_the_installed_provider_brings_its_events(installed_example, settings, t
     url = f"/api/inbound/example-log/{ws.id}"
     body = {"messageId": line["messageId"], "event": "bounced",
             "recipient": "ada@example.net"}
-    forged = client.post(url, json=body, auth=("herald", "not-the-secret"))
-    assert forged.status_code == 403 and not NotificationEvent.select().count()
-    answer = client.post(url, json=body, auth=("herald", postmark.secret(ws.id)))
+    other = factories.workspace()
+    for forged in ("not-the-secret", workspace_secrets.secret(ws.id, "postmark"),
+                   workspace_secrets.secret(other.id, "example-log")):
+        refused = client.post(url, json=body, auth=("herald", forged))
+        assert refused.status_code == 403 and not NotificationEvent.select().count()
+    assert client.post(url, json=body).status_code == 401
+    given = workspace_secrets.webhook_url(ws.id, "example-log")
+    secret = workspace_secrets.secret(ws.id, "example-log")
+    assert given == f"http://herald:{secret}@herald.test{url}"
+    answer = client.post(url, json=body, auth=("herald", secret))
     assert answer.status_code == 200 and answer.json == {"recorded": True}
     event = NotificationEvent.get(NotificationEvent.notification == n.id)
     assert (event.kind, event.source, event.recipient) == ("bounced", "example-log",
                                                             "ada@example.net")
     assert Suppression.get(Suppression.workspace == ws.id).address == "ada@example.net"
     unknown = client.post(url, json={**body, "messageId": "<nobody@example>"},
-                          auth=("herald", postmark.secret(ws.id)))
+                          auth=("herald", secret))
     assert unknown.status_code == 200 and unknown.json == {"recorded": False}
     assert client.post("/api/inbound/no-such-provider/x", json=body).status_code == 404

@@ -24,7 +24,7 @@ EXPORT_LIMIT = 10_000
 # in words (so an action a later change adds still reads, if plainly).
 AREAS = {"api_key": "API key", "email_provider": "Email provider", "folder": "Folder",
          "invitation": "Invitation", "list": "List", "member": "Member",
-         "postmark_secret": "Postmark secret", "project": "Project", "sender": "Sender",
+         "inbound_secret": "Inbound secret", "project": "Project", "sender": "Sender",
          "suppression": "Suppression", "template": "Template", "callback": "Callback",
          "webhook_secret": "Webhook signing secret"}
 
