@@ -11,6 +11,13 @@ problem details with gunicorn's status and reason: no errorCode (the spec names 
 announcing a body over the limit would upload all of it only to be refused. For such a
 request it sends none: the app answers its bare 413 at once, and the connection closes,
 since the body it announced was never sent (RFC 9110 10.1.1).
+
+A refusal before the body is read (a preview over the person's limit or with no render
+slot free, an API request without a valid key, a body over the limit): gunicorn keeps such
+a connection open, so before its next request it reads the unread body off the socket
+(64 KB, then a close), and it ignores the app's own ``Connection: close``. CloseUnread
+tells gunicorn to close instead: the answer says ``Connection: close`` and the worker reads
+no more of a body the app has refused (RFC 9112 9.6), however many an attacker sends.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ from __future__ import annotations
 import json
 import secrets
 import socket
+import threading
 import uuid
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from gunicorn import util
@@ -47,6 +56,43 @@ def write_problem(sock: socket.socket, status_int: int, reason: str, mesg: str) 
 def install() -> None:
     """Make this process's gunicorn write its own error answers as problem details."""
     util.write_error = write_problem
+
+
+_serving = threading.local()  # gunicorn's request on this worker thread (pre_request)
+
+
+def pre_request(worker: Any, req: Any) -> None:
+    """gunicorn's pre_request: note the request for CloseUnread (the app runs on this
+    thread next), and send no ``100 Continue`` for a body the app will refuse."""
+    _serving.request = req
+    refuse_before_continue(worker, req)
+
+
+def _unread(req: Any) -> bool:
+    """Whether bytes of the request's announced body are still on the socket."""
+    reader = getattr(getattr(req, "body", None), "reader", None)
+    left = getattr(reader, "length", 0)  # a Content-Length body; chunked ones are rare here
+    return isinstance(left, int) and left > 0
+
+
+class CloseUnread:
+    """WSGI middleware for `herald serve`: an error answer (4xx, 5xx) given while the
+    request's body is unread closes the connection instead of reading the body off it."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict, start_response: Callable[..., Any]) -> Iterable[bytes]:
+        req = _serving.__dict__.pop("request", None)  # None outside gunicorn
+        if req is None:
+            return self.app(environ, start_response)
+
+        def start(status: str, headers: list, exc_info: Any = None) -> Any:
+            if status[:1] in ("4", "5") and _unread(req):
+                req.must_close = True  # gunicorn: "Connection: close", and no drain
+            return start_response(status, headers, exc_info)
+
+        return self.app(environ, start)
 
 
 def refuse_before_continue(worker: Any, req: Any) -> None:

@@ -69,7 +69,7 @@ def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True
         "accesslog": "-" if access_log else None,
         "loglevel": "info",
         "post_worker_init": _worker_ready,
-        "pre_request": http_gateway.refuse_before_continue,
+        "pre_request": http_gateway.pre_request,
         # gunicorn's control socket (gunicornc, since 25.1) defaults to one path per user:
         # every `herald serve` on a host would share it and unlink each other's.
         "control_socket_disable": True,
@@ -88,7 +88,9 @@ def _child_exit(server: Any, worker: Any) -> None:
 def _create_app():
     from cli.app import create_app
 
-    return create_app()
+    app = create_app()
+    app.wsgi_app = http_gateway.CloseUnread(app.wsgi_app)  # type: ignore[method-assign]
+    return app
 
 
 def exposure(settings: Settings, host: str) -> str | None:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import functools
 import re
 
-from engine.formats.plaintext import html_to_text
-
 _DOCUMENT = re.compile(r"<html[\s>]", re.IGNORECASE)
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
 _HTML_START = re.compile(r"<html", re.IGNORECASE)
@@ -56,4 +54,8 @@ def _inliner():  # type: ignore[no-untyped-def]
 def text_from_html(html: str) -> str:
     """The plain-text alternative, derived from the HTML (D6 in docs/api.md; rules in
     engine/formats/plaintext.py)."""
+    # Imported here: lxml costs a fresh process about 15 ms, and what renders and inlines
+    # a message (a preview, the API's send) needs only html_document and inline_css.
+    from engine.formats.plaintext import html_to_text
+
     return html_to_text(html)

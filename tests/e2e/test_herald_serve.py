@@ -162,3 +162,38 @@ def test_a_body_within_the_limit_still_gets_100_continue(server):
 def test_serve_opens_no_control_socket_another_instance_would_share(server, home):
     # gunicorn's default would be $HOME/.gunicorn/gunicorn.ctl, one path for every server.
     assert list(home.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_a_refused_body_is_not_read_and_its_connection_closes(server):
+    # 1 MB announced, 10 bytes sent: the unknown key's 401 comes without the rest, and says
+    # Connection: close, so the worker reads no more of a body the app refused (an
+    # attacker's 1.8 MB previews would otherwise each be read off the socket).
+    with socket.create_connection(("127.0.0.1", server), timeout=30) as sock, \
+            sock.makefile("rb") as reader:
+        sock.sendall(b"POST /api/v1/notifications/send HTTP/1.1\r\nHost: x\r\n"
+                     b"X-Api-Key: hk_nothing\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 1000000\r\n\r\n" + b'{"tags": [')
+        response = http.client.HTTPResponse(_Buffered(reader))  # type: ignore[arg-type]
+        response.begin()
+        response.read()
+        assert response.status == 401
+        assert response.getheader("Connection") == "close"
+        # The server closes its side (its FIN follows the answer): the end, not more answers.
+        assert sock.recv(1) == b""
+
+
+@pytest.mark.slow
+def test_an_answer_after_reading_the_body_keeps_the_connection(server):
+    # A refusal after the body was read (malformed JSON: a 400) keeps the connection.
+    key = factories.api_key(factories.workspace())
+    with socket.create_connection(("127.0.0.1", server), timeout=30) as sock, \
+            sock.makefile("rb") as reader:
+        sock.sendall(b"POST /api/v1/notifications/send HTTP/1.1\r\nHost: x\r\n"
+                     b"X-Api-Key: " + key.encode() + b"\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+        response = http.client.HTTPResponse(_Buffered(reader))  # type: ignore[arg-type]
+        response.begin()
+        response.read()
+        assert response.status == 400
+        assert response.getheader("Connection") == "keep-alive"
