@@ -124,8 +124,8 @@ def _tree(html: str) -> lxml.etree._Element | None:
 # again with the same tags (the editor's preview of a draft, an integration checking its
 # template), a template's body without tags. The text of a large body is kept, bounded by
 # the characters held (a few large bodies at most), the oldest dropped first; a small one
-# costs less to convert than to look up.
-_CACHED_FROM = 2048
+# (under 256 characters) costs less to convert than to keep.
+_CACHED_FROM = 256
 _CACHE_CHARS = 4_000_000
 _cache: dict[str, str] = {}  # insertion order: the oldest first
 _cache_lock = threading.Lock()
