@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: dev test test-fast lint bench screenshots clean wheel image images deploy-check
+.PHONY: dev test test-fast lint bench bench-quick screenshots clean wheel image images deploy-check
 
 # Editable install in compat mode: a path entry instead of an import hook, which cost every
 # process (CLI, API worker, RQ worker) about 20 ms at start.
@@ -38,8 +38,13 @@ lint: $(STAMP)
 screenshots: $(STAMP)
 	$(BIN)/python -m pytest tests/web/screenshots.py -q
 
+# Every figure beside its floor (docs/performance.md): about ten minutes on 2 cores.
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# The edit-measure loop: send, preview, delivery and the editor's preview, fewer rounds.
+bench-quick: $(STAMP)
+	$(BIN)/python -m bench --quick
 
 # The distribution (herald-notification-service) as a wheel in dist/: what a VM installs
 # (docs/deploy.md) and the image holds. Only pip is needed, not the dev install.

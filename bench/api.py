@@ -1,10 +1,16 @@
-"""`send` and `preview` through gunicorn against bare-Flask floors in the same configuration."""
+"""`send` and `preview` through gunicorn against bare-Flask floors in the same configuration.
+
+Every figure is a ratio of two runs of the same round: the rounds are short (a 2 s run
+each) and each runs its endpoints back to back, in one order on even rounds and the reverse
+on odd ones, and the round with the median ratio is kept for each figure. This machine's
+speed changes by up to a factor of two within a minute; a change then moves one round.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from bench.common import (
     bench_database_url,
@@ -13,9 +19,10 @@ from bench.common import (
     figure,
     herald,
     median_pair,
-    paired,
     peak_rss_mb,
+    quick,
     redis_server,
+    rounds,
     server,
 )
 from bench.loadgen import LoadResult, run_load
@@ -53,84 +60,83 @@ def bench_tenant() -> Iterator[tuple[dict[str, str], str, bytes]]:
             {"key": "name", "value": "Ada"}, {"key": "orderId", "value": "A-1001"}]}).encode()
 
 
-# Thirteen pairs (nine until the ninth round): the median of more pairs moves less with a
-# noisy minute; the API figures take about five to eight minutes.
-ROUNDS = 13
+# Nine rounds (thirteen before the load processes were kept between runs and the floors
+# shared a round): the median of nine ratios moved less than the runs' spread.
+ROUNDS = rounds(9, 5)
+
+# What a round runs, in this order (reversed on odd rounds): the figures' two sides sit
+# next to each other. (name, on the floor app, path, expected status, unique header)
+RUNS = (("send_idempotent", False, "/api/v1/notifications/send", 202, "Idempotency-Key"),
+        ("send", False, "/api/v1/notifications/send", 202, None),
+        ("durable_floor", True, "/enqueue-durable", 202, None),
+        ("enqueue_floor", True, "/enqueue", 202, None),
+        ("json_floor", True, "/json", 200, None),
+        ("preview", False, "/api/v1/notifications/preview", 200, None),
+        ("preview_floor", True, "/json-admitted", 200, None))
+# A quick run measures the figures with targets only.
+QUICK_RUNS = ("send", "durable_floor", "preview", "preview_floor")
 
 
 def _rate(result: LoadResult) -> float:
     return result.rate
 
 
+def _rounds(load: Callable[[tuple, float], LoadResult]) -> list[dict[str, LoadResult]]:
+    """Every round's runs by name."""
+    runs = [run for run in RUNS if not quick() or run[0] in QUICK_RUNS]
+    measured = []
+    for number in range(ROUNDS):
+        warm = 2.0 if number == 0 else 0.3
+        order = runs if number % 2 == 0 else runs[::-1]
+        measured.append({run[0]: load(run, warm) for run in order})
+    return measured
+
+
+def _pair(measured: list[dict[str, LoadResult]], subject: str,
+          floor: str) -> tuple[LoadResult, LoadResult] | None:
+    """The round with the median ratio of ``subject`` to ``floor``."""
+    if subject not in measured[0] or floor not in measured[0]:
+        return None
+    return median_pair([(runs[subject], runs[floor]) for runs in measured], _rate)
+
+
 def run(seconds: float = 2.0) -> list[dict]:
-    figures: list[dict] = []
     with bench_tenant() as (env, key, request):
         database_url = env["HERALD_DATABASE_URL"]
-        headers = {"X-Api-Key": key}
-
-        send_rounds, preview_rounds, idempotent_rounds, durable_rounds = [], [], [], []
-        floor_rounds: list[tuple[LoadResult, LoadResult]] = []
         with server("bench.floor_app:app", env) as (floor_port, _), \
                 server("cli.app:create_app", env) as (port, pid):
-            # Floor and subject alternate, a short run each, so that a burst of noise on
-            # this shared machine (its speed changes by up to a factor of two within a
-            # minute) moves one round; the round with the median ratio is kept.
-            for number in range(ROUNDS):
-                warm = 2.0 if number == 0 else 0.3
 
-                def load(target_port: int, path: str, body: bytes, expect: int = 200,
-                         extra: dict | None = None, warm: float = warm,
-                         unique: str | None = None) -> LoadResult:
-                    return run_load("127.0.0.1", target_port, path, method="POST", body=body,
-                                    headers=extra, expect=expect, seconds=seconds,
-                                    warmup=warm, unique_header=unique)
+            def load(run: tuple, warm: float) -> LoadResult:
+                _name, on_floor, path, expect, unique = run
+                return run_load("127.0.0.1", floor_port if on_floor else port, path,
+                                method="POST", body=b"{}" if on_floor else request,
+                                headers=None if on_floor else {"X-Api-Key": key},
+                                expect=expect, seconds=seconds, warmup=warm,
+                                unique_header=unique)
 
-                send_rounds.append(paired(
-                    lambda: load(floor_port, "/enqueue", b"{}", 202),
-                    lambda: load(port, "/api/v1/notifications/send", request, 202, headers),
-                    number))
-                preview_rounds.append(paired(
-                    lambda: load(floor_port, "/json", b"{}"),
-                    lambda: load(port, "/api/v1/notifications/preview", request, 200,
-                                 headers), number))
-                # The send against a floor that also commits a row before its 202.
-                durable_rounds.append(paired(
-                    lambda: load(floor_port, "/enqueue-durable", b"{}", 202),
-                    lambda: load(port, "/api/v1/notifications/send", request, 202, headers),
-                    number))
-                # The two floors against each other: what committing its row costs an
-                # endpoint with nothing else to do, the most any durable send can reach.
-                floor_rounds.append(paired(
-                    lambda: load(floor_port, "/enqueue", b"{}", 202),
-                    lambda: load(floor_port, "/enqueue-durable", b"{}", 202), number))
-                # A send with a fresh Idempotency-Key each time, against the plain send.
-                idempotent_rounds.append(paired(
-                    lambda: load(port, "/api/v1/notifications/send", request, 202, headers),
-                    lambda: load(port, "/api/v1/notifications/send", request, 202, headers,
-                                 unique="Idempotency-Key"), number))
+            measured = _rounds(load)
             rss = max((peak_rss_mb(child) for child in children_of(pid)), default=0.0)
-        send, floor_send = median_pair(send_rounds, _rate)
-        preview, floor_json = median_pair(preview_rounds, _rate)
-        idempotent, plain_send = median_pair(idempotent_rounds, _rate)
-        durable_send, floor_durable = median_pair(durable_rounds, _rate)
-        durable_floor, plain_floor = median_pair(floor_rounds, _rate)
 
     db_name = "postgresql" if database_url.startswith("postgres") else "sqlite"
-    figures.append(figure("send", send.rate, f"req/s ({db_name})", floor_send.rate))
-    figures.append(figure("send_p50", send.p50, "ms", floor_send.p50, higher_is_better=False))
-    figures.append(figure("send_p99", send.percentile(99), "ms", floor_send.percentile(99),
-                          higher_is_better=False))
-    figures.append(figure("send_idempotent", idempotent.rate, "req/s (floor: send)",
-                          plain_send.rate))
-    figures.append(figure("send_durable", durable_send.rate,
-                          "req/s (floor: Flask, one INSERT committed, one enqueue)",
-                          floor_durable.rate))
-    figures.append(figure("durable_floor", durable_floor.rate,
-                          "req/s (floor: the send's floor; no Herald code)", plain_floor.rate))
-    figures.append(figure("preview", preview.rate, "req/s", floor_json.rate))
+    figures: list[dict] = []
+    if pair := _pair(measured, "send", "durable_floor"):
+        send, floor = pair
+        figures.append(figure("send", send.rate, f"req/s ({db_name}; floor: one row "
+                              "committed, one enqueue)", floor.rate))
+        figures.append(figure("send_p50", send.p50, "ms", floor.p50, higher_is_better=False))
+        figures.append(figure("send_p99", send.percentile(99), "ms", floor.percentile(99),
+                              higher_is_better=False))
+    for name, subject, floor_name, unit in (
+            ("send_vs_enqueue", "send", "enqueue_floor", "req/s (floor: Flask, one enqueue)"),
+            ("send_idempotent", "send_idempotent", "send", "req/s (floor: send)"),
+            ("durable_floor", "durable_floor", "enqueue_floor",
+             "req/s (floor: Flask, one enqueue; no Herald code)"),
+            ("preview", "preview", "preview_floor", "req/s (floor: one Redis script, JSON)"),
+            ("preview_vs_json", "preview", "json_floor", "req/s (floor: Flask, JSON)")):
+        if pair := _pair(measured, subject, floor_name):
+            figures.append(figure(name, pair[0].rate, unit, pair[1].rate))
     figures.append(figure("rss_api", rss, "MiB", None))
-    errors = sum(r.errors for pair in send_rounds + preview_rounds + idempotent_rounds
-                 + durable_rounds + floor_rounds for r in pair)
+    errors = sum(r.errors for runs in measured for r in runs.values())
     if errors:
         figures.append(figure("api_errors", errors, "responses not 2xx", None))
     return figures

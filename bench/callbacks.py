@@ -25,12 +25,13 @@ from bench.common import (
     median_pair,
     paired,
     redis_server,
+    rounds,
 )
 from bench.delivery import _per_second, _timed, _worker_rate
 
 CALLBACKS = 250
 WEBHOOKS = 250
-ROUNDS = 5
+ROUNDS = rounds(5, 3)
 WORKER = [sys.executable, "-m", "engine.worker.worker", "--burst"]
 
 

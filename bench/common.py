@@ -35,6 +35,16 @@ def figure(name: str, value: float, unit: str, floor: float | None,
 T = TypeVar("T")
 
 
+def quick() -> bool:
+    """`make bench-quick` (HERALD_BENCH_QUICK=1): fewer rounds, the edit-measure loop."""
+    return os.environ.get("HERALD_BENCH_QUICK") == "1"
+
+
+def rounds(full: int, fast: int) -> int:
+    """How many rounds a figure takes: ``fast`` in a quick run."""
+    return fast if quick() else full
+
+
 def paired(floor_run: Callable[[], T], subject_run: Callable[[], T], number: int) -> tuple[T, T]:
     """(subject, floor) measured back to back, in alternating order from round to round, so
     that neither side is always the one that runs into a change of the machine's speed."""

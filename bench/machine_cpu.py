@@ -71,7 +71,7 @@ def cpu_per_request(port: int, server_pids: set[int], path: str, body: bytes,
     before = cpu_by_part(server_pids)
     children, machine = os.times(), psutil.cpu_times()
     result = run_load("127.0.0.1", port, path, method="POST", body=body, headers=headers,
-                      expect=expect, seconds=seconds, warmup=0)
+                      expect=expect, seconds=seconds, warmup=0, own_processes=True)
     after = cpu_by_part(server_pids)
     children_after, machine_after = os.times(), psutil.cpu_times()
     switched = [b - a for a, b in zip(switches, server_switches(server_pids), strict=True)]

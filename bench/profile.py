@@ -88,7 +88,8 @@ def account(what: str = "send", seconds: float = 6.0) -> None:
         floor_pids = {floor_pid, *children_of(floor_pid)}
         pids = {pid, *children_of(pid)}
         subject_path, subject_expect = PATHS[what]
-        floor_path, floor_expect = ("/enqueue", 202) if what == "send" else ("/json", 200)
+        floor_path, floor_expect = (("/enqueue-durable", 202) if what == "send"
+                                    else ("/json-admitted", 200))
         run_load("127.0.0.1", port, subject_path, method="POST", body=body,
                  headers={"X-Api-Key": key}, expect=subject_expect, seconds=2, warmup=0)
         rows = {}

@@ -33,6 +33,7 @@ from bench.common import (
     median_pair,
     paired,
     redis_server,
+    rounds,
     server,
 )
 from bench.loadgen import LoadResult, run_load
@@ -43,7 +44,7 @@ TPL = "4d3c2b1a-0f9e-4d8c-8b7a-6f5e4d3c2b1a"
 BODY = _HEAD + _ROW * (50_000 // len(_ROW)) + _TAIL  # ~50 KB of tags, blocks and text
 EMAIL = "bench-author@bench.example"
 PASSWORD = "bench password 0123456789"
-ROUNDS = 7
+ROUNDS = rounds(5, 3)
 
 
 def tenant() -> dict:

@@ -120,8 +120,40 @@ def _tree(html: str) -> lxml.etree._Element | None:
     return root
 
 
+# The same HTML always gives the same text, and the same HTML comes back: a preview asked
+# again with the same tags (the editor's preview of a draft, an integration checking its
+# template), a template's body without tags. The text of a large body is kept, bounded by
+# the characters held (a few large bodies at most), the oldest dropped first; a small one
+# (under 256 characters) costs less to convert than to keep.
+_CACHED_FROM = 256
+_CACHE_CHARS = 4_000_000
+_cache: dict[str, str] = {}  # insertion order: the oldest first
+_cache_lock = threading.Lock()
+_cached_chars = 0
+
+
 def html_to_text(html: str) -> str:
     """The text part for ``html``: never empty, ends with one newline."""
+    global _cached_chars
+    if len(html) < _CACHED_FROM:
+        return _convert(html)
+    found = _cache.get(html)
+    if found is not None:
+        return found
+    text = _convert(html)
+    size = len(html) + len(text)
+    if size <= _CACHE_CHARS // 4:
+        with _cache_lock:
+            if html not in _cache:
+                _cache[html] = text
+                _cached_chars += size
+                while _cached_chars > _CACHE_CHARS:
+                    oldest = next(iter(_cache))
+                    _cached_chars -= len(oldest) + len(_cache.pop(oldest))
+    return text
+
+
+def _convert(html: str) -> str:
     if not html or not html.strip():
         return "\n"
     root = _tree(html)

@@ -126,9 +126,23 @@ def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str
             "unusedVariables": unused}
 
 
+# The partials each text calls, parsed once per text per process: a preview asks for them
+# at every request, and parsing the version's texts again was the largest part of a
+# preview of a small template (docs/performance.md).
+_calls = LRU(maxsize=512, max_weight=CACHED_TEXT_CHARS)
+
+
 def partials_used(text: str) -> set[str]:
     """The partial names a template calls (`@partial-block` is not one); raises
     TemplateSyntaxError when it does not parse."""
+    found = _calls.get(text)
+    if found is None:
+        found = frozenset(_partials_in(text))
+        _calls.put(text, found, weight=len(text))
+    return set(found)  # type: ignore[call-overload]
+
+
+def _partials_in(text: str) -> set[str]:
     names: set[str] = set()
     pending = [parse(text)]
     while pending:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from engine.formats import plaintext
 from engine.formats.plaintext import html_to_text
 
 
@@ -146,3 +147,23 @@ def test_nested_links_read_each_chunk_a_bounded_number_of_times(
     assert text == expected
     # Here 1.5 to 2 reads a chunk; the old joins read 80,000,000 (500 a chunk).
     assert _CountedChunks.reads <= 3 * len(writers[0].chunks)
+
+
+def test_a_large_body_converted_again_gives_the_text_kept_and_the_same_text():
+    html = "<p>" + "word " * 1000 + "</p><ul><li>one</li></ul>"
+    first = plaintext.html_to_text(html)
+    assert plaintext._cache[html] == first
+    again = plaintext.html_to_text((html + " ")[:-1])  # equal text, another object
+    assert again == first == plaintext._convert(html)
+
+
+def test_the_texts_kept_stay_within_their_bound(monkeypatch):
+    monkeypatch.setattr(plaintext, "_cache", {})
+    monkeypatch.setattr(plaintext, "_cached_chars", 0)
+    monkeypatch.setattr(plaintext, "_CACHE_CHARS", 40_000)
+    for n in range(20):
+        plaintext.html_to_text(f"<p>{n}</p>" + "<p>x</p>" * 500)
+    assert plaintext._cached_chars <= 40_000
+    assert plaintext._cached_chars == sum(len(h) + len(t) for h, t in plaintext._cache.items())
+    assert f"<p>19</p>{'<p>x</p>' * 500}" in plaintext._cache  # the newest kept
+    assert f"<p>0</p>{'<p>x</p>' * 500}" not in plaintext._cache  # the oldest dropped
