@@ -41,6 +41,18 @@ def test_every_member_of_the_channel_contract_is_documented():
     assert missing == []
 
 
+def test_every_member_of_the_event_contract_is_documented():
+    """What a receiver declares (how its workspace's secret travels, its label...) and
+    what a call lends it, each under "Provider events"."""
+    from engine.plugins.event_contract import EventWebhook, InboundCall
+
+    section = DOCS.split("## Provider events", 1)[1].split("\n## ", 1)[0]
+    members = [name for kind in (EventWebhook, InboundCall) for name in
+               [*vars(kind), *kind.__annotations__] if not name.startswith("_")]
+    missing = sorted({name for name in members if f"`{name}" not in section})
+    assert missing == []
+
+
 ARCHITECTURE = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -89,3 +89,42 @@ def test_the_installed_provider_brings_its_events(installed_example, settings, t
                           auth=("herald", secret))
     assert unknown.status_code == 200 and unknown.json == {"recorded": False}
     assert client.post("/api/inbound/no-such-provider/x", json=body).status_code == 404
+
+
+def test_the_installed_provider_gets_its_url_and_rotation_from_the_cli(installed_example,
+                                                                      settings, tmp_path):
+    """`herald inbound url` and `herald secret rotate-inbound` serve the installed provider
+    as they serve Postmark: its own secret, its own audit line, Postmark's untouched."""
+    import os
+    import subprocess
+    import sys
+
+    from engine.inbound import workspace_secrets
+    from engine.people.models import AuditEvent
+    from tests.conftest import TEST_SECRET_KEY
+
+    env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
+           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
+           "HERALD_PUBLIC_URL": settings.public_url,
+           "PYTHONPATH": os.pathsep.join([str(installed_example),
+                                          os.environ.get("PYTHONPATH", "")])}
+
+    def herald(*args: str) -> dict:
+        proc = subprocess.run([sys.executable, "-m", "cli", *args], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    ws = factories.workspace()
+    postmark_secret = workspace_secrets.secret(ws.id, "postmark")
+    given = herald("inbound", "url", "--workspace", str(ws.id), "--provider", "example-log")
+    assert given == {"workspaceId": str(ws.id), "provider": "example-log",
+                     "url": workspace_secrets.webhook_url(ws.id, "example-log")}
+    rotated = herald("secret", "rotate-inbound", "--workspace", str(ws.id),
+                     "--provider", "example-log")
+    assert rotated["url"] != given["url"]
+    assert rotated["url"] == workspace_secrets.webhook_url(ws.id, "example-log")
+    assert workspace_secrets.secret(ws.id, "postmark") == postmark_secret
+    (event,) = AuditEvent.select().where(AuditEvent.workspace == ws.id)
+    assert (event.action, event.subject, event.details) == (
+        "inbound_secret.rotated", "Example log", {"provider": "example-log"})
