@@ -27,7 +27,9 @@ class GunicornServer(BaseApplication):
             self.cfg.set(key, value)
 
     def load(self):
-        return self.loader()
+        # gunicorn's request closes when the app refuses it with its body unread
+        # (cli/http_gateway.py); the pre_request of gunicorn_options notes the request.
+        return http_gateway.CloseUnread(self.loader())
 
 
 def _quit_once(worker: Any) -> None:
@@ -88,9 +90,7 @@ def _child_exit(server: Any, worker: Any) -> None:
 def _create_app():
     from cli.app import create_app
 
-    app = create_app()
-    app.wsgi_app = http_gateway.CloseUnread(app.wsgi_app)  # type: ignore[method-assign]
-    return app
+    return create_app()
 
 
 def exposure(settings: Settings, host: str) -> str | None:
