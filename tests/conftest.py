@@ -21,6 +21,7 @@ from engine import runtime
 from engine.people.models import PEOPLE_MODELS
 from engine.store.callback_models import CALLBACK_MODELS
 from engine.store.embedded_redis import EmbeddedRedis, start_redis
+from engine.store.inbound_models import INBOUND_MODELS
 from engine.store.migrations import upgrade
 from engine.store.models import ALL_MODELS as ENGINE_MODELS
 from engine.store.partial_models import PARTIAL_MODELS
@@ -32,7 +33,7 @@ from tests.support.https_receiver import HttpsReceiver
 
 # Every table the migrations make, in dependency order (emptied in reverse).
 ALL_MODELS = (*ENGINE_MODELS, *PEOPLE_MODELS, *REPORT_MODELS, *CALLBACK_MODELS,
-              *RETENTION_MODELS, *PARTIAL_MODELS, *RECIPIENT_MODELS)
+              *RETENTION_MODELS, *PARTIAL_MODELS, *RECIPIENT_MODELS, *INBOUND_MODELS)
 
 # Made afresh for each run: a key written in the repository is published, and production
 # refuses every published key (config/settings.py, issue 37).

@@ -14,7 +14,9 @@ class InboundSecret(BaseModel):
     encrypted at rest; replaced in place by a rotation, so the previous one opens nothing."""
 
     id = AutoField()
-    workspace = ForeignKeyField(Workspace, backref="inbound_secrets", on_delete="CASCADE")
+    # Found through the unique (workspace, provider) index, which also serves the cascade.
+    workspace = ForeignKeyField(Workspace, backref="inbound_secrets", on_delete="CASCADE",
+                                index=False)
     provider = CharField(max_length=40)  # the name its receiver is registered under
     secret = EncryptedField()
     created_at = DateTimeField(default=utcnow)
