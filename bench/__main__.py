@@ -98,7 +98,8 @@ def main(argv: list[str]) -> int:
     name = "results-quick.json" if os.environ.get("HERALD_BENCH_QUICK") == "1" else "results.json"
     path = Path(__file__).with_name(name)
     path.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"\nwrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
+    print(f"\n{out['seconds']:.0f} s in all")
+    print(f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path}")
     return 0
 
 
