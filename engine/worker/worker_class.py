@@ -16,8 +16,9 @@ What RQ's worker lacks, added where RQ's worker class is meant to be extended:
   then heartbeats and checks the scheduler.
 - **Redis restarted empty**: the worker writes its RQ record again (redis_watch), so
   ``rq info`` lists it.
-- **A prompt exit**: RQ's pub/sub thread wakes every second, so the teardown's wait for it
-  is short (RQ's waited up to 60 s).
+- **A prompt exit**: RQ's pub/sub thread wakes every second, and the teardown waits for it
+  at most ``PUBSUB_STOP_SECONDS`` (RQ's waited up to 60 s, and redis-py 8's stop() waits
+  without a bound for a thread still reading).
 - **A signal handler does no I/O**: RQ's writes the stop request to Redis from the handler
   (in an outage, the error would surface in the middle of the job it interrupted), and a
   guard around RQ's bookkeeping never swallows the StopRequested a signal raises.
@@ -29,6 +30,7 @@ import contextlib
 import logging
 import os
 import signal
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -53,6 +55,8 @@ SCHEDULER_CHECK_SECONDS = 2.0
 SCHEDULER_STOP_SECONDS = 10.0
 DEQUEUE_SECONDS = 2
 PUBSUB_WAKE_SECONDS = 1.0
+# How long the teardown waits for the pub/sub thread to end: a few of its wakes.
+PUBSUB_STOP_SECONDS = 3.0
 HELD_LOOK_SECONDS = 0.05  # a worker whose queues hold only full workspaces' jobs looks again
 
 
@@ -320,6 +324,22 @@ class _Unattended:
         self.pubsub_thread = self.pubsub.run_in_thread(
             sleep_time=PUBSUB_WAKE_SECONDS, daemon=True,
             exception_handler=self._pubsub_exception_handler)
+
+    def unsubscribe(self) -> None:
+        """RQ's, with its wait bounded. RQ sends UNSUBSCRIBE, then calls the thread's stop(),
+        which since redis-py 8 joins the thread without a bound: a thread still in a read
+        (a socket timeout is 20 s, and a reconnect retries) held the worker's exit after
+        SIGTERM. The thread closes the subscription's connection as it ends, which
+        unsubscribes as surely; one that has not ended by the bound is a daemon, and the
+        process's exit ends it."""
+        thread = self.pubsub_thread
+        if thread is None:
+            return
+        self.log.info("Worker %s: unsubscribing from channel %s", self.name,
+                      self.pubsub_channel_name)
+        thread._running.clear()  # what stop() does before its wait (every redis-py version)
+        if thread is not threading.current_thread():
+            thread.join(PUBSUB_STOP_SECONDS)
 
     def teardown(self) -> None:
         try:

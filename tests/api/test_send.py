@@ -8,7 +8,6 @@ from rq import Queue
 
 from engine.catalog.keys import revoke_key
 from engine.store.models import ApiKey, Notification
-from engine.webhooks.headers import validate_webhook_headers
 from tests import factories
 
 SEND = "/api/v1/notifications/send"
@@ -178,117 +177,10 @@ def test_recipient_and_header_limits(client, tenant):
         client, body, tenant["key"]).json["errorCodes"]
 
 
-# Each ends a header line somewhere between Herald and the reader.
-LINE_ENDS = ["\r", "\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\x00",
-             "\x7f"]
-
-
-def _codes(client, tenant, options) -> list[str]:
+def errors(client, tenant, options) -> list[str]:
     response = post(client, {**tenant["body"], "emailOptions": options}, tenant["key"])
     assert response.status_code == 400, (options, response.json)
     return response.json["errorCodes"]
-
-
-def test_nothing_that_could_end_a_header_line_gets_into_an_email(client, tenant):
-    e = "notifications.email"
-    for end in LINE_ENDS:
-        named = f'"Bob{end}Bcc : spy@attacker.example" <bob@example.org>'
-        assert _codes(client, tenant, {"to": [named], "cc": [named], "bcc": [named],
-                                       "overrideRecipients": [named], "replyTo": named,
-                                       "fromAddress": named}) == [
-            f"{e}.to_invalid", f"{e}.cc_invalid", f"{e}.bcc_invalid",
-            f"{e}.override_recipient_invalid", f"{e}.from_address_invalid",
-            f"{e}.reply_to_invalid"], repr(end)
-        assert _codes(client, tenant, {"customHeaders": {"X-Campaign": f"q3{end}From : x"}}) \
-            == [f"{e}.custom_headers.value_invalid"], repr(end)
-        assert _codes(client, tenant, {"customHeaders": {f"X-Track{end}": "1"}}) == [
-            f"{e}.custom_headers.name_invalid"], repr(end)
-        attachment = {"name": "a.pdf", "content": "aGk=", "contentType": "application/pdf"}
-        assert _codes(client, tenant, {"attachments": [
-            {**attachment, "name": f"a{end}X-Pad : 1.pdf"},
-            {**attachment, "contentType": f"application/pdf{end}X-Pad : 1"}]}) == [
-            "notifications.attachment.name_not_permitted",
-            "notifications.attachment.content_type_not_permitted"], repr(end)
-    assert Notification.select().count() == 0
-
-
-def test_an_address_must_be_exactly_one_mailbox(client, tenant):
-    """parseaddr reads the first of two addresses, the suppression list the last: neither
-    may be checked while the other is mailed."""
-    for two in ("unsubscribed@example.org, <nobody@example.net>",
-                "hello@example.com, <ceo@bank.example>", "team: a@example.org;",
-                "Ada <ada@example.org>, Bob <bob@example.org>",
-                # Python's strict parser raises AttributeError on these: still only a 400.
-                ":<?ZA;:@example.com>", "\xa0?:<; [.)@example.com>",
-                "..0=?utf-8?q?a=Z<\\([\xa0A@example.com>",
-                "Müller, Hans <h@example.org>", "Ada (comment) <ada@example.org>"):
-        assert _codes(client, tenant, {"to": [two], "fromAddress": two}) == [
-            "notifications.email.to_invalid", "notifications.email.from_address_invalid"], two
-    named = ['"Ops, Team" <ops@example.com>', "Ada Lovelace <ada@example.org>",
-             '"a<b" <c@example.org>', "Zoë <zoe@example.org>", "John Q. Public <q@example.org>",
-             "Dr. Mary O'Neil-Smith <m@example.org>", '"Müller, Hans" <h@example.org>']
-    response = post(client, {**tenant["body"], "emailOptions": {"to": named}}, tenant["key"])
-    assert response.status_code == 202, response.json
-
-
-def test_a_content_type_is_a_media_type_in_every_spelling(client, tenant):
-    attachment = {"name": "a.dat", "content": "aGk="}
-    for refused in ("application/x-msdownload; x=1", " APPLICATION/X-MSDOWNLOAD ", "a/b; c",
-                    "application/pdf (comment)"):
-        assert _codes(client, tenant, {"attachments": [
-            {**attachment, "contentType": refused}]}) == [
-            "notifications.attachment.content_type_not_permitted"], refused
-    accepted = [{**attachment, "contentType": t} for t in (
-        "application/pdf", "text/plain; charset=utf-8", 'text/plain;charset="utf-8"')]
-    response = post(client, {**tenant["body"], "emailOptions": {"attachments": accepted}},
-                    tenant["key"])
-    assert response.status_code == 202, response.json
-
-
-def test_attachment_rules(client, tenant):
-
-    attachments = [
-        {"name": "", "content": "", "contentType": ""},
-        {"name": "x" * 300, "content": "!!!", "contentType": "t" * 300},
-        {"name": "run.exe", "content": "aGk=", "contentType": "application/x-msdownload"},
-    ]
-    body = {**tenant["body"], "emailOptions": {"attachments": attachments}}
-    codes = set(post(client, body, tenant["key"]).json["errorCodes"])
-    assert {"notifications.attachment.name_required", "notifications.attachment.content_required",
-            "notifications.attachment.content_type_required",
-            "notifications.attachment.name_too_long",
-            "notifications.attachment.content_invalid_base64",
-            "notifications.attachment.content_type_too_long",
-            "notifications.attachment.name_not_permitted",
-            "notifications.attachment.content_type_not_permitted"} <= codes
-    eleven = [{"name": f"{i}.txt", "content": "aGk=", "contentType": "text/plain"}
-              for i in range(11)]
-    body = {**tenant["body"], "emailOptions": {"attachments": eleven}}
-    assert "notifications.attachment.too_many" in post(client, body, tenant["key"]).json[
-        "errorCodes"]
-
-
-def test_decoded_size_limits_hold_even_below_the_gateway_limit():
-    """A 10 MB decoded attachment needs a body over 10 MB, so these rules are checked directly."""
-    import base64
-
-    import pytest
-
-    from engine.errors import ApiError
-    from engine.sending.validation import validate_request
-
-    big = base64.b64encode(b"\0" * (10 * 1024 * 1024 + 1)).decode()
-    nine = base64.b64encode(b"\0" * (9 * 1024 * 1024)).decode()
-    body = {"tenantId": "2b1c6a8e-4d0f-4c53-9d7e-2f5b0c8a9e11",
-            "templateId": "7d3e1f20-1c2b-4a5d-8e9f-0a1b2c3d4e5f", "tags": [],
-            "emailOptions": {"attachments": [
-                {"name": "big.bin", "content": big, "contentType": "application/octet-stream"},
-                *[{"name": f"{i}.bin", "content": nine, "contentType": "application/pdf"}
-                  for i in range(2)]]}}
-    with pytest.raises(ApiError) as err:
-        validate_request(body)
-    assert {"notifications.attachment.content_too_large",
-            "notifications.attachment.total_content_too_large"} <= set(err.value.error_codes)
 
 
 def test_body_over_10_mb_is_a_bare_413(client, tenant):
@@ -358,52 +250,6 @@ def test_webhook_channel_rules(client, settings):
                               "headers": {"Authorization": "x", "X-Api-Token": "y"}}
     codes = post(client, body, key).json["errorCodes"]
     assert "notifications.webhook.custom_headers.name_not_permitted" in codes
-
-
-@pytest.mark.parametrize("name", [
-    "X-Access-Key", "X-Client-Key", "X-Jwt", "X-Passphrase", "X-Pwd", "X-Pass", "X-Otp",
-    "X-Hmac", "X-Functions-Key", "Ocp-Apim-Subscription-Key", "X-Key", "X-Sig", "X-XSRF",
-    "X-Session-Id", "Proxy-Authorization", "X-Amz-Security-Token", "x_api_key"])
-def test_webhook_header_names_that_look_like_credentials_are_refused(name):
-    codes = [code for _, code, _ in validate_webhook_headers({name: "v"})]
-    assert codes == ["notifications.webhook.custom_headers.name_not_permitted"]
-
-
-@pytest.mark.parametrize("name", [
-    "X-Event-Key", "X-Idempotency-Key", "X-Footprint", "X-Passenger-Count", "X-Compass",
-    "X-Request-Id", "X-Keystone", "X-Topic", "X-Pinned-Version"])
-def test_webhook_header_names_that_label_data_are_allowed(name):
-    assert validate_webhook_headers({name: "v"}) == []
-
-
-def test_webhook_header_names_and_values_that_cannot_be_sent_are_refused(client, settings):
-    # A name with a line break and a value beyond Latin-1 passed validation and then raised
-    # at every attempt, which the reconciler retried for ever; values are printable ASCII.
-    ws = factories.workspace()
-    tpl = factories.template(ws, channel="webhook")
-    key = factories.api_key(ws)
-    body = {"tenantId": str(ws.id), "templateId": str(tpl.id), "tags": []}
-    refused = [("X-A\n", "v", "name_invalid"), ("X-A\r\n", "v", "name_invalid"),
-               ("X-B", "\u2603", "value_invalid"), ("X-B", "caf\u00e9", "value_invalid"),
-               ("X-B", "a\x7fb", "value_invalid"), ("X-B", "a\x01b", "value_invalid")]
-    for name, value, code in refused:
-        body["webhookOptions"] = {"urlOverride": "https://127.0.0.1:9/x", "headers": {name: value}}
-        response = post(client, body, key)
-        assert response.status_code == 400, (name, value)
-        assert response.json["errorCodes"] == [f"notifications.webhook.custom_headers.{code}"]
-        assert f"webhookOptions.headers.{name}" in response.json["errors"]
-    assert Notification.select().count() == 0
-    fine = {"X-Team": "core\tplatform ~!", "X-Empty": ""}
-    body["webhookOptions"] = {"urlOverride": "https://127.0.0.1:9/x", "headers": fine}
-    assert post(client, body, key).status_code == 202
-    assert Notification.get().payload["headers"] == fine
-
-
-def test_email_header_name_with_a_trailing_newline_is_refused(client, tenant):
-    body = {**tenant["body"], "emailOptions": {"customHeaders": {"X-A\n": "v"}}}
-    response = post(client, body, tenant["key"])
-    assert response.status_code == 400
-    assert response.json["errorCodes"] == ["notifications.email.custom_headers.name_invalid"]
 
 
 def test_trace_id_comes_from_a_valid_traceparent(client, tenant):
@@ -487,71 +333,6 @@ def test_errors_come_in_the_order_of_d1(client, settings):
     assert Notification.select().count() == 0
 
 
-TRUST_AND_ROUTING = [
-    "X-MS-Exchange-Organization-SCL", "x-ms-exchange-organization-authas", "X-Spam-Status",
-    "X-Spam-Flag", "Received-SPF", "X-Google-DKIM-Signature", "DKIM-Signature",
-    "ARC-Seal", "ARC-Whatever", "Authentication-Results",
-    "X-MS-Exchange-Authentication-Results", "Mail-Reply-To", "Mail-Followup-To",
-    "X-Original-From", "X-Envelope-From", "Apparently-To", "Return-Path", "Received",
-    "X-Received", "X-Forefront-Antispam-Report", "X-Virus-Scanned",
-]
-
-
-@pytest.mark.parametrize("name", TRUST_AND_ROUTING)
-def test_trust_and_routing_headers_are_refused_by_pattern(client, tenant, name):
-    assert _codes(client, tenant, {"customHeaders": {name: "pass"}}) == [
-        "notifications.email.custom_headers.name_not_permitted"]
-
-
-def test_ordinary_custom_headers_are_still_accepted(client, tenant):
-    headers = {"X-Campaign": "q3", "X-Mailer-Job": "7", "X-Entity-Ref-ID": "a1",
-               "Precedence": "bulk", "X-Customer": "42"}
-    response = post(client, {**tenant["body"], "emailOptions": {"customHeaders": headers}},
-                    tenant["key"])
-    assert response.status_code == 202, response.json
-
-
-PDF = {"name": "report.pdf", "content": "aGk=", "contentType": "application/pdf"}
-
-
-@pytest.mark.parametrize("content_type", [
-    'application/pdf; name="evil.exe"', "application/pdf; name=evil.EXE",
-    'application/pdf; name="evil.exe."', "application/pdf; filename=evil.exe",
-    "application/pdf; name*=utf-8''evil.exe", "application/pdf; name*=UTF-8''evil%2Eexe",
-    'application/pdf; name*0="evil"; name*1=".exe"', "application/pdf; name*0*=utf-8''ev; "
-    "name*1*=il.exe", 'application/pdf; name="=?utf-8?b?ZXZpbC5leGU=?="',
-    "application/x-msdos-program", "text/html", "image/svg+xml",
-    # Issue 37: a part that is itself a multipart, and compiled HTML help.
-    "multipart/mixed; boundary=x", "application/vnd.ms-htmlhelp",
-    'application/pdf; name="x.exe::$DATA"',
-])
-def test_every_filename_a_client_may_show_is_checked(client, tenant, content_type):
-    assert _codes(client, tenant, {"attachments": [{**PDF, "contentType": content_type}]}) == [
-        "notifications.attachment.content_type_not_permitted"]
-
-
-@pytest.mark.parametrize("name", [
-    "a.url", "a.one", "a.svg", "page.html", "book.xlam", "app.appref-ms", "start.jnlp",
-    "RUN.EXE", "run.exe.", "run.exe. . ", "=?utf-8?b?ZXZpbC5leGU=?=", "a.pdf.scr",
-    # Issue 37: an NTFS stream suffix, invisible characters, Excel web queries and SYLK.
-    "x.exe::$DATA", "x.exe:zone", "x.exe\u200b", "x.ex\u200de", "invoice\u202efdp.exe",
-    "report\ufeff.pdf", "q.iqy", "sheet.SLK",
-])
-def test_names_on_the_maintained_list_are_refused(client, tenant, name):
-    assert _codes(client, tenant, {"attachments": [{**PDF, "name": name}]}) == [
-        "notifications.attachment.name_not_permitted"]
-
-
-def test_documents_with_harmless_names_and_parameters_are_accepted(client, tenant):
-    attachments = [PDF, {**PDF, "name": "invoice.exe.pdf"}, {**PDF, "name": "Résumé.pdf"},
-                   {**PDF, "name": "日本語の報告.pdf"}, {**PDF, "name": "a;b (1).pdf"},
-                   {**PDF, "contentType": 'application/pdf; name="report.pdf"'},
-                   {**PDF, "contentType": "application/pdf; name*=utf-8''r%C3%A9sum%C3%A9.pdf"}]
-    response = post(client, {**tenant["body"], "emailOptions": {"attachments": attachments}},
-                    tenant["key"])
-    assert response.status_code == 202, response.json
-
-
 def test_validation_stops_at_the_spec_limits_and_caps_the_errors_map(client, tenant):
     """12,000 bad recipients are checked only up to the 1,000 the spec allows, and the
     answer names 100 of them and how many more; 2,000 header names only the first 10."""
@@ -572,18 +353,3 @@ def test_validation_stops_at_the_spec_limits_and_caps_the_errors_map(client, ten
             "notifications.email.custom_headers.too_many",
             "notifications.email.custom_headers.name_invalid"} <= set(problem["errorCodes"])
     assert Notification.select().count() == 0
-
-
-def test_attachment_names_windows_reads_otherwise_are_refused(client, tenant):
-    # A stream suffix, a device name, a trailing dot or space: Windows opens or saves
-    # something other than what the name says (a.pdf. is a.pdf; CON is the console).
-    attachment = {"content": "aGk=", "contentType": "application/pdf"}
-    for name in ("a.pdf::$DATA", "a.pdf:stream", "a:b.pdf", "CON", "con.pdf", "Aux.txt", "nul",
-                 "COM1.pdf", "lpt9", "CONIN$", "a.pdf.", "a.pdf ", "a.pdf. .", "..", "."):
-        assert _codes(client, tenant, {"attachments": [{**attachment, "name": name}]}) == [
-            "notifications.attachment.name_not_permitted"], name
-    accepted = [{**attachment, "name": n} for n in (
-        "console.pdf", "a.b.pdf", "COM10.pdf", "connect.txt", "report 2026.pdf", "nul-1.pdf")]
-    response = post(client, {**tenant["body"], "emailOptions": {"attachments": accepted}},
-                    tenant["key"])
-    assert response.status_code == 202, response.json

@@ -14,7 +14,7 @@ import yaml
 from engine.store.embedded_redis import free_port
 from engine.store.models import ApiKey, Template, TemplateVersion, Workspace
 from tests.conftest import TEST_SECRET_KEY
-from tests.engine.provisioning.test_provisioning import TPL_ID, WS_ID, sample
+from tests.engine.provisioning.sample_document import TPL_ID, WS_ID, sample
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import yaml
 
 from engine.store.models import Workspace
 from tests.cli.test_cli import herald, write  # noqa: F401 -- the fixture
-from tests.engine.provisioning.test_provisioning import WS_ID, sample
+from tests.engine.provisioning.sample_document import WS_ID, sample
 
 SECRET = "hunter2-S3cret"
 PROVIDERS = [

@@ -13,6 +13,9 @@ from tests.deploy.manifests import CHART, by_kind, plain_objects, rendered_objec
 HELM_LABELS = ("app.kubernetes.io/instance", "app.kubernetes.io/version",
                "app.kubernetes.io/managed-by", "helm.sh/chart")
 
+# What the chart generates when left empty and the plain Secret leaves to the operator.
+GENERATED = ("HERALD_SECRET_KEY", "HERALD_METRICS_TOKEN")
+
 
 def test_the_chart_lints_without_errors_or_warnings():
     report = helm_python.lint(CHART, strict=True, kube_version="v1.31.0")
@@ -32,12 +35,16 @@ def _without_helm_additions(obj: dict) -> dict:
         for label in HELM_LABELS:
             holder.pop(label, None)
     template = obj.get("spec", {}).get("template", {}).get("metadata", {})
-    template.pop("annotations", None)  # checksum/config: restarts Pods on a settings change
+    annotations = template.get("annotations", {})
+    annotations.pop("checksum/config", None)  # restarts Pods on a settings change
+    if not annotations:
+        template.pop("annotations", None)
     if obj["kind"] == "Job":
         obj["metadata"]["name"] = obj["metadata"]["name"].rsplit("-", 1)[0]
-    if obj["kind"] == "Secret":  # the chart generates the key the manifests leave to you
+    if obj["kind"] == "Secret":  # the chart generates the keys the manifests leave to you
         obj["metadata"].pop("annotations", None)
-        obj["stringData"].pop("HERALD_SECRET_KEY")
+        for generated in GENERATED:
+            obj["stringData"].pop(generated)
     return obj
 
 
@@ -58,7 +65,8 @@ def test_the_default_values_render_the_plain_manifests():
     rendered = {(o["kind"], o["metadata"]["name"]): o
                 for o in map(_without_helm_additions, rendered_objects())}
     plain = {(o["kind"], o["metadata"]["name"]): o for o in plain_objects()}
-    plain["Secret", "herald"]["stringData"].pop("HERALD_SECRET_KEY")
+    for generated in GENERATED:
+        plain["Secret", "herald"]["stringData"].pop(generated)
     assert rendered.keys() == plain.keys()
     for key, obj in plain.items():
         assert rendered[key] == obj, key
@@ -84,8 +92,8 @@ def test_values_reach_the_objects():
         "images.example/herald:1.2"
 
 
-def _rendered_key(values: dict | None = None) -> str:
-    return by_kind(rendered_objects(values), "Secret")["herald"]["stringData"]["HERALD_SECRET_KEY"]
+def _rendered_key(values: dict | None = None, name: str = "HERALD_SECRET_KEY") -> str:
+    return by_kind(rendered_objects(values), "Secret")["herald"]["stringData"][name]
 
 
 def test_the_chart_never_creates_a_secret_with_a_known_key():
@@ -114,3 +122,22 @@ def test_a_service_monitor_scrapes_the_api_with_the_secret_token_when_asked():
     assert endpoint["path"] == "/metrics" and endpoint["port"] == "http"
     assert endpoint["authorization"]["credentials"] == {"name": "herald",
                                                         "key": "HERALD_METRICS_TOKEN"}
+
+
+def test_the_workers_serve_metrics_on_their_port_with_a_generated_token():
+    """The workers' /metrics is on by default: the port set, named, annotated for a
+    Prometheus that discovers Pods, and the token it needs generated like the key."""
+    from config.settings import load_settings
+
+    objects = rendered_objects({"worker": {"metricsPort": 9200}})
+    pod = by_kind(objects, "Deployment")["herald-worker"]["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    assert {"name": "HERALD_WORKER_METRICS_PORT", "value": "9200"} in container["env"]
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9200, "protocol": "TCP"}]
+    assert pod["metadata"]["annotations"]["prometheus.io/port"] == "9200"
+    token = _rendered_key(name="HERALD_METRICS_TOKEN")
+    assert len(token) == 64 and token != _rendered_key(name="HERALD_METRICS_TOKEN")
+    settings = load_settings({"HERALD_METRICS_TOKEN": token, "HERALD_WORKER_METRICS_PORT": "9200"})
+    assert settings.worker_metrics_port == 9200
+    assert _rendered_key({"secret": {"values": {"HERALD_METRICS_TOKEN": "mine-of-16-chars"}}},
+                         "HERALD_METRICS_TOKEN") == "mine-of-16-chars"

@@ -97,3 +97,15 @@ def test_the_nightly_backup_dumps_in_custom_format_to_its_own_volume():
     assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] in by_kind(
         OBJECTS, "PersistentVolumeClaim")
     assert cron["concurrencyPolicy"] == "Forbid"
+
+
+def test_the_workers_serve_metrics_on_a_named_annotated_port_with_the_secret_token():
+    pod = by_kind(OBJECTS, "Deployment")["herald-worker"]["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    assert {"name": "HERALD_WORKER_METRICS_PORT", "value": "9100"} in container["env"]
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"}]
+    assert pod["metadata"]["annotations"] == {"prometheus.io/scrape": "true",
+                                              "prometheus.io/port": "9100",
+                                              "prometheus.io/path": "/metrics"}
+    # The token the worker needs for that port is in the Secret's template, to be filled.
+    assert "HERALD_METRICS_TOKEN" in by_kind(OBJECTS, "Secret")["herald"]["stringData"]

@@ -9,7 +9,6 @@ import socket
 import threading
 import time
 
-from rq import SimpleWorker
 from werkzeug.serving import make_server
 
 from cli.app import create_app
@@ -19,6 +18,7 @@ from engine.store.embedded_redis import free_port
 from engine.store.models import Notification
 from engine.store.queueing import QUEUE_NAME
 from tests import factories
+from tests.support.rq_workers import PromptSimpleWorker
 from tests.support.smtp_server import start_smtp
 
 SEND = "/api/v1/notifications/send"
@@ -60,7 +60,7 @@ def test_a_send_retried_after_a_dropped_connection_is_delivered_once(settings):
         assert answer.getheader("Idempotent-Replayed") == "true"
         retry.close()
 
-        SimpleWorker([QUEUE_NAME], connection=runtime.redis()).work(burst=True)
+        PromptSimpleWorker([QUEUE_NAME], connection=runtime.redis()).work(burst=True)
         (row,) = Notification.select()
         assert row.status == "delivered"
         assert len(handler.received) == 1

@@ -43,12 +43,12 @@ def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
 
 
 def _stop(process: subprocess.Popen) -> None:
-    """SIGTERM to the whole group, and the wait for it to end. The bound is generous: a
-    worker that lived through the Redis restart was seen to take over 30 s to end on a
-    loaded machine (it ends; the wait ends as soon as it does)."""
+    """SIGTERM to the whole group, and the wait for it to end (as soon as it does). The
+    worker's own waits on the way out are bounded (the scheduler 10 s, the pub/sub thread
+    3 s: engine/worker/worker_class.py); the rest is headroom for a loaded machine."""
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=150)
+        process.wait(timeout=60)
 
 
 def _json_lines(log: Path) -> list[dict]:

@@ -11,10 +11,9 @@ from email import policy
 import pytest
 
 from engine import sending
-from engine.catalog import suppression_cache, suppressions
+from engine.catalog import suppression_cache
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
-from engine.formats.addresses import suppression_key
 from engine.formats.message_bytes import message_bytes
 from engine.plugins.manager import default_registry
 from engine.store.models import DeliveryAttempt, Notification, Suppression
@@ -23,18 +22,6 @@ from tests import factories
 
 PDF = base64.b64encode(b"%PDF-1.4 test").decode()
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
-
-
-@pytest.fixture
-def smtp_settings(settings, smtp):
-    from engine import runtime
-
-    changed = settings.with_changes(email_provider=f"smtp://127.0.0.1:{smtp.port}?tls=none")
-    runtime.configure(changed)
-    providers.close_all()
-    yield changed
-    providers.close_all()
-    runtime.configure(settings)
 
 
 def test_everything_the_payload_asks_for_arrives(smtp_settings, smtp):
@@ -367,57 +354,6 @@ def test_tls_modes_with_authentication(mode, tls, monkeypatch):
         assert len(handler.received) == 1
     finally:
         controller.stop()
-
-
-def test_a_suppressed_domain_spelt_another_way_is_still_suppressed(smtp_settings, smtp):
-    # Fullwidth letters and an ideographic full stop reach the same mailbox (the channel
-    # sends to the domain's ASCII form), so they are the same suppression key.
-    ws = factories.workspace()
-    suppressions.add(ws.id, ["bob@example.net"], "manual")
-    for spelling in ("bob@\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.net", "bob@example\u3002net",
-                     "Bob <BOB@EXAMPLE.NET>"):
-        n = factories.notification(ws, factories.email_payload(to=[spelling, "ok@example.net"]))
-        assert deliver_notification(str(n.id)) == "delivered"
-    assert [m.rcpt_tos for m in smtp.received] == [["ok@example.net"]] * 3
-
-
-def test_a_bounce_of_an_internationalised_domain_suppresses_its_unicode_spelling(
-        smtp_settings, smtp):
-    # The server sees (and refuses) the ASCII form; the next send names the Unicode one.
-    smtp.refuse["gone@xn--bcher-kva.example"] = "550 5.1.1 mailbox unavailable"
-    ws = factories.workspace()
-    first = factories.notification(ws, factories.email_payload(to=["gone@b\u00fccher.example"]))
-    assert deliver_notification(str(first.id)) == "suppressed"
-    assert Suppression.get().address == "gone@xn--bcher-kva.example"
-    again = factories.notification(ws, factories.email_payload(
-        to=["gone@b\u00fccher.example", "ok@example.net"]))
-    assert deliver_notification(str(again.id)) == "delivered"
-    assert [m.rcpt_tos for m in smtp.received] == [["ok@example.net"]]
-
-
-@pytest.mark.parametrize(("spelling", "key"), [
-    ("gone@B\u00dcCHER.example", "gone@xn--bcher-kva.example"),
-    ("Gone <gone@b\u00fccher\u3002example>", "gone@xn--bcher-kva.example"),
-    ("gone@xn--bcher-kva.example", "gone@xn--bcher-kva.example"),
-    ("J\u00f6rg@example.net", "j\u00f6rg@example.net"),  # a local part has no ASCII form
-    ("+14155550100", "+14155550100"),
-    ("bad@-\u00fc-.example", "bad@-\u00fc-.example"),  # no IDNA form: kept as it is
-])
-def test_a_suppression_key_is_the_domain_mail_is_sent_to(spelling, key):
-    assert suppression_key(spelling) == key
-
-
-def test_a_row_queued_with_the_older_keys_is_checked_against_the_list_itself(smtp_settings,
-                                                                             smtp):
-    # Queued before suppression keys carried the ASCII domain: its payload lists the
-    # Unicode key, which the claim's own lookup cannot find.
-    ws = factories.workspace()
-    suppressions.add(ws.id, ["gone@b\u00fccher.example"], "manual")
-    n = factories.notification(ws, factories.email_payload(
-        to=["gone@b\u00fccher.example", "ok@example.net"],
-        suppressionKeys=["gone@b\u00fccher.example", "ok@example.net"]))
-    assert deliver_notification(str(n.id)) == "delivered"
-    assert [m.rcpt_tos for m in smtp.received] == [["ok@example.net"]]
 
 
 def test_no_header_line_passes_rfc_5322s_998_octets(smtp_settings, smtp):

@@ -8,11 +8,7 @@ import email
 import json
 from email import policy
 
-import pytest
-
 from cli.app import create_app
-from engine.catalog import keycache
-from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.reports.trace import trace
 from engine.store.models import Notification
@@ -22,19 +18,6 @@ SEND = "/api/v1/notifications/send"
 PREVIEW = "/api/v1/notifications/preview"
 HEAD = ("<style>p.lead { color: #c00; font-weight: bold }"
         " @media (max-width: 600px) { p.lead { font-size: 18px } }</style>")
-
-
-@pytest.fixture
-def smtp_settings(settings, smtp):
-    from engine import runtime
-
-    changed = settings.with_changes(email_provider=f"smtp://127.0.0.1:{smtp.port}?tls=none")
-    runtime.configure(changed)
-    providers.close_all()
-    keycache.clear()
-    yield changed
-    providers.close_all()
-    runtime.configure(settings)
 
 
 def _deliver(client, ws, key, template, tags: dict[str, str]) -> email.message.EmailMessage:

@@ -141,6 +141,23 @@ def browser_context_args(browser_context_args: dict, live_app_server: LiveServer
     return {**browser_context_args, "base_url": live_app_server.url}
 
 
+@pytest.fixture
+def app(settings: Settings):
+    """The real app factory's Flask application on the test's database and Redis, for a
+    test client or a request context (no server, no browser)."""
+    from cli.app import create_app
+
+    return create_app(settings)
+
+
+@pytest.fixture
+def production_app(settings: Settings):
+    """As ``app``, with HERALD_ENV=production: the security findings were made there."""
+    from cli.app import create_app
+
+    return create_app(settings.with_changes(env="production"))
+
+
 def make_user(email: str, workspace, role: str, name: str = "Test Person"):
     """A user with a role in ``workspace``, made through the engine's own services."""
     from engine.people import roles, users
@@ -168,3 +185,13 @@ def invitation_path(page) -> str:
     """The path of the link shown in the Members page's `Invitation link` textbox."""
     url = page.get_by_role("textbox", name="Invitation link").input_value()
     return "/" + url.split("/", 3)[3]
+
+
+def open_editor(page, template) -> None:
+    """Opens ``template``'s editor and waits until it can be used: its buttons shown and
+    the deferred script that sets up the code editor run."""
+    from playwright.sync_api import expect
+
+    page.goto(f"/w/{template.workspace_id}/templates/{template.id}")
+    expect(page.get_by_role("button", name="Publish")).to_be_visible()
+    page.wait_for_load_state()

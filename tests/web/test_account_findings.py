@@ -8,7 +8,6 @@ import re
 
 import pytest
 
-from cli.app import create_app
 from engine import runtime
 from engine.people import invitations, roles, users
 from engine.people.errors import PeopleError
@@ -60,24 +59,18 @@ class Browser:
         return "Sign out" in self.get("/workspaces").text
 
 
-@pytest.fixture
-def app(settings):
-    """Production-like: the finding was made with HERALD_ENV=production."""
-    return create_app(settings.with_changes(env="production"))
-
-
 def _token(url: str) -> str:
     return url.rsplit("/", 1)[1]
 
 
 # 1. The invitation page was a password oracle that signed the attacker in.
 
-def test_an_invitation_page_never_takes_an_existing_accounts_password(app):
+def test_an_invitation_page_never_takes_an_existing_accounts_password(production_app):
     home, theirs = factories.workspace(), factories.workspace()
     make_user("victim@example.com", home, "owner", "Victim")
     path = "/invitations/" + _token(invitations.invite(
         theirs, "victim@example.com", "admin", None, None, "http://herald.test").url)
-    attacker = Browser(app, STRANGER)
+    attacker = Browser(production_app, STRANGER)
     page = attacker.get(path)
     assert 'name="password"' not in page.text and "Sign in to accept" in page.text
     answers = {attacker.post(path, {"password": guess}, token_from=path).status_code
@@ -90,7 +83,7 @@ def test_an_invitation_page_never_takes_an_existing_accounts_password(app):
 
 # 2. Account pre-hijacking through another workspace's invitation.
 
-def test_an_account_made_through_one_invitation_joins_no_other_by_itself(app):
+def test_an_account_made_through_one_invitation_joins_no_other_by_itself(production_app):
     alpha, bravo = factories.workspace(), factories.workspace()
     make_user("admin@alpha.example", alpha, "admin", "Alpha Admin")
     make_user("owner@bravo.example", bravo, "owner", "Bravo Owner")
@@ -99,12 +92,12 @@ def test_an_account_made_through_one_invitation_joins_no_other_by_itself(app):
     # development run, or handed over by an operator) with a password of its choosing ...
     path = "/invitations/" + _token(invitations.invite(
         alpha, "newhire@bravo.example", "member", attacker, "admin", "http://herald.test").url)
-    Browser(app, STRANGER).post(path, {"name": "New Hire",
+    Browser(production_app, STRANGER).post(path, {"name": "New Hire",
                                        "password": "attacker chosen secret"}, token_from=path)
     newhire = users.find("newhire@bravo.example")
     assert newhire is not None
     # ... and Bravo's Owner later invites the address: nothing joins by itself.
-    owner = Browser(app, OWNER_IP)
+    owner = Browser(production_app, OWNER_IP)
     owner.sign_in("owner@bravo.example")
     page = owner.post(f"/w/{bravo.id}/settings/members", {"email": "newhire@bravo.example",
                                                           "role": "admin"})
@@ -117,11 +110,11 @@ def test_an_account_made_through_one_invitation_joins_no_other_by_itself(app):
 
 # 3a. The Members page read differently for a known and an unknown address.
 
-def test_the_members_page_reads_the_same_for_a_known_and_an_unknown_address(app):
+def test_the_members_page_reads_the_same_for_a_known_and_an_unknown_address(production_app):
     ws = factories.workspace()
     make_user("owner@example.com", ws, "owner", "Owner")
     make_user("known@example.com", factories.workspace(), "owner", "Known Person")
-    owner = Browser(app)
+    owner = Browser(production_app)
     owner.sign_in("owner@example.com")
 
     def answer(email: str) -> tuple[int, str]:
@@ -141,7 +134,7 @@ def test_the_members_page_reads_the_same_for_a_known_and_an_unknown_address(app)
 
 # 3b. Invitations outlived an inviter who was removed or demoted.
 
-def test_invitations_end_with_their_inviters_removal_or_demotion(app):
+def test_invitations_end_with_their_inviters_removal_or_demotion(production_app):
     ws = factories.workspace()
     owner = make_user("owner@example.com", ws, "owner", "Owner")
     admin = make_user("admin@example.com", ws, "admin", "Admin")
@@ -154,17 +147,17 @@ def test_invitations_end_with_their_inviters_removal_or_demotion(app):
     roles.change_role(roles.membership(ws, admin), "admin", owner)
     third = invitations.invite(ws, "three@example.com", "member", admin, "admin", "http://h")
     roles.remove(roles.membership(ws, admin), owner)
-    page = Browser(app).get("/invitations/" + _token(third.url))
+    page = Browser(production_app).get("/invitations/" + _token(third.url))
     assert page.status_code in (404, 410) and "Accept invitation" not in page.text
     assert users.find("three@example.com") is None
 
 
 # 3c. The reset mail went out in the request: 510 ms for an account, 5 ms for none.
 
-def test_reset_and_invitation_mail_go_from_the_queue_not_the_request(app):
+def test_reset_and_invitation_mail_go_from_the_queue_not_the_request(production_app):
     ws = factories.workspace()
     make_user("ada@example.com", ws, "owner", "Ada")
-    browser = Browser(app)
+    browser = Browser(production_app)
     for email in ("ada@example.com", "nobody@example.com"):
         answer = browser.post("/reset", {"email": email}, token_from="/reset")
         assert answer.status_code == 200 and "on its way" in answer.text
@@ -181,23 +174,23 @@ def test_reset_and_invitation_mail_go_from_the_queue_not_the_request(app):
 
 # 3d. Ten wrong sign-ins from anyone locked the owner out; successes counted.
 
-def test_successful_sign_ins_are_not_counted(app):
+def test_successful_sign_ins_are_not_counted(production_app):
     make_user("ada@example.com", factories.workspace(), "owner", "Ada")
-    browser = Browser(app)
+    browser = Browser(production_app)
     for _ in range(throttle.PAIR_FAILURES + 5):
         assert browser.sign_in("ada@example.com").status_code == 302
         browser.post("/sign-out", token_from="/workspaces")
 
 
-def test_a_strangers_guesses_delay_the_owner_never_lock_them_out(app, windows_held):
+def test_a_strangers_guesses_delay_the_owner_never_lock_them_out(production_app, windows_held):
     make_user("ada@example.com", factories.workspace(), "owner", "Ada")
-    stranger = Browser(app, STRANGER)
+    stranger = Browser(production_app, STRANGER)
     answers = [stranger.sign_in("ada@example.com", f"guess number {i}").status_code
                for i in range(30)]
     # The first failures are free, then the account's delay refuses the stranger's tries.
     assert answers[:throttle.FREE_FAILURES] == [400] * throttle.FREE_FAILURES
     assert 429 in answers
-    owner = Browser(app, OWNER_IP)
+    owner = Browser(production_app, OWNER_IP)
     waited = owner.sign_in("ada@example.com")
     if waited.status_code == 429:  # a delay, never a wall: at most MAX_DELAY seconds
         assert int(waited.headers["Retry-After"]) <= throttle.MAX_DELAY + 1
@@ -206,17 +199,18 @@ def test_a_strangers_guesses_delay_the_owner_never_lock_them_out(app, windows_he
     assert owner.signed_in()
 
 
-def test_ten_failures_from_one_address_wall_that_address_and_account_only(app, windows_held):
+def test_ten_failures_from_one_address_wall_that_address_and_account_only(production_app,
+                                                                          windows_held):
     make_user("ada@example.com", factories.workspace(), "owner", "Ada")
     make_user("bob@example.com", factories.workspace(), "owner", "Bob")
-    typo = Browser(app, STRANGER)
+    typo = Browser(production_app, STRANGER)
     for i in range(throttle.PAIR_FAILURES):
         _delay_passed("ada@example.com")
         assert typo.sign_in("ada@example.com", f"wrong {i}").status_code == 400
     _delay_passed("ada@example.com")
     assert typo.sign_in("ada@example.com").status_code == 429  # even the right password
     assert typo.sign_in("bob@example.com").status_code == 302  # another account: allowed
-    assert Browser(app, OWNER_IP).sign_in("ada@example.com").status_code == 302
+    assert Browser(production_app, OWNER_IP).sign_in("ada@example.com").status_code == 302
 
 
 def _delay_passed(address: str) -> None:
@@ -228,16 +222,16 @@ def _delay_passed(address: str) -> None:
 
 # 3e. The editor's costly requests had no per-person limit; JSON had no shape limit.
 
-def _member(app):
+def _member(production_app):
     ws = factories.workspace()
     make_user("member@example.com", ws, "member", "Member")
-    browser = Browser(app)
+    browser = Browser(production_app)
     browser.sign_in("member@example.com")
     return ws, factories.template(ws), browser
 
 
-def test_previews_draft_saves_and_test_sends_are_limited_per_person(app, windows_held):
-    ws, template, member = _member(app)
+def test_previews_draft_saves_and_test_sends_are_limited_per_person(production_app, windows_held):
+    ws, template, member = _member(production_app)
     editor = f"/w/{ws.id}/templates/{template.id}"
     body = json.dumps({"subject": "Hi", "body": "<p>Hi</p>", "sample": "{}",
                        "editor": "a" * 16}).encode()
@@ -246,7 +240,7 @@ def test_previews_draft_saves_and_test_sends_are_limited_per_person(app, windows
         codes = [member.post_json(editor + path, body, editor).status_code
                  for _ in range(throttle.per_minute(kind) + 1)]
         assert 429 not in codes[:-1] and codes[-1] == 429, (kind, codes[-3:])
-    other = Browser(app)
+    other = Browser(production_app)
     make_user("other@example.com", ws, "member", "Other")
     other.sign_in("other@example.com")
     answer = other.post_json(editor + "/preview", body, editor)
@@ -261,8 +255,8 @@ def test_previews_draft_saves_and_test_sends_are_limited_per_person(app, windows
     b'{"body": [' + b"0," * 30_000 + b"0]}",  # more values than the API takes
     b'{"body": "unfinished',
 ])
-def test_the_web_json_endpoints_have_the_apis_shape_limits(app, body):
-    ws, template, member = _member(app)
+def test_the_web_json_endpoints_have_the_apis_shape_limits(production_app, body):
+    ws, template, member = _member(production_app)
     editor = f"/w/{ws.id}/templates/{template.id}"
     for path in ("/draft", "/preview", "/test-sends"):
         answer = member.post_json(editor + path, body, editor)
@@ -272,9 +266,9 @@ def test_the_web_json_endpoints_have_the_apis_shape_limits(app, body):
 
 # A password reset ends every other session.
 
-def test_a_password_reset_ends_every_other_session(app):
+def test_a_password_reset_ends_every_other_session(production_app):
     make_user("ada@example.com", factories.workspace(), "owner", "Ada")
-    laptop, phone = Browser(app), Browser(app, OWNER_IP)
+    laptop, phone = Browser(production_app), Browser(production_app, OWNER_IP)
     laptop.sign_in("ada@example.com")
     phone.sign_in("ada@example.com")
     phone.post("/reset", {"email": "ada@example.com"}, token_from="/reset")

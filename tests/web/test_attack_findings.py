@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from cli.app import create_app
 from tests import factories
 from tests.web.conftest import make_user
 from tests.web.test_account_findings import STRANGER, Browser, _member
@@ -18,14 +17,9 @@ SURROGATE_BODY = b'{"subject": "Hi", "body": "<p>\\ud800</p>", "sample": "{}", "
 SURROGATE_BYTES = b'{"subject": "Hi", "body": "<p>\xed\xa0\x80</p>", "sample": "{}"}'
 
 
-@pytest.fixture
-def app(settings):
-    return create_app(settings.with_changes(env="production"))
-
-
 @pytest.mark.parametrize("body", [SURROGATE_BODY, SURROGATE_BYTES])
-def test_a_lone_surrogate_in_an_editor_body_is_a_400_not_a_500(app, body):
-    ws, template, member = _member(app)
+def test_a_lone_surrogate_in_an_editor_body_is_a_400_not_a_500(production_app, body):
+    ws, template, member = _member(production_app)
     editor = f"/w/{ws.id}/templates/{template.id}"
     for path in ("/draft", "/preview", "/test-sends"):
         answer = member.post_json(editor + path, body, editor)
@@ -33,8 +27,8 @@ def test_a_lone_surrogate_in_an_editor_body_is_a_400_not_a_500(app, body):
         assert "surrogate" in answer.text
 
 
-def test_a_lone_surrogate_in_sample_tags_is_named_not_a_500(app):
-    ws, template, member = _member(app)
+def test_a_lone_surrogate_in_sample_tags_is_named_not_a_500(production_app):
+    ws, template, member = _member(production_app)
     editor = f"/w/{ws.id}/templates/{template.id}"
     body = json.dumps({"subject": "Hi", "body": "<p>{{name}}</p>", "editor": "b" * 16,
                        "sample": '{"name": "\\ud800"}', "recipient": "x@example.com"}).encode()
@@ -52,10 +46,10 @@ SPELLINGS = ("ada@example.com", "ADA@EXAMPLE.COM", "ada@\uff45xample.com",
              "ada@example\u3002com", "ada@example\uff0ecom", "\uff41da@example.com")
 
 
-def test_every_spelling_of_an_address_counts_as_one_account(app, windows_held):
+def test_every_spelling_of_an_address_counts_as_one_account(production_app, windows_held):
 
     make_user("ada@example.com", factories.workspace(), "owner", "Ada")
-    stranger = Browser(app, STRANGER)
+    stranger = Browser(production_app, STRANGER)
     for i in range(throttle.FREE_FAILURES):
         spelling = SPELLINGS[i % len(SPELLINGS)]
         assert stranger.sign_in(spelling, f"guess number {i}").status_code == 400
@@ -64,9 +58,9 @@ def test_every_spelling_of_an_address_counts_as_one_account(app, windows_held):
         assert stranger.sign_in(spelling).status_code == 429, spelling
 
 
-def test_reset_mail_is_limited_per_address_whatever_its_spelling(app, windows_held):
+def test_reset_mail_is_limited_per_address_whatever_its_spelling(production_app, windows_held):
 
-    stranger = Browser(app, STRANGER)
+    stranger = Browser(production_app, STRANGER)
     codes = [stranger.post("/reset", {"email": SPELLINGS[i % len(SPELLINGS)]},
                            token_from="/reset").status_code
              for i in range(throttle.RESET_LIMITS["address"] + 1)]
@@ -75,10 +69,10 @@ def test_reset_mail_is_limited_per_address_whatever_its_spelling(app, windows_he
 
 # A look-alike address (a Cyrillic o, U+043E) could be invited and read as the real one.
 
-def test_an_invitation_to_a_mixed_script_address_says_so(app):
+def test_an_invitation_to_a_mixed_script_address_says_so(production_app):
     ws = factories.workspace()
     make_user("owner@b.example", ws, "owner", "Owner")
-    owner = Browser(app)
+    owner = Browser(production_app)
     owner.sign_in("owner@b.example")
     members = f"/w/{ws.id}/settings/members"
     sent = owner.post(members, {"email": "\u043ewner@b.example", "role": "admin"},
@@ -95,10 +89,10 @@ def test_an_invitation_to_a_mixed_script_address_says_so(app):
 
 # Hostile previews (a 1 MB body, 8 KB sample values) took 2-8 s each, eight at once.
 
-def test_renders_past_the_process_slots_wait_then_get_a_429(app):
+def test_renders_past_the_process_slots_wait_then_get_a_429(production_app):
     from web.authoring import render_slots
 
-    ws, template, member = _member(app)
+    ws, template, member = _member(production_app)
     editor = f"/w/{ws.id}/templates/{template.id}"
     body = json.dumps({"subject": "Hi", "body": "<p>Hi</p>", "sample": "{}",
                        "editor": "d" * 16, "recipient": "x@example.com"}).encode()
@@ -120,14 +114,14 @@ def test_renders_past_the_process_slots_wait_then_get_a_429(app):
 # A provider Send test against a relay dripping a byte every few seconds held its thread
 # for minutes: each read came inside its timeout.
 
-def test_a_provider_test_ends_at_its_deadline_with_a_dribbling_relay(app):
+def test_a_provider_test_ends_at_its_deadline_with_a_dribbling_relay(production_app):
     from tests.plugins.test_smtp_deadline import _Relay
     from web.settings.provider import _tested
 
     relay = _Relay("dribbling")
     try:
         entries = [("smtp", f"smtp://127.0.0.1:{relay.port}?tls=none&timeout=1")]
-        with app.app_context():
+        with production_app.app_context():
             answer = _tested("ops@example.org", "a test", entries, "ws-1")
         assert answer["ok"] is False
         assert "timed out" in answer["text"], answer

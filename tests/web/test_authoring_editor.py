@@ -18,12 +18,7 @@ from tests.web.authoring_support import (
     running_worker,
     wait_for,
 )
-from tests.web.conftest import make_user, sign_in
-
-
-def _editor(page: Page, ws, template) -> None:
-    page.goto(f"/w/{ws.id}/templates/{template.id}")
-    expect(page.get_by_role("button", name="Publish")).to_be_visible()
+from tests.web.conftest import make_user, open_editor, sign_in
 
 
 def test_two_tabs_on_one_draft_do_not_overwrite_each_other(browser: Browser, live):
@@ -33,7 +28,7 @@ def test_two_tabs_on_one_draft_do_not_overwrite_each_other(browser: Browser, liv
     first, second = (browser.new_context(base_url=live.url).new_page() for _ in range(2))
     for tab in (first, second):
         sign_in(tab, "mia@example.com")
-        _editor(tab, ws, template)
+        open_editor(tab, template)
     replace_text(first, "Body", "<p>Written in the first tab</p>")
     expect(first.get_by_role("status")).to_have_text("Saved")
 
@@ -67,7 +62,7 @@ def test_a_save_that_cannot_reach_the_server_says_so_and_keeps_the_text(page: Pa
     make_user("mia@example.com", ws, "member")
     template = factories.template(ws, publish_it=False)
     sign_in(page, "mia@example.com")
-    _editor(page, ws, template)
+    open_editor(page, template)
     page.route("**/draft", lambda route: route.abort())
     replace_text(page, "Body", "<p>Offline words</p>")
     expect(page.get_by_role("status")).to_contain_text("Not saved: the server cannot be reached")
@@ -95,7 +90,7 @@ def test_hostile_template_text_stays_inert_in_the_editor_and_the_preview(page: P
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     sign_in(page, "mia@example.com")
-    _editor(page, ws, template)
+    open_editor(page, template)
     replace_text(page, "Body", HOSTILE)
     page.get_by_role("textbox", name="Subject").fill('</title><script>alert(1)</script>')
     page.get_by_role("textbox", name="Sample tags").fill(
@@ -118,7 +113,7 @@ def test_publish_refusals_say_where_and_keep_the_text(page: Page, live):
     make_user("mia@example.com", ws, "member")
     template = factories.template(ws, publish_it=False)
     sign_in(page, "mia@example.com")
-    _editor(page, ws, template)
+    open_editor(page, template)
     replace_text(page, "Body", "<p>Hello</p>\n<p>{{#if vip}}VIP</p>")
     expect(page.get_by_text(re.compile(r"Body: line 2, column \d+: block 'if'")).first
            ).to_be_visible()
@@ -140,7 +135,7 @@ def test_versions_lock_unlock_and_compare(page: Page, live):
     make_user("mia@example.com", ws, "member")
     template = factories.template(ws)
     sign_in(page, "mia@example.com")
-    _editor(page, ws, template)
+    open_editor(page, template)
     replace_text(page, "Body", "<p>Hello {{name}}</p>\n<p>A second line</p>")
     expect(page.get_by_role("status")).to_have_text("Saved")
     page.get_by_role("button", name="Publish").click()

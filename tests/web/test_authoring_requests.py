@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from cli.app import create_app
 from engine.catalog import versions
 from engine.store.models import Container, Notification, Project, Template, TemplateVersion
 from tests import factories
@@ -40,11 +39,6 @@ class Client:
              csrf: bool = True):
         data = {**(data or {}), **({"csrf_token": self.token} if csrf else {})}
         return self.http.post(path, data=data, headers=headers or {})
-
-
-@pytest.fixture
-def app(settings):
-    return create_app(settings)
 
 
 @pytest.fixture

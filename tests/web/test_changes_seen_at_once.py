@@ -22,7 +22,7 @@ from engine.store.embedded_redis import free_port
 from engine.store.models import ApiKey, Notification, Template
 from tests import factories
 from tests.web.authoring_support import herald, herald_env, replace_text
-from tests.web.conftest import make_user, sign_in
+from tests.web.conftest import make_user, open_editor, sign_in
 
 pytestmark = pytest.mark.slow
 
@@ -98,11 +98,6 @@ def _warm(url: str, key: str, ws, template, version: int) -> None:
     assert set(_versions_sent(url, key, ws, template, WARM_SENDS)) == {version}
 
 
-def _editor(page: Page, template) -> None:
-    page.goto(f"/w/{template.workspace_id}/templates/{template.id}")
-    expect(page.get_by_role("status")).to_be_visible()
-
-
 def test_a_send_right_after_a_browser_publish_renders_the_new_version(page: Page, live,
                                                                       serve):
     ws = factories.workspace()
@@ -112,7 +107,7 @@ def test_a_send_right_after_a_browser_publish_renders_the_new_version(page: Page
     sign_in(page, "mia@example.com")
     for version in (2, 3, 4):
         _warm(serve, key, ws, template, version - 1)
-        _editor(page, template)
+        open_editor(page, template)
         replace_text(page, "Body", f"<p>Version {version} for {{{{name}}}}</p>")
         expect(page.get_by_role("status")).to_have_text("Saved")
         page.get_by_role("button", name="Publish").click()

@@ -10,13 +10,7 @@ from playwright.sync_api import Browser, Page, expect
 from engine.catalog import versions
 from tests import factories
 from tests.web.authoring_support import code_text, replace_text, wait_for
-from tests.web.conftest import make_user, sign_in
-
-
-def _editor(page: Page, ws, template) -> None:
-    page.goto(f"/w/{ws.id}/templates/{template.id}")
-    expect(page.get_by_role("button", name="Publish")).to_be_visible()
-    page.wait_for_load_state()  # the code editor is set up by a deferred script
+from tests.web.conftest import make_user, open_editor, sign_in
 
 
 def _focused_id(page: Page) -> str:
@@ -28,7 +22,7 @@ def test_a_keyboard_leaves_the_code_editor(page: Page, live):
     make_user("mia@example.com", ws, "member")
     template = factories.template(ws)
     sign_in(page, "mia@example.com")
-    _editor(page, ws, template)
+    open_editor(page, template)
     body = page.get_by_role("textbox", name="Body", exact=True)
     # The way out is said where a screen reader reads it: the field's description.
     expect(body).to_have_accessible_description(re.compile("press Escape, then Tab"))
@@ -66,13 +60,13 @@ def test_an_edit_made_just_before_leaving_survives(browser: Browser, live):
     context = browser.new_context(base_url=live.url)
     page = context.new_page()
     sign_in(page, "mia@example.com")
-    _editor(page, ws, template)
+    open_editor(page, template)
     replace_text(page, "Body", "<p>Typed a moment before leaving</p>")
     page.get_by_role("link", name="Reports").click()  # well within autosave's 800 ms
     expect(page.get_by_role("heading", name="Reports", exact=True)).to_be_visible()
     wait_for(_draft_body_is(template, "<p>Typed a moment before leaving</p>"),
              "the edit to reach the draft")
-    _editor(page, ws, template)
+    open_editor(page, template)
     assert code_text(page, "body") == "<p>Typed a moment before leaving</p>"
 
     # Saved and then left: nothing is pending, nothing is handed over on the way out (htmx's
@@ -84,7 +78,7 @@ def test_an_edit_made_just_before_leaving_survives(browser: Browser, live):
     page.get_by_role("link", name="Reports").click()
     expect(page.get_by_role("heading", name="Reports", exact=True)).to_be_visible()
     assert posted == []
-    _editor(page, ws, template)
+    open_editor(page, template)
 
     # Leaving without a click (the tab closed, the focus still in the editor): the text
     # goes in a request that outlives the page.
@@ -100,7 +94,7 @@ def test_compare_on_the_newer_row_shows_the_new_line_as_added(page: Page, live):
     make_user("mia@example.com", ws, "member")
     template = factories.template(ws)
     sign_in(page, "mia@example.com")
-    _editor(page, ws, template)
+    open_editor(page, template)
     replace_text(page, "Body", "<p>Hello {{name}}</p>\n<p>A new line</p>")
     expect(page.get_by_role("status")).to_have_text("Saved")
     page.get_by_role("button", name="Publish").click()
@@ -122,7 +116,7 @@ def test_the_sms_editor_says_how_many_messages_a_text_is_charged_as(page: Page, 
     make_user("mia@example.com", ws, "member")
     template = factories.template(ws, "sms")
     sign_in(page, "mia@example.com")
-    _editor(page, ws, template)
+    open_editor(page, template)
     preview = page.locator("#preview")
     expect(preview).to_contain_text("will be charged as 1 text message.")
     replace_text(page, "Body", "Your code is {{code}}. " + "x" * 150)
@@ -140,7 +134,7 @@ def test_leaving_a_refused_save_asks_first(browser: Browser, live):
     first, second = (browser.new_context(base_url=live.url).new_page() for _ in range(2))
     for tab in (first, second):
         sign_in(tab, "mia@example.com")
-        _editor(tab, ws, template)
+        open_editor(tab, template)
     replace_text(first, "Body", "<p>First tab</p>")
     expect(first.get_by_role("status")).to_have_text("Saved")
     replace_text(second, "Body", "<p>Second tab</p>")

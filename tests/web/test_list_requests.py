@@ -7,7 +7,6 @@ import io
 
 import pytest
 
-from cli.app import create_app
 from engine.people.models import AuditEvent
 from engine.store.models import Notification, RecipientList
 from engine.store.queueing import BULK_QUEUE_NAME
@@ -16,11 +15,6 @@ from tests.web.conftest import make_user
 from tests.web.test_authoring_requests import Client
 
 CSV = b"email address,name\nada@example.net,Ada\ngrace@example.net,Grace\n"
-
-
-@pytest.fixture
-def app(settings):
-    return create_app(settings)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from engine.reports import events
 from tests import factories
-from tests.reports.conftest import Run
+from tests.engine.reports.conftest import Run
 from tests.web.conftest import make_user, sign_in
 
 REQUIRED = {"correlationId", "templateId", "channel", "recipient", "status", "createdAt"}

@@ -9,7 +9,6 @@ import time
 import pyotp
 import pytest
 
-from cli.app import create_app
 from engine.people import two_factor
 from engine.people.models import WebSession
 from engine.store.models import InboxMessage
@@ -18,11 +17,6 @@ from tests.support.queued_mail import run_queued_mail
 from tests.web.conftest import make_user
 from tests.web.test_account_findings import Browser
 from web import throttle
-
-
-@pytest.fixture
-def app(settings):
-    return create_app(settings.with_changes(env="production"))
 
 
 @pytest.fixture
@@ -37,8 +31,8 @@ def _next_code(totp: pyotp.TOTP) -> str:
     return totp.at(time.time() + totp.interval)
 
 
-def test_no_session_exists_until_the_code_and_its_id_is_new(app, totp):
-    browser = Browser(app)
+def test_no_session_exists_until_the_code_and_its_id_is_new(production_app, totp):
+    browser = Browser(production_app)
     answer = browser.sign_in("ada@example.com")
     assert answer.status_code == 303 and answer.location.endswith("/sign-in/code")
     assert not WebSession.select().exists() and not browser.signed_in()
@@ -48,8 +42,8 @@ def test_no_session_exists_until_the_code_and_its_id_is_new(app, totp):
     assert WebSession.select().count() == 1
 
 
-def test_wrong_codes_are_limited_like_passwords(app, totp, windows_held):
-    browser = Browser(app, "203.0.113.50")
+def test_wrong_codes_are_limited_like_passwords(production_app, totp, windows_held):
+    browser = Browser(production_app, "203.0.113.50")
     browser.sign_in("ada@example.com")
     codes = []
     for i in range(throttle.FREE_FAILURES + 1):
@@ -60,8 +54,8 @@ def test_wrong_codes_are_limited_like_passwords(app, totp, windows_held):
     assert not WebSession.select().exists()
 
 
-def test_a_reset_link_still_asks_for_the_code(app, totp):
-    browser = Browser(app)
+def test_a_reset_link_still_asks_for_the_code(production_app, totp):
+    browser = Browser(production_app)
     browser.post("/reset", {"email": "ada@example.com"}, token_from="/reset")
     run_queued_mail()
     token = re.search(r"/reset/(\S+)", InboxMessage.get().text).group(1)

@@ -7,16 +7,10 @@ import pytest
 from flask import session
 from flask.sessions import NullSession
 
-from cli.app import create_app
 from tests import factories
 from tests.web.conftest import make_user
 from tests.web.test_authoring_requests import Client
 from web.security import CONTENT_SECURITY_POLICY
-
-
-@pytest.fixture
-def app(settings):
-    return create_app(settings)
 
 
 @pytest.mark.parametrize("path", ["/api/v1/notifications/send", "/t/o/token", "/healthz",

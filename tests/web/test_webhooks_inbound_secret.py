@@ -12,7 +12,7 @@ from engine.inbound import workspace_secrets
 from engine.people.models import AuditEvent
 from engine.store.report_models import NotificationEvent
 from tests import factories
-from tests.inbound.test_postmark_webhooks import bounce
+from tests.engine.inbound.test_postmark_webhooks import bounce
 from tests.web.conftest import csrf_token, make_user, sign_in
 
 

@@ -17,7 +17,7 @@ from engine.store.models import (
     TemplateVersion,
     Workspace,
 )
-from tests.engine.provisioning.test_provisioning import TPL_ID, WS_ID, sample
+from tests.engine.provisioning.sample_document import TPL_ID, WS_ID, sample
 
 PROVIDER = {"plugin": "smtp", "url": "smtp://mx1.example:587?tls=starttls"}
 

@@ -10,7 +10,7 @@ import pytest
 from engine.provisioning import ApplyError, apply_document
 from engine.provisioning.exporting import export_document
 from engine.store.models import Workspace
-from tests.engine.provisioning.test_provisioning import WS_ID, sample
+from tests.engine.provisioning.sample_document import WS_ID, sample
 
 
 def test_retention_days_applies_exports_and_reapplies_unchanged(db):

@@ -7,7 +7,6 @@ import datetime as dt
 import uuid
 
 from redis import Redis
-from rq import SimpleWorker
 from rq.job import Job, JobStatus
 
 from engine import runtime
@@ -21,6 +20,7 @@ from engine.store.queueing import (
     enqueue_notification,
     queue,
 )
+from tests.support.rq_workers import PromptSimpleWorker
 
 TIMESTAMPS = (b"created_at", b"enqueued_at")
 
@@ -67,7 +67,7 @@ def test_an_rq_worker_runs_the_job_and_keeps_nothing(settings):
     job_id = str(uuid.uuid4())  # no such notification: the job claims nothing and says so
     enqueue_notification(job_id)
     redis = runtime.redis()
-    SimpleWorker([queue()], connection=redis).work(burst=True)
+    PromptSimpleWorker([queue()], connection=redis).work(burst=True)
     assert queue().get_job_ids() == []
     assert not redis.exists(f"rq:job:{job_id}")  # result_ttl 0: done means gone
     assert queue().failed_job_registry.get_job_ids() == []

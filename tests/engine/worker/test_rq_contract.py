@@ -15,7 +15,7 @@ import datetime as dt
 import threading
 from typing import Any
 
-from rq import Queue, SimpleWorker
+from rq import Queue
 from rq.job import Job, JobStatus
 
 from engine import runtime
@@ -23,6 +23,7 @@ from engine.store.models import Notification, utcnow
 from engine.store.queueing import JOB_FUNCTION, QUEUE_NAME, enqueue_notification, queue
 from engine.worker.reconciler import reconcile
 from tests import factories
+from tests.support.rq_workers import PromptSimpleWorker
 
 seen_events: list[tuple[str, str, str]] = []
 
@@ -42,7 +43,7 @@ class _RecordingQueue(Queue):
         return result
 
 
-class _RecordingWorker(SimpleWorker):
+class _RecordingWorker(PromptSimpleWorker):
     queue_class = _RecordingQueue
 
 
@@ -74,7 +75,7 @@ def test_a_queued_job_of_an_older_function_path_is_replaced_by_the_reconciler(se
     queue().enqueue("engine.jobs.deliver_notification", nid, job_id=nid)
     assert reconcile()["lost"] == 1
     assert Job.fetch(nid, connection=runtime.redis()).func_name == JOB_FUNCTION
-    SimpleWorker([QUEUE_NAME], connection=runtime.redis()).work(burst=True)
+    PromptSimpleWorker([QUEUE_NAME], connection=runtime.redis()).work(burst=True)
     assert Notification.get_by_id(nid).status == "delivered"
     assert reconcile()["lost"] == 0
 

@@ -211,3 +211,25 @@ def test_a_stop_request_raised_in_rq_s_bookkeeping_reaches_its_loop(settings, mo
     worker = HeraldWorker([QUEUE_NAME], connection=runtime.redis())
     with pytest.raises(StopRequested):
         getattr(worker, method)(*([None] * (2 if method == "execute_job" else 4)))
+
+
+def test_a_pubsub_thread_still_reading_does_not_hold_the_worker_s_exit(settings):
+    """RQ's teardown waited for its pub/sub thread without a bound (redis-py 8's stop()):
+    a thread caught in a read after a Redis restart kept a stopping worker alive."""
+    worker = HeraldWorker([QUEUE_NAME], connection=runtime.redis())
+    worker.subscribe()
+    reading, release = threading.Event(), threading.Event()
+
+    def a_read_that_has_not_returned(*args, **kwargs):
+        reading.set()
+        release.wait(60)
+
+    worker.pubsub.get_message = a_read_that_has_not_returned
+    assert reading.wait(30), "the pub/sub thread never read"
+    try:
+        worker.unsubscribe()
+        assert worker.pubsub_thread.is_alive()  # the teardown went on without it
+    finally:
+        release.set()
+    worker.pubsub_thread.join(30)
+    assert not worker.pubsub_thread.is_alive()  # and it ends by itself, read done

@@ -23,7 +23,7 @@ from engine.store.models import DeliveryAttempt, Suppression
 from engine.store.report_models import NotificationEvent
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
-from tests.inbound.reports_mail import arf, dsn
+from tests.engine.inbound.reports_mail import arf, dsn
 from tests.support.smtp_server import start_smtp
 
 HOST = "bounces.herald.test"

@@ -22,7 +22,7 @@ from engine.store.recipient_models import InboundMessage
 from engine.webhooks.signatures import verify_webhook
 from plugins.twilio.events import signature
 from tests import factories
-from tests.inbound.conftest import SID, TOKEN
+from tests.engine.inbound.conftest import SID, TOKEN
 
 ADA, OURS, OTHER = "+14155550123", "+15005550006", "+15005550007"
 

@@ -14,7 +14,7 @@ from engine.senders.recheck import recheck_due
 from engine.store.models import Account, InboxMessage, Sender
 from engine.worker.worker import PERIODIC_TASKS, start_periodic_tasks
 from tests import factories
-from tests.senders.helpers import publish
+from tests.engine.senders.helpers import publish
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, 0)
 

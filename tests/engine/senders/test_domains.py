@@ -9,7 +9,7 @@ import pytest
 from engine.senders.domains import add_domain, check_domain, describe
 from engine.senders.errors import SenderError
 from engine.store.models import Account, Sender, utcnow
-from tests.senders.helpers import by_purpose, publish
+from tests.engine.senders.helpers import by_purpose, publish
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, 0)
 

@@ -14,8 +14,8 @@ from engine.retention import policy
 from engine.retention.purge import due, purge
 from engine.store.models import DeliveryAttempt, Notification, TrackingEvent, utcnow
 from engine.store.retention_models import PurgeWaiting
-from tests.reports.conftest import get
-from tests.reports.test_agreement import assert_agree, mixed
+from tests.engine.reports.conftest import get
+from tests.engine.reports.test_agreement import assert_agree, mixed
 
 
 def _rows(ws):

@@ -10,7 +10,7 @@ from engine.store.models import Suppression
 from engine.store.report_models import NotificationEvent
 from plugins.twilio.events import signature
 from tests import factories
-from tests.inbound.conftest import SID, TOKEN
+from tests.engine.inbound.conftest import SID, TOKEN
 
 
 def sms(ws, number="+14155550123"):

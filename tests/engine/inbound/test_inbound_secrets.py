@@ -13,7 +13,7 @@ from engine.store.inbound_models import InboundSecret
 from engine.store.models import Suppression, Workspace
 from engine.store.report_models import NotificationEvent
 from tests import factories
-from tests.inbound.test_postmark_webhooks import bounce, post, sent
+from tests.engine.inbound.test_postmark_webhooks import bounce, post, sent
 
 
 def _events() -> int:

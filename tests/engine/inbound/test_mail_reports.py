@@ -9,7 +9,7 @@ from engine.reports import events
 from engine.store.models import Suppression
 from engine.store.report_models import NotificationEvent
 from tests import factories
-from tests.inbound.reports_mail import QMAIL, arf, dsn
+from tests.engine.inbound.reports_mail import QMAIL, arf, dsn
 
 
 def test_a_dsn_gives_each_recipients_action_status_and_the_original_message_id():
