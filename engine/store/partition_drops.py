@@ -25,12 +25,17 @@ NAMED_BY = ("tracking_event", "notification_event", "notification_lookup", "deli
 SKEW = dt.timedelta(days=1)
 
 
+# Set on a partition as it is detached: a table of a similar name made by hand is never
+# taken for one.
+MARK = "herald: a month of notifications being dropped"
+
+
 def detached(db: Database) -> list[str]:
     """Notification partitions a drop detached and did not finish."""
     rows = db.execute_sql(
-        "SELECT c.relname FROM pg_class c WHERE c.relkind = 'r' AND c.relname ~ "
-        "'^notification_(until_)?[0-9]{4}_[0-9]{2}$' AND c.relnamespace = "
-        "current_schema()::regnamespace AND NOT c.relispartition").fetchall()
+        "SELECT c.relname FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = "
+        "current_schema()::regnamespace AND NOT c.relispartition AND "
+        "obj_description(c.oid, 'pg_class') = %s", (MARK,)).fetchall()
     return sorted(name for (name,) in rows)
 
 
@@ -38,7 +43,8 @@ def drop_month(db: Database, name: str) -> int:
     """Drop the notification partition ``name`` and what names its rows; the notifications
     it held."""
     if name in {p[0] for p in partitions(db, "notification")}:
-        _ddl(db, [f"ALTER TABLE notification DETACH PARTITION {_quote(name)}"], name)
+        _ddl(db, [f"ALTER TABLE notification DETACH PARTITION {_quote(name)}",
+                  f"COMMENT ON TABLE {_quote(name)} IS '{MARK}'"], name)
     count = db.execute_sql(f"SELECT count(*) FROM {_quote(name)}").fetchone()[0]
     _drop_attempt_months(db)
     after = None
