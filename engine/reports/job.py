@@ -1,5 +1,6 @@
-"""The report job: index new notifications for search, roll the days' counts forward,
-prune past the retention. Runs on every worker (engine/delivery/
+"""The report job: make the months ahead where the tables are partitioned (PostgreSQL),
+index new notifications for search, roll the days' counts forward, prune past the
+retention. Runs on every worker (engine/delivery/
 periodic.py), one worker at a time through a Redis lock."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import threading
 
 from engine import runtime
 from engine.reports import lookup, retention, rollups
+from engine.store import partitions
 from engine.store.db import database
 
 log = logging.getLogger("herald.reports")
@@ -21,7 +23,8 @@ def run_once() -> dict[str, int]:
     """One pass, in the order that keeps counts whole: a day is rolled up to its end before
     its detail can be pruned."""
     database.connect(reuse_if_open=True)
-    done = {"indexed": lookup.index_new(), "rolled": rollups.close_days(),
+    done = {"partitions": len(partitions.ensure_ahead(database.obj)),
+            "indexed": lookup.index_new(), "rolled": rollups.close_days(),
             "pruned": retention.prune()}
     if any(done.values()):
         log.info("report job: %s", done)

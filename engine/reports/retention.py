@@ -9,6 +9,7 @@ import logging
 import time
 
 from engine import runtime
+from engine.reports import whole_months
 from engine.reports.projection import N
 from engine.reports.rollups import as_date, as_time
 from engine.store.db import database
@@ -44,7 +45,7 @@ def prune(now: dt.datetime | None = None, run_seconds: float = RUN_SECONDS) -> i
     db = database.obj
     p = db.param
     at = Notification.created_at.db_value
-    deleted = 0
+    deleted = whole_months.drop(limit)  # PostgreSQL: whole months as partition drops
     days = (ReportDay.select().where(ReportDay.day < limit.date(), ReportDay.pruned == False)  # noqa: E712
             .order_by(ReportDay.day))
     for row in days:

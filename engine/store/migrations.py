@@ -7,6 +7,7 @@ from collections.abc import Callable
 from peewee import Database, SqliteDatabase, TextField, Value, fn
 from playhouse.migrate import SchemaMigrator, migrate
 
+from engine.store import partitions
 from engine.store.models import (
     ALL_MODELS,
     CORRELATION_INDEX,
@@ -332,6 +333,16 @@ def _inbound_secrets(db: Database) -> None:
                              created_at=utcnow()).execute()
 
 
+def _monthly_partitions(db: Database) -> None:
+    """On PostgreSQL, the notification and attempt tables partitioned by month
+    (engine/store/partitions.py): this step makes the triggers' functions; the conversion
+    itself runs right after the upgrade's transaction, in short transactions of its own
+    (``upgrade`` below), and goes on at the next upgrade if it was interrupted. SQLite keeps
+    one table each."""
+    if partitions.supported(db):
+        partitions.create_functions(db)
+
+
 # Append new steps; never edit a released one. Each runs inside one transaction.
 MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_indexes,
                                                 _suppressions_by_ascii_domain,
@@ -346,7 +357,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [_initial, _leaner_notification_i
                                                 _list_schedules, _partials,
                                                 _passkeys_and_single_sign_on,
                                                 _topics_and_replies, _session_addresses,
-                                                _inbound_secrets]
+                                                _inbound_secrets, _monthly_partitions]
 
 
 def current_version(db: Database) -> int:
@@ -370,4 +381,16 @@ def upgrade(db: Database) -> dict[str, int]:
             if number > before:
                 step(db)
                 SchemaVersion.create(version=number)
+    if postgres:
+        _partition(db)
     return {"from": before, "to": len(MIGRATIONS)}
+
+
+def _partition(db: Database) -> None:
+    """The partitioning conversion, outside any transaction so that each of its steps
+    commits on its own; one upgrade at a time (a session-level lock)."""
+    db.execute_sql("SELECT pg_advisory_lock(%s)", (_LOCK_ID,))
+    try:
+        partitions.convert(db)
+    finally:
+        db.execute_sql("SELECT pg_advisory_unlock(%s)", (_LOCK_ID,))
