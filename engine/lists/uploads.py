@@ -6,9 +6,11 @@ The request only copies the upload to a file on disk (at most MAX_FILE_BYTES, in
 and records the list as ``checking``; the check reads that file as it streams, in a pool of
 CHECK_THREADS threads a process (engine/lists/background.py), so however many files arrive
 at once a process holds the rows of CHECK_THREADS of them in memory and no request thread
-is held by a check. A workspace has at most IN_PROGRESS files being checked at once, across
-processes (a Redis count); another is refused until one ends. A file that fails the check is
-kept as ``refused`` with its problems until its page has shown them.
+is held by a check. A workspace has at most IN_PROGRESS files being uploaded or checked at
+once, across processes (a Redis count); another is refused until one ends. The slot is taken
+before the request's body is read (take_slot), so a refused upload costs its request no more
+than its headers. A file that fails the check is kept as ``refused`` with its problems until
+its page has shown them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from engine.lists.checking import Checked, Problem
 from engine.store.models import RecipientList, Template, Workspace, utcnow
 
 log = logging.getLogger("herald.lists")
-IN_PROGRESS = 2  # files of one workspace being checked at once, across processes
+IN_PROGRESS = 2  # files of one workspace being uploaded or checked at once, across processes
 SLOT_SECONDS = 15 * 60  # a slot a dead process held frees itself after this
 CHECK_STALE = dt.timedelta(minutes=15)  # a check not ended by then never will (a restart)
 CHUNK = 64 * 1024
@@ -48,31 +50,47 @@ return 1
 
 
 class Busy(ValueError):
-    """The workspace has IN_PROGRESS files being checked already."""
+    """The workspace has IN_PROGRESS files being uploaded or checked already."""
 
 
 def _slot_key(workspace_id: Any) -> str:
     return f"herald:lists:checking:{workspace_id}"
 
 
+def take_slot(workspace: Workspace) -> None:
+    """One of the workspace's IN_PROGRESS slots, taken before the upload's body is read; Busy
+    when none is free. The holder passes it to begin, or gives it back with free_slot."""
+    if not int(runtime.redis().eval(_TAKE_SLOT, 1, _slot_key(workspace.id), IN_PROGRESS,
+                                    SLOT_SECONDS)):
+        raise Busy(f"{IN_PROGRESS} files of this workspace are being uploaded or checked: "
+                   "wait until one is done, then upload again.")
+
+
+def free_slot(workspace: Workspace) -> None:
+    """A slot taken with take_slot given back (the upload ended before begin)."""
+    runtime.redis().eval(_FREE_SLOT, 1, _slot_key(workspace.id))
+
+
 def begin(workspace: Workspace, template: Template, filename: str, upload: IO[bytes],
           user_id: Any) -> RecipientList:
-    """The upload saved to disk and its check started: the list, ``checking``. Busy when
-    the workspace is at its limit; FileRefused when the file is too large."""
-    expiry.expire(workspace.id)  # room for this one: the oldest unsent beyond the limit go
-    redis = runtime.redis()
-    if not int(redis.eval(_TAKE_SLOT, 1, _slot_key(workspace.id), IN_PROGRESS, SLOT_SECONDS)):
-        raise Busy(f"{IN_PROGRESS} files of this workspace are being checked: wait until "
-                   "one is done, then upload again.")
+    """The upload saved to disk and its check started, in a slot the caller took
+    (take_slot): the list, ``checking``, whose check frees the slot when it ends.
+    FileRefused when the file is too large (the slot freed)."""
     try:
+        expiry.expire(workspace.id)  # room for this one: the oldest unsent beyond the limit go
         path = _saved(upload)
     except BaseException:
-        redis.eval(_FREE_SLOT, 1, _slot_key(workspace.id))
+        free_slot(workspace)
         raise
-    kept = RecipientList.create(
-        workspace=workspace, template=template, version_number=0, channel=template.channel,
-        filename=(filename or "recipients.csv")[:255], status=CHECKING, row_count=0,
-        uploaded_by=str(user_id) if user_id else None)
+    try:
+        kept = RecipientList.create(
+            workspace=workspace, template=template, version_number=0, channel=template.channel,
+            filename=(filename or "recipients.csv")[:255], status=CHECKING, row_count=0,
+            uploaded_by=str(user_id) if user_id else None)
+    except BaseException:
+        os.unlink(path)
+        free_slot(workspace)
+        raise
     background.submit(_check_saved, str(kept.id), path, str(workspace.id))
     return kept
 

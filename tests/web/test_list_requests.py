@@ -80,10 +80,34 @@ def test_another_workspaces_list_is_not_found(app, mia, ws):
     assert RecipientList.get().status == "checked"
 
 
-def test_an_upload_without_its_csrf_token_is_refused(mia, ws):
+def test_an_upload_without_its_csrf_token_is_refused(mia, ws, settings):
     template = factories.template(ws)
-    assert _upload(mia, ws, template, csrf=False).status_code == 400
+    for _ in range(3):  # each refusal gives back the slot the upload took before its body
+        answer = _upload(mia, ws, template, csrf=False)
+        assert answer.status_code == 400 and "did not come from this site" in answer.text
+    forged = {"recipients": (io.BytesIO(CSV), "people.csv"), "csrf_token": "forged"}
+    answer = mia.http.post(f"/w/{ws.id}/templates/{template.id}/lists", data=forged,
+                           content_type="multipart/form-data")
+    assert answer.status_code == 400 and "did not come from this site" in answer.text
     assert RecipientList.select().count() == 0
+    from redis import Redis
+
+    assert int(Redis.from_url(settings.redis_url).get(f"herald:lists:checking:{ws.id}")
+               or 0) == 0
+
+
+def test_a_third_upload_at_once_is_the_form_again_with_why(mia, ws):
+    from engine.lists import uploads
+
+    template = factories.template(ws)
+    uploads.take_slot(ws)
+    uploads.take_slot(ws)  # two uploads of this workspace in progress
+    answer = _upload(mia, ws, template)
+    assert answer.status_code == 429
+    assert "2 files of this workspace are being uploaded or checked" in answer.text
+    assert RecipientList.select().count() == 0
+    uploads.free_slot(ws)
+    assert _upload(mia, ws, template).status_code == 303
 
 
 def test_no_file_is_the_form_again_and_a_webhook_template_has_no_list(mia, ws):

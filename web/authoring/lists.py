@@ -26,6 +26,7 @@ from engine.store.models import RecipientList, Template
 from web.authoring import frames, loading
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
+from web.security import checks_csrf_itself, csrf
 
 WAIT_SECONDS = 2.0  # how long an upload's request waits for its check before the page does
 
@@ -62,6 +63,12 @@ def _upload_page(template: Template, checked: Checked | None = None, status: int
                            max_mb=reading.MAX_FILE_BYTES // (1024 * 1024)), status
 
 
+def _refused(template: Template, problem: object, status: int):
+    checked = Checked(template.channel, RECIPIENT_COLUMNS[template.channel])
+    checked.add(Problem(None, str(problem)))
+    return _upload_page(template, checked, status)
+
+
 def _kept(template: Template, list_id) -> RecipientList:
     ident = loading.parse_uuid(list_id)
     kept = progress.summary(g.workspace, ident) if ident else None
@@ -77,21 +84,28 @@ def new_list(template_id):
 
 
 @blueprint.post("/templates/<template_id>/lists")
+@checks_csrf_itself
 @workspace_view("member")
 def upload_list(template_id):
     template = _listable(template_id)
-    sent = request.files.get("recipients")
-    if sent is None or not sent.filename:
-        checked = Checked(template.channel, RECIPIENT_COLUMNS[template.channel])
-        checked.add(Problem(None, "Choose a file of recipients (CSV, .xlsx or .ods)."))
-        return _upload_page(template, checked, 400)
+    try:  # before the body is read: a refused upload is answered after its headers
+        uploads.take_slot(g.workspace)
+    except uploads.Busy as err:
+        return _refused(template, err, 429)
+    try:
+        csrf.protect()  # reads the body (the form's token is in it), the slot held
+        sent = request.files.get("recipients")
+        if sent is None or not sent.filename:
+            uploads.free_slot(g.workspace)
+            return _refused(template, "Choose a file of recipients (CSV, .xlsx or .ods).", 400)
+    except BaseException:
+        uploads.free_slot(g.workspace)
+        raise
     try:
         kept = uploads.begin(g.workspace, template, sent.filename, sent.stream,
                              loading.current_user_row().id)
-    except (uploads.Busy, reading.FileRefused) as err:
-        checked = Checked(template.channel, RECIPIENT_COLUMNS[template.channel])
-        checked.add(Problem(None, str(err)))
-        return _upload_page(template, checked, 429 if isinstance(err, uploads.Busy) else 400)
+    except reading.FileRefused as err:
+        return _refused(template, err, 400)
     # A small file's check ends at once: its answer comes with this request. A large one
     # goes on in the pool, and its page says so until it ends.
     background.wait(str(kept.id), WAIT_SECONDS)

@@ -27,22 +27,38 @@ def held(monkeypatch, tmp_path):
     return tasks
 
 
+def _begin(ws, template, name: str, data: bytes):
+    uploads.take_slot(ws)
+    return uploads.begin(ws, template, name, io.BytesIO(data), None)
+
+
 def test_a_workspace_has_at_most_two_files_in_check(settings, held, tmp_path):
     ws = factories.workspace()
     template = factories.template(ws)
-    first = uploads.begin(ws, template, "a.csv", io.BytesIO(CSV), None)
-    uploads.begin(ws, template, "b.csv", io.BytesIO(CSV), None)
+    first = _begin(ws, template, "a.csv", CSV)
+    _begin(ws, template, "b.csv", CSV)
     assert first.status == "checking" and len(list(tmp_path.glob("herald-list-*"))) == 2
-    with pytest.raises(uploads.Busy, match="2 files of this workspace are being checked"):
-        uploads.begin(ws, template, "c.csv", io.BytesIO(CSV), None)
+    with pytest.raises(uploads.Busy, match="2 files of this workspace are being uploaded"):
+        uploads.take_slot(ws)
     other = factories.workspace()  # another workspace is not held by this one's checks
-    uploads.begin(other, factories.template(other), "d.csv", io.BytesIO(CSV), None)
+    _begin(other, factories.template(other), "d.csv", CSV)
     task, args = held[0]
     task(*args)  # the first check ends: its slot and its file are freed
     kept = RecipientList.get_by_id(first.id)
     assert (kept.status, kept.row_count, kept.rows[1][1]) == ("checked", 2, "grace@example.net")
     assert len(list(tmp_path.glob("herald-list-*"))) == 2
-    uploads.begin(ws, template, "c.csv", io.BytesIO(CSV), None)
+    _begin(ws, template, "c.csv", CSV)
+
+
+def test_a_slot_given_back_before_the_upload_began_is_free_again(settings, held):
+    ws = factories.workspace()
+    for _ in range(3):
+        uploads.take_slot(ws)
+        uploads.free_slot(ws)
+    _begin(ws, factories.template(ws), "a.csv", CSV)
+    uploads.take_slot(ws)
+    with pytest.raises(uploads.Busy):
+        uploads.take_slot(ws)
 
 
 def test_a_file_too_large_is_refused_as_it_streams(settings, held, monkeypatch, tmp_path):
@@ -51,15 +67,14 @@ def test_a_file_too_large_is_refused_as_it_streams(settings, held, monkeypatch, 
     template = factories.template(ws)
     for _ in range(3):  # each refusal gives its slot back
         with pytest.raises(reading.FileRefused, match="larger than"):
-            uploads.begin(ws, template, "big.csv", io.BytesIO(CSV * 10), None)
+            _begin(ws, template, "big.csv", CSV * 10)
     assert not list(tmp_path.glob("herald-list-*")) and RecipientList.select().count() == 0
 
 
 def test_a_refused_file_keeps_its_problems_until_shown(settings, held):
     ws = factories.workspace()
     template = factories.template(ws)
-    kept = uploads.begin(ws, template, "bad.csv",
-                         io.BytesIO(b"email address,name\ngrace@,Grace\n"), None)
+    kept = _begin(ws, template, "bad.csv", b"email address,name\ngrace@,Grace\n")
     task, args = held[0]
     task(*args)
     checked = uploads.refusal(RecipientList.get_by_id(kept.id))
@@ -70,7 +85,7 @@ def test_a_refused_file_keeps_its_problems_until_shown(settings, held):
 
 def test_a_check_that_never_ended_says_so(settings, held):
     ws = factories.workspace()
-    kept = uploads.begin(ws, factories.template(ws), "a.csv", io.BytesIO(CSV), None)
+    kept = _begin(ws, factories.template(ws), "a.csv", CSV)
     RecipientList.update(created_at=utcnow() - dt.timedelta(hours=1)).execute()
     checked = uploads.refusal(RecipientList.get_by_id(kept.id))
     assert "did not finish" in str(checked.problems[0])
