@@ -9,6 +9,7 @@ rate over the 30 days (``reports_export``, rows/s).
 
 from __future__ import annotations
 
+import inspect
 import statistics
 import time
 import uuid
@@ -180,10 +181,12 @@ def run() -> list[dict]:
         return {"workspace": str(workspace), "templates": [str(t) for t in templates],
                 "rolled": rolled}
 
-    # The seed and the rollup depend on this module, the schema and the report job.
+    # The seed and the rollup depend on this module, the schema and the report job, and on
+    # the seed functions in use (bench/reports_scale.py puts its own in their place).
     meta, cached = seed_cache.seeded(url, "reports", [
-        Path(__file__).read_text(), str(NOTIFICATIONS),
-        seed_cache.package_source("engine.reports")], seed)
+        Path(__file__).read_text(), str(NOTIFICATIONS), inspect.getsource(_seed),
+        inspect.getsource(_without_indexes), seed_cache.package_source("engine.reports")],
+        seed)
     if cached:
         print(f"reports: {NOTIFICATIONS:,} notifications copied from the cached seed")
     db.connect(reuse_if_open=True)
