@@ -7,6 +7,7 @@ from flask import Blueprint, jsonify, render_template_string
 from api.framing import refuse_foreign_host
 from engine.catalog.keys import iso
 from engine.formats.times import in_words
+from engine.plugins.manager import default_registry
 from engine.store.models import InboxMessage
 
 blueprint = Blueprint("dev_inbox", __name__)
@@ -40,10 +41,10 @@ Empty</button>
 <tbody>
 {% for m in messages %}
 <tr><td>{{ when(m.created_at) }}</td>
-<td>{{ "SMS" if m.channel == "sms" else m.channel|capitalize }}</td>
+<td>{{ label(m.channel) }}</td>
 <td>{{ m.sender or "" }}</td>
 <td>{{ (m.to + m.cc + m.bcc)|join(", ") }}</td>
-<td>{% if m.channel == "sms" %}<pre class="plain-text">{{ m.text or "" }}</pre>
+<td>{% if m.subject is none and not m.html %}<pre class="plain-text">{{ m.text or "" }}</pre>
 {% else %}<strong>{{ m.subject or "" }}</strong>
 {% if m.html %}<details><summary>HTML</summary>
 <iframe class="mail" sandbox="" title="{{ m.subject or 'Message' }}"
@@ -100,7 +101,15 @@ def page():
     from engine.webhooks import caught
 
     return render_template_string(PAGE, messages=_latest(), webhooks=caught.latest(),
-                                  when=in_words)
+                                  when=in_words, label=_label)
+
+
+def _label(channel: str) -> str:
+    """A message's channel by its label (``SMS``), as the editor names it."""
+    try:
+        return default_registry().channel(channel).label
+    except LookupError:
+        return channel.capitalize()
 
 
 @blueprint.get("/dev/inbox/messages")

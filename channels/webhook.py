@@ -16,6 +16,7 @@ from engine.plugin_api import (
     MEDIA_TYPE,
     ApiError,
     BaseChannel,
+    EditorField,
     FieldErrors,
     SendRequest,
     hookimpl,
@@ -51,6 +52,13 @@ class WebhookChannel(BaseChannel):
     recipients_note = ("A webhook template has no default recipients: each send names its "
                        "destination (webhookOptions.urlOverride).")
     test_header = "X-Service-Test"  # reserved: no request can set it
+    editor_fields = (
+        EditorField("body", "Body", "code", "The exact request body; with a JSON content type "
+                    "{{name}} is escaped for a JSON string and the result must be valid JSON.",
+                    "json", 14, translated=True),
+        EditorField("contentType", "Content type",
+                    hint="Sent as the Content-Type of every delivery."),
+    )
 
     def example_options(self, has_default_recipients: bool) -> dict[str, Any]:
         return {"urlOverride": "https://example.com/hooks"}  # every send names it

@@ -31,6 +31,7 @@ from engine.formats.plaintext import html_to_text
 from engine.plugins.channel_contract import (
     BaseChannel,
     Channel,
+    EditorField,
     Plan,
     Planned,
     PlannedDelivery,
@@ -71,7 +72,7 @@ __all__ = [  # noqa: RUF022 -- grouped as docs/plugins.md lists them
     # hooks
     "hookimpl",
     # channels
-    "BaseChannel", "Channel", "Plan", "Planned", "PlannedDelivery", "Recipients",
+    "BaseChannel", "Channel", "EditorField", "Plan", "Planned", "PlannedDelivery", "Recipients",
     "SendRequest",
     # messages and outcomes
     "Attachment", "DeliveryError", "DestinationRefused", "DestinationUnreachable", "DkimKey",

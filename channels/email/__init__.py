@@ -16,6 +16,7 @@ from channels.email.options import validate_email_options
 from engine.plugin_api import (
     BaseChannel,
     DkimKey,
+    EditorField,
     FieldErrors,
     OutboundEmail,
     Plan,
@@ -65,6 +66,29 @@ class EmailChannel(BaseChannel):
     recipient_example = "you@example.com"
     default_recipient_lists = (("to", "To"), ("cc", "Cc"), ("bcc", "Bcc"))
     test_header = "X-SVC-Test"  # reserved: no request can set it
+    inlines_css = True
+    bulk_when = ("emailType", "Marketing")
+    list_column = "email address"
+    sender_field = "fromAddress"
+    editor_fields = (
+        EditorField("subject", "Subject", translated=True),
+        EditorField("body", "Body", "code", "HTML with Handlebars tags such as {{name}}; a "
+                    "tag is escaped for HTML, {{{name}}} is not.", "html", 18, translated=True),
+        EditorField("htmlHead", "HTML head", "code",
+                    "Goes inside <head>: a <title>, <style>, meta tags.", "html", 3,
+                    translated=True),
+        EditorField("inlineCss", "Inline CSS", "checkbox",
+                    "Copies the rules of a <style> block into each element's style attribute "
+                    "when the mail is sent, since Gmail and Outlook drop <style>; media queries "
+                    "stay in the head."),
+        EditorField("fromAddress", "From address", "sender"),
+        EditorField("fromName", "From name"),
+        EditorField("emailType", "Email type", "select", choices=EMAIL_TYPES),
+        EditorField("topic", "Topic", "topic", "Marketing email only: the topic its "
+                    "recipients can leave on their preferences page (Settings, Topics)."),
+        EditorField("trackOpens", "Open tracking", "checkbox", group="Tracking"),
+        EditorField("trackClicks", "Click tracking", "checkbox", group="Tracking"),
+    )
 
     def valid_recipient(self, recipient: str) -> bool:
         return valid_email(recipient)

@@ -22,7 +22,6 @@ from engine.store.models import Template, TemplateVersion, utcnow
 from engine.store.vocabulary import VersionStatus
 
 MAX_FIELD_CHARS = 1_048_576  # a part renders to at most this much (spec 2.3)
-EMAIL_TYPES = ("Transactional", "Marketing")  # spec 2.2
 
 
 class DraftError(ValueError):
@@ -93,7 +92,7 @@ def empty_content(channel: str) -> dict[str, Any]:
     for field, _ in default_registry().channel(channel).check_content(content):
         if content.get(field) is None:
             content[field] = ""
-    if channel == "email":
+    if default_registry().channel(channel).inlines_css:
         content["inlineCss"] = True  # a new version inlines its CSS (docs/rendering.md)
     return content
 
@@ -121,9 +120,10 @@ def content_from_form(channel: str, form: Mapping[str, Any]) -> dict[str, Any]:
             continue
         text = _text(key, form.get(key), key in parts)
         content[key] = text if text or content[key] == "" else default
-    if channel == "email" and content["emailType"] not in EMAIL_TYPES:
-        raise DraftError("Choose Transactional or Marketing.", "emailType")
-    if channel == "email":
+    for shown in declared.editor_fields:
+        if shown.widget == "select" and content.get(shown.name) not in shown.choices:
+            raise DraftError(f"Choose {' or '.join(shown.choices)}.", shown.name)
+    if declared.inlines_css:
         content["inlineCss"] = form.get("inlineCss") in ("on", "true", "1", True)
     found = variants_from_form(sorted(parts), form)
     if found:

@@ -43,6 +43,8 @@ class EditorPreview:
     unused: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     recipients: Recipients | None = None
+    previewable: bool = False  # email-shaped: a subject, recipients, a plain-text part
+    note: str | None = None    # the channel's line under the rendered text (an SMS's length)
 
     def frame(self) -> tuple[str, str]:
         """(media type, document) for the preview frame."""
@@ -101,7 +103,7 @@ def _email(preview: EditorPreview, request: Resolved) -> None:
     preview.subject = result.rendered["subject"]
     if result.final is not None:
         preview.html, preview.text = result.final.html, result.final.text
-    preview.errors = _errors("email", content, result.rendering_errors)
+    preview.errors = _errors(request.template.channel, content, result.rendering_errors)
     preview.recipients = result.recipients
     preview.warnings += [w["message"] for w in result.warnings]
     _tag_lists(preview, result.variables)
@@ -167,7 +169,7 @@ def preview(workspace: Workspace, template: Template, content: dict[str, Any],
     channel = default_registry().channel(template.channel)
     options = channel.preview_options()  # as the channel declares them
     body = {channel.options_field: options} if options and channel.options_field else {}
-    result = EditorPreview(template.channel)
+    result = EditorPreview(template.channel, previewable=channel.previewable)
     with render_budget(runtime.settings().render_budget_seconds):
         request = resolved(workspace, template, content, tags, body)
         drafted = _with_partial_drafts(workspace, request)
@@ -179,4 +181,6 @@ def preview(workspace: Workspace, template: Template, content: dict[str, Any],
             _email(result, request)
         else:
             _other(result, request)
+    if result.text is not None and not result.errors:
+        result.note = channel.preview_note(result.text)
     return result

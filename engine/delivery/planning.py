@@ -61,12 +61,13 @@ def _settled_recipients(notification: Notification) -> dict[str, str]:
     return dict(rows)
 
 
-def _payload(notification: Notification) -> dict[str, Any]:
-    """The payload, with what a verified sender adds to email through the service's
-    provider: the DKIM key, the envelope sender at the return-path host, the postal footer
-    of a single sender's Marketing mail (docs/senders.md)."""
+def _payload(channel: Channel, notification: Notification) -> dict[str, Any]:
+    """The payload, with what a verified sender adds to a channel whose versions name one
+    (its ``sender_field``: email) through the service's provider: the DKIM key, the
+    envelope sender at the return-path host, the postal footer of a single sender's
+    Marketing mail (docs/senders.md)."""
     payload = notification.payload
-    if notification.channel != "email":
+    if channel.sender_field is None:
         return payload
     # Both scopes in one read, for the whole delivery (generations.read_once): the own
     # provider is asked here and again when the provider is chosen, the sender below.
@@ -87,7 +88,7 @@ def plan(channel: Channel, notification: Notification) -> Plan:
     """The channel's plan for this attempt of the notification."""
     nid = str(notification.id)
     return channel.plan(PlannedDelivery(
-        notification_id=nid, attempt=notification.attempts, payload=_payload(notification),
+        notification_id=nid, attempt=notification.attempts, payload=_payload(channel, notification),
         suppressed=functools.partial(_suppressed, notification),
         settled=functools.partial(_settled_recipients, notification),
         tracked_html=functools.partial(_tracked_html, nid),

@@ -20,6 +20,7 @@ from engine.callbacks import inbound as inbound_callbacks
 from engine.catalog import sms_help, suppressions
 from engine.formats.addresses import suppression_key, valid_e164
 from engine.plugins.event_contract import InboundMessage
+from engine.plugins.manager import default_registry
 from engine.reports.lookup import tail_from
 from engine.store.db import database
 from engine.store.models import Account, Notification, Workspace, utcnow
@@ -79,24 +80,30 @@ def receive(message: InboundMessage) -> str | None:
     return sms_help.help_text(workspace_id) if word == "help" else None
 
 
+def _phone_channels() -> list[str]:
+    """The channels that send to phone numbers (their ``recipient_kind``): SMS."""
+    return [c.name for c in default_registry().ordered_channels() if c.recipient_kind == "phone"]
+
+
 def last_sender(number: str, sender: str) -> Any:
     """The workspace that last sent SMS to ``number`` from ``sender`` (a version or send
     that named no number used the provider's: it counts for any), or None.
 
     Through the report job's lookup index, and for the rows it has not reached yet, the
     rows themselves, across every workspace (each account's notifications by time)."""
+    phones = _phone_channels()
     # Every workspace named, so that the index (workspace, kind, term) serves the search.
     indexed = NotificationLookup.select(NotificationLookup.notification).where(
         NotificationLookup.workspace.in_(Workspace.select(Workspace.id)),
         NotificationLookup.kind == "r", NotificationLookup.term == number)
     recent = Notification.select(Notification.id).where(
         Notification.account.in_(Account.select(Account.id)),
-        Notification.channel == "sms", _position(Notification.payload, _needle(number)) > 0)
+        Notification.channel.in_(phones), _position(Notification.payload, _needle(number)) > 0)
     since = tail_from()
     if since is not None:
         recent = recent.where(Notification.created_at >= since)
     rows = (Notification.select(Notification.workspace, Notification.payload)
-            .where(Notification.channel == "sms", Notification.is_test == False,  # noqa: E712
+            .where(Notification.channel.in_(phones), Notification.is_test == False,  # noqa: E712
                    Notification.id.in_(indexed) | Notification.id.in_(recent))
             .order_by(Notification.created_at.desc()).limit(CANDIDATES))
     for row in rows:

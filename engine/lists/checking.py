@@ -19,6 +19,7 @@ from engine.errors import ApiError
 from engine.formats.addresses import suppression_key
 from engine.lists import excerpt, rows, zones
 from engine.lists.reading import Sheet, column_key
+from engine.plugins.channel_contract import goes_bulk
 from engine.plugins.manager import default_registry
 from engine.rendering import variable_metadata
 from engine.sending import limits
@@ -31,7 +32,6 @@ MAX_PROBLEMS_SHOWN = 100
 QUOTED_CHARS = 40  # a refused value is quoted in its message up to this many characters
 ZONE_COLUMN = "time zone"  # optional: each row's IANA time zone (a schedule's local time)
 _SUPPRESSION_BATCH = 500
-_PHONE_PUNCTUATION = re.compile(r"[\s().-]")
 _TAG_PATH = re.compile(r"^tags\[(\d+)\]")
 
 
@@ -89,11 +89,10 @@ def quoted(value: str) -> str:
 
 
 def normalise_recipient(channel: str, value: str) -> str:
-    """A cell's recipient as the API is given it: spaces around it trimmed, and a phone
-    number's spaces, dots, hyphens and brackets dropped, as people type them
-    (``+1 (415) 555-0100`` is ``+14155550100``); the API's rules then judge it (E.164)."""
-    value = value.strip()
-    return _PHONE_PUNCTUATION.sub("", value) if channel == "sms" else value
+    """A cell's recipient as the API is given it, as its channel normalises one (spaces
+    around it trimmed; a phone number's spaces, dots, hyphens and brackets dropped, as
+    people type them); the API's rules then judge it."""
+    return default_registry().channel(channel).normalise_recipient(value)
 
 
 def _columns(checked: Checked, sheet: Sheet) -> list[int] | None:
@@ -261,7 +260,7 @@ def _first_row(checked: Checked, snap: snapshots.TemplateSnapshot,
 
 def check(workspace: Workspace, template: Template, sheet: Sheet) -> Checked:
     """Every problem of ``sheet`` as a list for ``template``'s live version."""
-    column = rows.RECIPIENT_COLUMNS.get(template.channel)
+    column = rows.recipient_column(template.channel)
     if column is None:
         raise ValueError(f"a {template.channel} template is not sent to a list")
     checked = Checked(template.channel, column)
@@ -276,8 +275,7 @@ def check(workspace: Workspace, template: Template, sheet: Sheet) -> Checked:
         return checked
     _needed_tags(checked, version)
     _check_rows(checked, sheet, indexes, workspace, template, version)
-    marketing = (version.content or {}).get("emailType") == "Marketing"
-    marketing = marketing and template.channel == "email"
+    marketing = goes_bulk(default_registry().channel(template.channel), version.content)
     _suppressed(checked, workspace, marketing,
                 (version.content or {}).get("topic") if marketing else None)
     if checked.problems:

@@ -13,7 +13,7 @@ from engine.catalog import snapshots
 from engine.errors import ApiError
 from engine.lists import allowance
 from engine.lists.checking import normalise_recipient
-from engine.lists.rows import RECIPIENT_COLUMNS, body, resolved
+from engine.lists.rows import body, recipient_column, resolved
 from engine.plugins.manager import default_registry
 from engine.rendering import variable_metadata
 from engine.sending.accepting import accept, rendered_payload
@@ -54,8 +54,9 @@ def send_one(workspace: Workspace, template: Template, recipient: str,
              tags: dict[str, str]) -> uuid.UUID:
     """Accept one notification of the template's live version to ``recipient`` alone (the
     template's default recipients are not added); its id. Raises Refused."""
-    if template.channel not in RECIPIENT_COLUMNS:
-        raise Refused({"": "Only email and SMS templates send one message from here."})
+    if recipient_column(template.channel) is None:
+        raise Refused({"": "Only a template of a channel sent to lists (email, SMS) sends "
+                           "one message from here."})
     snap = snapshots.snapshot(str(workspace.id), str(template.id))
     version = snap.live if snap is not None else None
     if version is None:
@@ -86,7 +87,11 @@ def send_one(workspace: Workspace, template: Template, recipient: str,
 
 
 def _kind(channel: str) -> str:
-    return "email address" if channel == "email" else "phone number (E.164, such as +447911123456)"
+    """The recipient as the form asks for it: its channel's list column, and a phone
+    number's form."""
+    declared = default_registry().channel(channel)
+    kind = declared.list_column or "recipient"
+    return f"{kind} (E.164, such as +447911123456)" if declared.recipient_kind == "phone" else kind
 
 
 def _fields(err: ApiError, channel: str) -> dict[str, str]:

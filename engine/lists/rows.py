@@ -1,8 +1,9 @@
 """One row of a list as the send path sees it: the request body an API client would send for
 it, resolved against the list's pinned version with the same channel rules as a send.
 
-The row's recipient goes as ``overrideRecipients`` (the email and SMS channels' own option):
-each message goes to that row alone, without the template's default recipients.
+The row's recipient goes in the options its channel's ``list_options`` names (email's and
+SMS's ``overrideRecipients``): each message goes to that row alone, without the template's
+default recipients.
 """
 
 from __future__ import annotations
@@ -15,18 +16,25 @@ from engine.sending.resolution import Resolved, resolve_version
 from engine.sending.validation import validate_request
 from engine.store.models import TemplateVersion
 
-# The column that names each row's recipient, by channel (matched by reading.column_key).
-RECIPIENT_COLUMNS = {"email": "email address", "sms": "phone number"}
+
+def recipient_column(channel: str) -> str | None:
+    """The column that names each row's recipient (its channel's ``list_column``, matched
+    by reading.column_key); None: the channel is not sent to a list."""
+    try:
+        return default_registry().channel(channel).list_column
+    except LookupError:
+        return None
 
 
 def body(workspace_id: str, template_id: str, version_number: int, channel: str,
          recipient: str, tags: dict[str, str]) -> dict[str, Any]:
     """The NotificationRequest an API client would send for one row."""
-    field = default_registry().channel(channel).options_field or f"{channel}Options"
+    declared = default_registry().channel(channel)
+    field = declared.options_field or f"{channel}Options"
     return {"tenantId": workspace_id, "templateId": template_id,
             "versionNumber": version_number,
             "tags": [{"key": k, "value": v} for k, v in tags.items()],
-            field: {"overrideRecipients": [recipient]}}
+            field: declared.list_options(recipient)}
 
 
 def resolved(request: dict[str, Any], snap: TemplateSnapshot,

@@ -138,7 +138,7 @@ def _check_saved(list_id: str, path: str, workspace_id: str) -> None:
 def check_file(workspace: Workspace, template: Template, binary: IO[bytes],
                filename: str) -> Checked:
     """The check of the file (FileRefused as a problem of the file)."""
-    column = checking.rows.RECIPIENT_COLUMNS.get(template.channel, "recipient")
+    column = checking.rows.recipient_column(template.channel) or "recipient"
     try:
         sheet = reading.read_stream(binary, filename)
     except reading.FileRefused as err:
@@ -169,8 +169,8 @@ def upload(workspace: Workspace, template: Template, filename: str, data: bytes,
     """The file checked here and now (the command line, tests): the check, and the kept
     list when it passed (else None: nothing kept)."""
     if len(data) > reading.MAX_FILE_BYTES:
-        checked = Checked(template.channel, checking.rows.RECIPIENT_COLUMNS.get(
-            template.channel, "recipient"))
+        checked = Checked(template.channel, checking.rows.recipient_column(
+            template.channel) or "recipient")
         checked.add(Problem(None, f"The file is larger than "
                                   f"{reading.MAX_FILE_BYTES // (1024 * 1024)} MB."))
         return checked, None
@@ -188,7 +188,7 @@ def upload(workspace: Workspace, template: Template, filename: str, data: bytes,
 
 def refusal(kept: RecipientList) -> Checked | None:
     """A refused (or never finished) check's problems, as the upload page shows them."""
-    column = checking.rows.RECIPIENT_COLUMNS.get(kept.channel, "recipient")
+    column = checking.rows.recipient_column(kept.channel) or "recipient"
     if kept.status == CHECKING and utcnow() - kept.created_at > CHECK_STALE:
         checked = Checked(kept.channel, column)
         checked.add(Problem(None, "The check of this file did not finish (the server "

@@ -13,6 +13,7 @@ import logging
 from typing import Any
 
 from engine.observability import metrics
+from engine.plugins.manager import default_registry
 
 log = logging.getLogger("herald.delivery")
 _OUTCOMES = {"delivered": "delivered", "queued": "retry", "failed": "failed",
@@ -21,12 +22,22 @@ _LEVELS = {"delivered": logging.INFO, "retry": logging.WARNING, "failed": loggin
            "suppressed": logging.INFO}
 
 
+def _own_sender(channel: str) -> str:
+    """Who sent a message with no provider of the operator's: the engine's signed POST
+    (a channel whose ``delivery`` is ``"webhook"``), else none."""
+    try:
+        delivery = default_registry().channel(channel).delivery
+    except LookupError:
+        return "none"
+    return "none" if delivery == "messages" else delivery
+
+
 def observed(notification: Any, attempts: list[dict[str, Any]], status: str,
              error: str | None, wait: float | None, provider: str | None,
              suppressed: int = 0) -> None:
     """Log and count the attempt ``notification`` just recorded (its status is ``status``)."""
     outcome = _OUTCOMES.get(str(status), str(status))
-    provider = provider or ("webhook" if notification.channel == "webhook" else "none")
+    provider = provider or _own_sender(notification.channel)
     durations = [row.get("duration_ms") or 0 for row in attempts]
     fields: dict[str, Any] = {
         "notificationId": str(notification.id),

@@ -58,7 +58,7 @@ def send(to: str, subject: str, text: str, url: str | None = None, plugin: str |
     payload = {"from": {"address": sender or system_sender(), "name": "Herald"},
                "to": [to], "cc": [], "bcc": [], "subject": subject, "html": None,
                "text": text, "headers": {}, "attachments": []}
-    message = default_registry().channel("email").build(payload)
+    message = default_registry().served_by("HERALD_EMAIL_PROVIDER").build(payload)
     context = ProviderContext(_store_in_inbox(workspace_id), settings, egress)
     opened: list[Any] = []
     try:

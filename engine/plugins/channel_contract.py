@@ -25,6 +25,28 @@ from typing import Any, Protocol
 Planned = tuple[str | None, Callable[[], dict[str, Any]]]
 
 
+@dataclass(frozen=True)
+class EditorField:
+    """One field of a channel's version in the template editor, as the editor draws it.
+
+    ``widget``: ``"code"`` (template text in the code editor, in ``language``), ``"text"``,
+    ``"checkbox"``, ``"select"`` (one of ``choices``), ``"sender"`` (a text field whose hint
+    lists the account's verified senders) or ``"topic"`` (a select of the workspace's
+    topics). ``translated``: a template part that each language variant has its own text
+    of. ``group``: a legend that gathers consecutive checkboxes.
+    """
+
+    name: str
+    label: str = ""  # empty: the editor's own name for the field (the key itself, else)
+    widget: str = "text"
+    hint: str = ""
+    language: str = "text"
+    rows: int = 10
+    translated: bool = False
+    choices: tuple[str, ...] = ()
+    group: str = ""
+
+
 @dataclass
 class Recipients:
     """The recipients of a send after D4 (docs/api.md): defaults, override, additions."""
@@ -105,6 +127,18 @@ class Channel(Protocol):
     recipient_example: str             # one such recipient ("you@example.com")
     default_recipient_lists: tuple[tuple[str, str], ...]  # (key, label) a template keeps
     recipients_note: str               # said where a template of it keeps no default lists
+    editor_fields: tuple[EditorField, ...]  # the editor's fields of a version, in order
+    inlines_css: bool                  # a version keeps `inlineCss` (a new one: true)
+    # What the engine asks beside a send (queues, lists, senders):
+    bulk_when: tuple[str, str] | None  # (payload field, value): the bulk queue, Marketing
+    list_column: str | None            # a recipients file's column; None: no list sends
+    sender_field: str | None           # the version field a verified sender covers
+
+    def normalise_recipient(self, value: str) -> str: ...
+
+    def list_options(self, recipient: str) -> dict[str, Any]: ...
+
+    def preview_note(self, text: str) -> str | None: ...
 
     def valid_recipient(self, recipient: str) -> bool: ...
 
@@ -134,10 +168,19 @@ class Channel(Protocol):
     def send(self, message: Any) -> Any: ...   # needs_provider false: the channel sends
 
 
+def goes_bulk(channel: Channel, payload: Any) -> bool:
+    """Whether a notification of ``channel`` with ``payload`` goes to the bulk queue (and
+    counts as Marketing for suppressions): the channel's ``bulk_when`` field holds its
+    value."""
+    when = getattr(channel, "bulk_when", None)
+    return (when is not None and isinstance(payload, Mapping)
+            and payload.get(when[0]) == when[1])
+
+
 class BaseChannel:
     """Defaults for a channel: a required ``body`` in plain text, no request options, one
     message a delivery through the provider its setting names. A channel overrides what
-    differs (channels/sms.py is the shortest built-in example)."""
+    differs (channels/sms/ is the shortest built-in example)."""
 
     name = ""
     options_field: str | None = None
@@ -154,6 +197,37 @@ class BaseChannel:
     recipient_example = ""
     default_recipient_lists: tuple[tuple[str, str], ...] = ()
     recipients_note = "This channel's recipients come with each send (its request options)."
+    inlines_css = False
+    bulk_when: tuple[str, str] | None = None
+    list_column: str | None = None
+    sender_field: str | None = None
+
+    @property
+    def editor_fields(self) -> tuple[EditorField, ...]:
+        """Each content field as the editor draws it unless the channel says otherwise: a
+        template part in the code editor (and in each language), a field whose default is
+        true or false a checkbox, any other a text field."""
+        parts = dict(self.template_parts(dict(self.content_defaults)))
+        return tuple(
+            EditorField(name, widget="code", language=parts[name], translated=True)
+            if name in parts
+            else EditorField(name, widget="checkbox")
+            if isinstance(self.content_defaults.get(name), bool)
+            else EditorField(name)
+            for name in self.content_fields)
+
+    def normalise_recipient(self, value: str) -> str:
+        """A recipients file's cell (or a typed recipient) as the API is given it."""
+        return value.strip()
+
+    def list_options(self, recipient: str) -> dict[str, Any]:
+        """The request options that send a list's row to ``recipient`` alone (the
+        template's default recipients left out)."""
+        return {"overrideRecipients": [recipient]}
+
+    def preview_note(self, text: str) -> str | None:
+        """A line the editor's preview shows under the rendered text (None: none)."""
+        return None
 
     @property
     def label(self) -> str:

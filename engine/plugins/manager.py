@@ -39,6 +39,14 @@ class Registry:
         request's errorCodes come in the same order whatever order plugins loaded in)."""
         return [self.channels[name] for name in sorted(self.channels)]
 
+    def served_by(self, setting: str) -> Channel:
+        """The channel whose messages the provider of that ``HERALD_*`` setting sends (the
+        service's own mail: HERALD_EMAIL_PROVIDER's)."""
+        for channel in self.ordered_channels():
+            if channel.provider_setting == setting:
+                return channel
+        raise LookupError(f"no channel plugin is served by {setting}")
+
     def provider_factory(self, scheme: str) -> ProviderFactory:
         try:
             return self.providers[scheme]

@@ -71,7 +71,8 @@ def version_content(channel: str, node: dict[str, Any]) -> dict[str, Any]:
 def version_extras(channel: str, node: dict[str, Any],
                    stored: dict[str, Any] | None) -> dict[str, Any]:
     """A version's `variants` and `inlineCss` (docs/rendering.md): as the file gives them;
-    left out, what the stored version has, and for a new email version CSS inlining on."""
+    left out, what the stored version has, and for a new version of a channel that inlines
+    CSS (email: ``inlines_css``) inlining on."""
     out: dict[str, Any] = {}
     if "variants" in node:
         out["variants"] = [dict(v) for v in node["variants"] or []]
@@ -82,6 +83,9 @@ def version_extras(channel: str, node: dict[str, Any],
     elif stored is not None:
         if "inlineCss" in stored:
             out["inlineCss"] = stored["inlineCss"]
-    elif channel == "email":
-        out["inlineCss"] = True
+    else:
+        from engine.plugins.manager import default_registry
+
+        if default_registry().channel(channel).inlines_css:
+            out["inlineCss"] = True
     return out

@@ -36,8 +36,7 @@ def tail_from() -> dt.datetime | None:
 
 def _terms(payload_keys: Any, url: Any, correlation_id: str) -> list[tuple[str, str]]:
     keys = json.loads(payload_keys) if isinstance(payload_keys, str) else payload_keys
-    payload = ({"channel": "webhook", "url": url} if url else
-               {"suppressionKeys": keys or []})
+    payload = {"suppressionKeys": keys or [], "url": url}
     terms = [("r", term[:320]) for term in payload_recipients(payload)]
     return [*terms, ("c", correlation_id)]
 

@@ -12,11 +12,16 @@ from urllib.parse import urlsplit
 
 
 def payload_recipients(payload: Any) -> list[str]:
-    """The recipients a payload names: its suppression keys, or a webhook's host."""
+    """The recipients a payload names, whatever its channel (docs/plugins.md, "The channel
+    contract"): its suppression keys, and the host of its ``url`` (a webhook's destination, a
+    plugin's room)."""
     if isinstance(payload, str):
         payload = json.loads(payload)
     payload = payload or {}
-    if payload.get("channel") == "webhook":
-        host = urlsplit(str(payload.get("url") or "")).hostname
-        return [host] if host else []
-    return sorted(str(k) for k in payload.get("suppressionKeys") or [])
+    found = sorted(str(k) for k in payload.get("suppressionKeys") or [])
+    url = payload.get("url")
+    try:
+        host = urlsplit(url).hostname if isinstance(url, str) else None
+    except ValueError:  # not a URL after all (an unclosed IPv6 bracket)
+        host = None
+    return [*found, host] if host else found

@@ -114,8 +114,9 @@ def timeline(workspace_id: Any, ident: str) -> Timeline | None:
     entries.sort(key=lambda e: (e.at, e.kind != "accepted"))
     template = Template.get_or_none(Template.id == n.template_id) if n.template_id else None
     recipients = payload_recipients(n.payload)
+    # Suppression lists hold suppression keys: a payload without them (a webhook's) has none.
     listed = (notification_store.suppression_scopes(n.workspace_id, recipients)
-              if n.channel != "webhook" else {})
+              if (n.payload or {}).get("suppressionKeys") else {})
     return Timeline(n, status, template.name if template else "(no template)",
                     recipients, entries, dict(sorted(listed.items())), purged_at(n.payload))
 

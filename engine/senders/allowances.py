@@ -11,6 +11,7 @@ from __future__ import annotations
 from peewee import SqliteDatabase
 
 from engine.formats.addresses import ascii_form, bare_address
+from engine.plugins.manager import default_registry
 from engine.senders.errors import SenderError
 from engine.store.db import database
 from engine.store.models import (
@@ -63,13 +64,17 @@ def _uses(sender: Sender, from_address: str) -> bool:
 
 
 def templates_using(sender: Sender) -> list[str]:
-    """Live email templates of the account whose from address this sender covers, as
+    """Live templates of the account (of a channel whose versions name a sender: email)
+    whose from address this sender covers, as
     ``Template (workspace)``; a removal asks first when there are any."""
-    rows = (TemplateVersion.select(TemplateVersion.content, Template.name, Workspace.name)
+    fields = {c.name: c.sender_field for c in default_registry().ordered_channels()
+              if c.sender_field}
+    rows = (TemplateVersion.select(TemplateVersion.content, Template.channel, Template.name,
+                                   Workspace.name)
             .join(Template).join(Workspace)
-            .where(Workspace.account == sender.account_id, Template.channel == "email",
+            .where(Workspace.account == sender.account_id, Template.channel.in_(list(fields)),
                    TemplateVersion.status == "live")
             .order_by(Workspace.name, Template.name).tuples())
-    return [f"{template} ({workspace})" for content, template, workspace in rows
-            if (content or {}).get("fromAddress")
-            and _uses(sender, content["fromAddress"])]
+    return [f"{template} ({workspace})" for content, channel, template, workspace in rows
+            if (content or {}).get(fields[channel])
+            and _uses(sender, content[fields[channel]])]

@@ -1,5 +1,5 @@
 """What the worker and the reconciler ask about one notification beside the hot path: its
-queue (the payload's emailType, read by the database) and what its earlier attempts came
+queue (a payload field, read by the database) and what its earlier attempts came
 to. Each is one small query, asked only when a decision needs it."""
 
 from __future__ import annotations
@@ -17,13 +17,16 @@ def _quoted(name: str) -> str:
     return f'"{name}"'
 
 
-def email_type(notification_id: Any) -> str | None:
-    """The payload's emailType, read by the database (not the whole payload, which may carry
-    megabytes of attachments): which queue the reconciler puts the job back on."""
+def payload_field(notification_id: Any, name: str) -> Any:
+    """One top-level field of the payload (its channel's ``bulk_when`` field), read by the
+    database (not the whole payload, which may carry megabytes of attachments): which queue
+    the reconciler puts the job back on."""
+    if not name.isidentifier():
+        raise ValueError(f"not a payload field name: {name!r}")
     db = database.obj
     table = _quoted(Notification._meta.table_name)
-    field = ("\"payload\"::json ->> 'emailType'" if isinstance(db, PostgresqlDatabase)
-             else "json_extract(\"payload\", '$.emailType')")
+    field = (f"\"payload\"::json ->> '{name}'" if isinstance(db, PostgresqlDatabase)
+             else f"json_extract(\"payload\", '$.{name}')")
     row = db.execute_sql(f'SELECT {field} FROM {table} WHERE "id" = {db.param}',
                          (Notification.id.db_value(notification_id),)).fetchone()
     return row[0] if row else None

@@ -28,6 +28,8 @@ from rq.job import Job, JobStatus
 from rq.utils import now, utcformat
 
 from engine import runtime
+from engine.plugins.channel_contract import goes_bulk
+from engine.plugins.manager import default_registry
 from engine.store import lanes
 from engine.store.redis_scripts import DirectScript
 
@@ -129,9 +131,9 @@ def queue(name: str = QUEUE_NAME) -> Queue:
 
 
 def is_bulk(channel: str, payload: Any) -> bool:
-    """Whether a notification's job goes to the bulk queue: Marketing email only."""
-    return (channel == "email" and isinstance(payload, dict)
-            and payload.get("emailType") == "Marketing")
+    """Whether a notification's job goes to the bulk queue: its channel's ``bulk_when``
+    (Marketing email)."""
+    return goes_bulk(default_registry().channel(channel), payload)
 
 
 def enqueue_notification(notification_id: str,

@@ -32,6 +32,7 @@ from engine.delivery import outcome_events
 from engine.delivery.attempts import attempt_row
 from engine.delivery.retry import max_attempts
 from engine.observability.outages import DATABASE_DOWN
+from engine.plugins.manager import default_registry
 from engine.store import notification_facts, redis_outages, unheard_commits
 from engine.store.db import database, drop_connection
 from engine.store.models import DeliveryAttempt, Notification, utcnow
@@ -137,7 +138,8 @@ def _take_up(row: Notification, kind: str, condition: Any) -> str:
         return "pending"
     if kind == "lost" and unheard_commits.marked(str(row.id)):
         return "dropped" if _drop(row, condition) else "pending"
-    bulk = row.channel == "email" and notification_facts.email_type(row.id) == "Marketing"
+    when = default_registry().channel(row.channel).bulk_when
+    bulk = when is not None and notification_facts.payload_field(row.id, when[0]) == when[1]
     enqueue_notification(str(row.id), bulk=bulk, workspace=row.workspace_id)
     log.info("re-enqueued notification %s: %s", row.id, _WHY.get(kind, kind),
              extra={**_ids(row), "reason": kind})

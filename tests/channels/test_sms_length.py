@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from channels.sms_length import measure
+from channels.sms.length import measure
 
 
 @pytest.mark.parametrize("text, encoding, units, messages", [

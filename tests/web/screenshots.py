@@ -100,7 +100,7 @@ def test_take_the_first_day_screenshots(page: Page, live):
                               "Never share it: Acme staff will never ask you for it. If you "
                               "did not try to sign in, reset your password now.")
     expect(page.get_by_role("status")).to_have_text("Saved")
-    expect(page.locator("#sms-length")).to_contain_text("2 text messages")
+    expect(page.locator("#preview-note")).to_contain_text("2 text messages")
     box = page.locator(".workbench").bounding_box()
     page.screenshot(path=str(DOCS / "web-sms-length.png"), full_page=True,
                     clip={"x": 0, "y": box["y"] - 10, "width": 1200, "height": box["height"] + 20})

@@ -9,6 +9,7 @@ in a second one, so "Saved" is what that status reads.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from flask import g, redirect, render_template, request, session, url_for
@@ -28,6 +29,7 @@ from engine.authoring.publishing import Problem, PublishRefused
 from engine.catalog import topics
 from engine.catalog.versions import RETENTION
 from engine.people import audit
+from engine.plugins.channel_contract import EditorField
 from engine.plugins.manager import default_registry
 from engine.store.models import Template, TemplateVersion
 from web.authoring import frames, loading, own_saves, snippets
@@ -35,22 +37,19 @@ from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view
 
 NOTICE = "herald_editor_notice"
-def plugin_fields(template: Template, content: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(field, label, widget) for a channel the editor has no form of its own for (one a
-    plugin brings): its template parts in the code editor, a field whose default is true or
-    false a checkbox, others a text field."""
+def editor_fields(template: Template) -> list[EditorField]:
+    """The editor's fields, as the template's channel declares them (its editor_fields),
+    each with its label (a field that names none: the editor's own name for it)."""
     channel = default_registry().channel(template.channel)
-    parts = {part for part, _ in channel.template_parts(content)}
-    return [(name, publishing.label(name),
-             "checkbox" if isinstance(channel.content_defaults.get(name), bool)
-             else "code" if name in parts else "text")
-            for name in channel.content_fields]
+    return [field if field.label else replace(field, label=publishing.label(field.name))
+            for field in channel.editor_fields]
 
 
 def topic_names(template: Template, content: dict[str, Any]) -> list[str]:
-    """The choices of the select ``Topic`` (a Marketing email's): the workspace's topics,
-    and the version's own topic should it have been removed since."""
-    if template.channel != "email":
+    """The choices of a ``topic`` field (a Marketing email's select ``Topic``): the
+    workspace's topics, and the version's own topic should it have been removed since."""
+    fields = default_registry().channel(template.channel).editor_fields
+    if not any(field.widget == "topic" for field in fields):
         return []
     found = topics.names(g.workspace.id)
     current = content.get("topic")
@@ -107,7 +106,7 @@ def page(template: Template, *, content: dict[str, Any] | None = None,
         versions=finding.version_summaries(template), senders=_senders(),
         path=hierarchy.path_of(template),
         channel=default_registry().channel(template.channel),
-        plugin_fields=plugin_fields(template, content),
+        fields=editor_fields(template),
         topics=topic_names(template, content),
         retention=RETENTION.get(plan, RETENTION["basic"]), plan=plan,
         status_text=status_text or session.pop(NOTICE, None), languages=langs,

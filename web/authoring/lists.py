@@ -20,7 +20,7 @@ from engine.lists import (
     uploads,
 )
 from engine.lists.checking import Checked, Problem
-from engine.lists.rows import RECIPIENT_COLUMNS
+from engine.lists.rows import recipient_column
 from engine.people import audit
 from engine.store.models import RecipientList, Template
 from web.authoring import frames, loading
@@ -33,7 +33,7 @@ WAIT_SECONDS = 2.0  # how long an upload's request waits for its check before th
 
 def _listable(template_id) -> Template:
     template = loading.authorable(loading.template(template_id))
-    if template.channel not in RECIPIENT_COLUMNS:
+    if recipient_column(template.channel) is None:
         abort(404)
     return template
 
@@ -58,13 +58,13 @@ def _marked(table: dict | None, problems: list[Problem]) -> dict | None:
 def _upload_page(template: Template, checked: Checked | None = None, status: int = 200):
     return render_template("authoring/list_upload.html", template=template, checked=checked,
                            table=_marked(checked.table, checked.problems) if checked else None,
-                           column=RECIPIENT_COLUMNS[template.channel],
+                           column=recipient_column(template.channel),
                            max_rows=reading.MAX_ROWS,
                            max_mb=reading.MAX_FILE_BYTES // (1024 * 1024)), status
 
 
 def _refused(template: Template, problem: object, status: int):
-    checked = Checked(template.channel, RECIPIENT_COLUMNS[template.channel])
+    checked = Checked(template.channel, recipient_column(template.channel))
     checked.add(Problem(None, str(problem)))
     return _upload_page(template, checked, status)
 

@@ -1,7 +1,8 @@
-"""``Send one message`` (docs/web.md): on an email or SMS template's page, a form with the
-recipient and a textbox per tag of the live version; ``Send`` sends it through the real
-pipeline (engine/lists/one_message.py), counted in Reports. Every member may; the audit log
-records who sent to whom."""
+"""``Send one message`` (docs/web.md): on the page of a template whose channel is sent to
+lists (email, SMS: its ``list_column``), a form with the recipient and a textbox per tag of
+the live version; ``Send`` sends it through the real pipeline
+(engine/lists/one_message.py), counted in Reports. Every member may; the audit log records
+who sent to whom."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from flask import abort, flash, g, redirect, render_template, request, url_for
 
 from engine.authoring import samples
 from engine.lists import one_message
-from engine.lists.rows import RECIPIENT_COLUMNS
+from engine.lists.rows import recipient_column
 from engine.people import audit
+from engine.plugins.manager import default_registry
 from engine.store.models import Template
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
@@ -21,7 +23,7 @@ from web.permissions import workspace_view
 
 def _sendable(template_id) -> Template:
     template = loading.authorable(loading.template(template_id))
-    if template.channel not in RECIPIENT_COLUMNS:
+    if recipient_column(template.channel) is None:
         abort(404)
     return template
 
@@ -35,8 +37,7 @@ def _page(template: Template, values: dict[str, str] | None = None,
         values = {n: str(remembered.get(n, "")) for n in names}
     return render_template("authoring/one_message.html", template=template, version=version,
                            names=names, values=values, problems=problems or {},
-                           recipient_label=("Email address" if template.channel == "email"
-                                            else "Phone number")), status
+                           channel=default_registry().channel(template.channel)), status
 
 
 @blueprint.get("/templates/<template_id>/send-one")

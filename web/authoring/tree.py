@@ -81,7 +81,8 @@ def new():
     kind = request.args.get("kind", "template")
     if kind not in KIND_LABELS:
         kind = "template"
-    return _new_form(kind, {"location": request.args.get("location", ""), "channel": "email"})
+    first = next(iter(_channels()), "")  # the channel listed first is the one chosen
+    return _new_form(kind, {"location": request.args.get("location", ""), "channel": first})
 
 
 def _created(kind: str, form: NewItemForm) -> tuple[str, object]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from flask import Blueprint, current_app, g, redirect, url_for
 from flask_login import current_user, login_required
 
-from channels import sms_length
 from engine.formats.times import in_words
 from engine.people import roles
 from engine.store.vocabulary import HASH_PREFIX
@@ -52,17 +51,6 @@ def home_for_user():
 def format_datetime(value, seconds: bool = False, zone: bool = True) -> str:
     """A time in words ("27 Nov 2026, 09:05 UTC"), not ISO (engine/formats/times.py)."""
     return in_words(value, seconds=seconds, zone=zone)
-
-
-@blueprint.app_template_filter("sms_length")
-def format_sms_length(text: str | None) -> str:
-    """What an SMS text costs, as Notify says it: its length, encoding and messages."""
-    length = sms_length.measure(text or "")
-    encoding = ("GSM-7" if length.encoding == "GSM-7"
-                else "Unicode (UCS-2: a character outside GSM-7)")
-    plural = "" if length.messages == 1 else "s"
-    return (f"{length.characters} characters, {encoding}, {length.per_message} a message: "
-            f"will be charged as {length.messages} text message{plural}.")
 
 
 # How a suppression's scope reads (docs/delivery.md, "Suppression scope").

@@ -8,6 +8,7 @@ import uuid
 from flask import Blueprint, Response, abort, g, render_template, request, stream_with_context
 
 from engine.lists import progress
+from engine.plugins.manager import default_registry
 from engine.reports import counts, export, feed, filters, inbound, timeline
 from engine.store.models import RecipientList
 from web.authoring.frames import framed
@@ -72,7 +73,17 @@ def notification(ident: str):
     if found is None:
         abort(404)
     return render_template("reports/notification.html", section="reports", found=found,
-                           from_list=_list_of(found.notification.correlation_id))
+                           from_list=_list_of(found.notification.correlation_id),
+                           mail=_reads_as_mail(found.notification.channel))
+
+
+def _reads_as_mail(channel: str) -> bool:
+    """Whether the channel's messages read as email (its ``previewable``: a subject, the
+    HTML as sent, the plain text); any other shows its text or body."""
+    try:
+        return bool(default_registry().channel(channel).previewable)
+    except LookupError:  # a channel no longer installed: its text, as stored
+        return False
 
 
 @blueprint.get("/notifications/<ident>/message")

@@ -37,3 +37,13 @@ def measure(text: str) -> SmsLength:
         single, part, encoding = 70, 67, "UCS-2"
     messages = 1 if units <= single else math.ceil(units / part)
     return SmsLength(encoding, len(text), units, messages)
+
+
+def describe(text: str) -> str:
+    """What an SMS text costs, as Notify says it: its length, encoding and messages."""
+    length = measure(text)
+    encoding = ("GSM-7" if length.encoding == "GSM-7"
+                else "Unicode (UCS-2: a character outside GSM-7)")
+    plural = "" if length.messages == 1 else "s"
+    return (f"{length.characters} characters, {encoding}, {length.per_message} a message: "
+            f"will be charged as {length.messages} text message{plural}.")

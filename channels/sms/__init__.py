@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from channels.sms import length as sms_length
 from engine.plugin_api import (
     MAX_RECIPIENTS,
     BaseChannel,
+    EditorField,
     FieldErrors,
     OutboundSms,
     Plan,
@@ -23,6 +26,8 @@ from engine.plugin_api import (
     valid_e164,
 )
 
+_PHONE_PUNCTUATION = re.compile(r"[\s().-]")
+
 
 class SmsChannel(BaseChannel):
     name = "sms"
@@ -35,6 +40,23 @@ class SmsChannel(BaseChannel):
     recipient_hint = "a phone number in E.164 form (+14155550100)"
     recipient_example = "+14155550100"
     default_recipient_lists = (("to", "To"),)
+    list_column = "phone number"
+    editor_fields = (
+        EditorField("body", "Body", "code",
+                    "Plain text; {{name}} is replaced by the tag as it is.", "text", 8,
+                    translated=True),
+        EditorField("fromNumber", "From number",
+                    hint="E.164 (+14155550100); empty: the provider's default."),
+    )
+
+    def normalise_recipient(self, value: str) -> str:
+        """A number's spaces, dots, hyphens and brackets dropped, as people type them
+        (``+1 (415) 555-0100`` is ``+14155550100``); the API's rules then judge it."""
+        return _PHONE_PUNCTUATION.sub("", value.strip())
+
+    def preview_note(self, text: str) -> str | None:
+        """Its length, encoding and the messages it takes."""
+        return sms_length.describe(text)
 
     def valid_recipient(self, recipient: str) -> bool:
         return valid_e164(recipient)
