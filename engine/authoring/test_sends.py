@@ -16,6 +16,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from engine.database.models import Notification, Template, Workspace
+from engine.database.vocabulary import NotificationStatus
 from engine.errors import ApiError
 from engine.formats.addresses import suppression_key, typed_phone
 from engine.plugins.channel_contract import Channel
@@ -24,8 +26,6 @@ from engine.sending import limits
 from engine.sending.accepting import accept
 from engine.sending.payload import payload, render_parts
 from engine.sending.resolution import Resolved
-from engine.store.models import Notification, Template, Workspace
-from engine.store.vocabulary import NotificationStatus
 
 from .previews import resolved
 from .publishing import syntax_problems

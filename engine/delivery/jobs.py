@@ -1,6 +1,6 @@
 """The worker's job: deliver one notification, record every attempt, decide what comes next.
 
-``deliver_notification`` is the RQ job function (engine/store/queueing.py JOB_FUNCTION names
+``deliver_notification`` is the RQ job function (engine/queue/queueing.py JOB_FUNCTION names
 it): its path is part of every job already in Redis, so it never moves.
 """
 
@@ -11,6 +11,10 @@ import logging
 
 from engine import runtime
 from engine.callbacks import delivered as callbacks
+from engine.database import generations, notification_facts, notification_store
+from engine.database.db import database, release_connection
+from engine.database.models import Notification
+from engine.database.vocabulary import NotificationStatus, Outcome
 from engine.delivery import fair_share, handing, outcome_events
 from engine.delivery.message_lanes import send_all
 from engine.delivery.outcomes import (
@@ -28,10 +32,6 @@ from engine.observability import context, deliveries
 from engine.plugins.channel_contract import Channel, Plan
 from engine.plugins.contracts import DeliveryError, PermanentError
 from engine.plugins.manager import default_registry
-from engine.store import generations, notification_facts, notification_store
-from engine.store.db import database, release_connection
-from engine.store.models import Notification
-from engine.store.vocabulary import NotificationStatus, Outcome
 
 log = logging.getLogger("herald.delivery")
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.catalog import snapshots
+from engine.database.models import Suppression, Template, TemplateVersion, Workspace
+from engine.database.vocabulary import stops
 from engine.errors import ApiError
 from engine.formats.addresses import suppression_key
 from engine.lists import excerpt, rows, zones
@@ -25,8 +27,6 @@ from engine.rendering import variable_metadata
 from engine.sending import limits
 from engine.sending.payload import payload, render_parts
 from engine.sending.validation import MAX_TAG_KEY, MAX_TAGS, validate_request
-from engine.store.models import Suppression, Template, TemplateVersion, Workspace
-from engine.store.vocabulary import stops
 
 MAX_PROBLEMS_SHOWN = 100
 QUOTED_CHARS = 40  # a refused value is quoted in its message up to this many characters

@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from engine.catalog import snapshots
+from engine.database.models import Template, TemplateVersion, Workspace
 from engine.errors import ApiError
 from engine.lists import allowance
 from engine.lists.checking import normalise_recipient
@@ -17,7 +18,6 @@ from engine.lists.rows import body, recipient_column, resolved
 from engine.plugins.manager import default_registry
 from engine.rendering import variable_metadata
 from engine.sending.accepting import accept, rendered_payload
-from engine.store.models import Template, TemplateVersion, Workspace
 
 MAX_TAG_CHARS = 10_000  # a typed value; the API's own limits apply after this
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from engine.catalog.snapshots import TemplateSnapshot
+from engine.database.models import TemplateVersion
 from engine.plugins.manager import default_registry
 from engine.sending.resolution import Resolved, resolve_version
 from engine.sending.validation import validate_request
-from engine.store.models import TemplateVersion
 
 
 def recipient_column(channel: str) -> str | None:

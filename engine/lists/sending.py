@@ -26,13 +26,13 @@ from rq import Retry
 
 from engine import runtime
 from engine.catalog import snapshots
+from engine.database.models import Notification, RecipientList, utcnow
 from engine.errors import ApiError
 from engine.lists import allowance, cancelling, rows, zones
+from engine.queue.queueing import BULK_QUEUE_NAME, queue
 from engine.sending import idempotency
 from engine.sending.accepting import Replayed, accept, accept_many, rendered_payload
 from engine.sending.idempotency import IdempotencyKey
-from engine.store.models import Notification, RecipientList, utcnow
-from engine.store.queueing import BULK_QUEUE_NAME, queue
 
 log = logging.getLogger("herald.lists")
 BATCH_ROWS = 50

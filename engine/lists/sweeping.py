@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 
 from engine import runtime
+from engine.database.models import RecipientList, utcnow
 from engine.lists import expiry, recovery, scheduling, sending
-from engine.store.models import RecipientList, utcnow
 
 log = logging.getLogger("herald.lists")
 

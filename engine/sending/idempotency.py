@@ -7,7 +7,7 @@ was accepted, each followed by the body's digest and the first answer's correlat
   anything: a replay, a reuse with another body and a request racing the first are answered
   without touching the rate-limit windows or the allowance; otherwise it counts as usual
   and, for a request that passed everything, writes the pending record in the same call;
-- the enqueue script marks the record done (engine/store/queueing.py), kept 24 hours;
+- the enqueue script marks the record done (engine/queue/queueing.py), kept 24 hours;
 - a request refused after admission (a render error, the database) gives its allowance unit
   back and drops its pending record in one call, so a corrected retry proceeds.
 
@@ -29,11 +29,12 @@ from typing import Any
 from peewee import IntegrityError
 
 from engine import runtime
+from engine.database import generations
+from engine.database.models import Notification, utcnow
 from engine.errors import ApiError
+from engine.queue import unheard_commits
+from engine.queue.redis_scripts import DirectScript
 from engine.sending import limits
-from engine.store import generations, unheard_commits
-from engine.store.models import Notification, utcnow
-from engine.store.redis_scripts import DirectScript
 
 HEADER = "Idempotency-Key"
 KEEP_SECONDS = 24 * 3600
@@ -213,7 +214,7 @@ def insert_once(insert: Callable[[], None], idem: IdempotencyKey, workspace_id: 
     notification in this workspace (Redis had lost the record), answer as the record would.
 
     A notification older than the 24 hours lets go of the key and the insert runs again.
-    The row found may be one whose send was answered 503 (engine/store/unheard_commits.py):
+    The row found may be one whose send was answered 503 (engine/queue/unheard_commits.py):
     this answer names it, so it is delivered after all.
     """
     try:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from peewee import fn
 
 from engine import runtime
-from engine.store import generations
-from engine.store.models import Notification
-from engine.store.redis_scripts import DirectScript
-from engine.store.vocabulary import NotificationStatus
+from engine.database import generations
+from engine.database.models import Notification
+from engine.database.vocabulary import NotificationStatus
+from engine.queue.redis_scripts import DirectScript
 
 SCRIPT = """
 local ip = redis.call('INCR', KEYS[1])

@@ -44,9 +44,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from engine.database.db import database, release_connection
 from engine.delivery import handing
 from engine.observability.outages import dependency_of
-from engine.store.db import database, release_connection
 from engine.worker.database_wait import wait_for_database
 from engine.worker.inflight import Leases
 

@@ -3,7 +3,7 @@
 What RQ's worker lacks, added where RQ's worker class is meant to be extended:
 
 - **Redis lost is a wait.** The worker's client retries a lost connection until Redis is
-  back (engine/store/redis_outages.py). RQ's bookkeeping around a job that fails anyway (a
+  back (engine/queue/redis_outages.py). RQ's bookkeeping around a job that fails anyway (a
   Redis error of another kind) is logged and the worker goes on: the database is the record
   of the notification, and the delivery slots or the reconciler take it up.
 - **The scheduler follows its worker** (engine/worker/scheduler.py), and a worker checks
@@ -11,7 +11,7 @@ What RQ's worker lacks, added where RQ's worker class is meant to be extended:
   somewhere, starting it here when its lock is free or its process here died. Stopping,
   the worker waits ``SCHEDULER_STOP_SECONDS`` for it, then kills it.
 - **Each workspace takes its turn**: jobs are taken from the workspaces' lanes of each
-  queue in turn (engine/store/lanes.py), not first come, first served.
+  queue in turn (engine/queue/lanes.py), not first come, first served.
 - **Idle workers look around**: the dequeue blocks ``DEQUEUE_SECONDS`` at a time (RQ: 405),
   then heartbeats and checks the scheduler.
 - **Redis restarted empty**: the worker writes its RQ record again (redis_watch), so
@@ -45,8 +45,8 @@ from rq.worker import WorkerStatus
 
 from engine.delivery.handing import installed as handing_installed
 from engine.delivery.jobs import hand_over
-from engine.store import lanes, redis_outages
-from engine.store.queueing import JOB_FUNCTION
+from engine.queue import lanes, redis_outages
+from engine.queue.queueing import JOB_FUNCTION
 from engine.worker import handoff, redis_watch
 from engine.worker.scheduler import HeraldScheduler
 

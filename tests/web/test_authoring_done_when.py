@@ -9,8 +9,8 @@ from __future__ import annotations
 import requests
 from playwright.sync_api import Page, expect
 
+from engine.database.models import InboxMessage, Notification, Template, TemplateVersion
 from engine.sending import limits
-from engine.store.models import InboxMessage, Notification, Template, TemplateVersion
 from tests import factories
 from tests.web.authoring_support import (
     click_when_ready,

@@ -8,9 +8,9 @@ import re
 
 from playwright.sync_api import Page, expect
 
+from engine.database.models import InboxMessage, utcnow
+from engine.database.models.people import Invitation, Membership
 from engine.people import invitations, users
-from engine.people.models import Invitation, Membership
-from engine.store.models import InboxMessage, utcnow
 from tests import factories
 from tests.support.queued_mail import run_queued_mail
 from tests.web.conftest import PASSWORD, make_user, sign_in

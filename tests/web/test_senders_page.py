@@ -11,8 +11,8 @@ from playwright.sync_api import Page, expect
 
 from engine import runtime
 from engine.catalog import snapshots
+from engine.database.models import InboxMessage, Sender
 from engine.senders import identity
-from engine.store.models import InboxMessage, Sender
 from tests import factories
 from tests.web.conftest import make_user, sign_in
 

@@ -9,12 +9,12 @@ from api.previews import preview_json
 from engine.authoring import previews, test_sends
 from engine.authoring.test_sends import SendTestRefused
 from engine.catalog import keycache
+from engine.database.models import InboxMessage, Notification, TemplateVersion
 from engine.delivery.jobs import deliver_notification
+from engine.queue.queueing import QUEUE_NAME
 from engine.sending import limits
 from engine.sending.preview import build_preview
 from engine.sending.resolution import resolve_request
-from engine.store.models import InboxMessage, Notification, TemplateVersion
-from engine.store.queueing import QUEUE_NAME
 from tests import factories
 
 TAGS = {"name": "Ada <3"}

@@ -12,11 +12,11 @@ import pytest
 from redis import Redis
 
 from engine import runtime
+from engine.database.models import DeliveryAttempt, Notification
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification, hand_over
-from engine.store.embedded_redis import free_port
-from engine.store.models import DeliveryAttempt, Notification
-from engine.store.queueing import BULK_QUEUE_NAME, QUEUE_NAME
+from engine.queue.embedded_redis import free_port
+from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME
 from engine.worker import handoff
 from tests import factories
 from tests.support.smtp_server import start_smtp
@@ -117,10 +117,10 @@ def test_a_fan_out_whose_last_slice_met_only_suppressed_recipients_still_failed(
     """An earlier slice failed a recipient for good; the slice left finds its one recipient
     suppressed since: the notification failed (with that error), it was not 'suppressed'."""
     from engine.catalog import suppressions
+    from engine.database import notification_store
+    from engine.database.vocabulary import Outcome
     from engine.delivery.outcomes import message_row
     from engine.plugins.contracts import PermanentError
-    from engine.store import notification_store
-    from engine.store.vocabulary import Outcome
 
     ws = factories.workspace()
     news = factories.notification(ws, factories.email_payload(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.catalog import suppressions
+from engine.database.models import Account, Notification, RecipientList
 from engine.lists import checking, reading, uploads
-from engine.store.models import Account, Notification, RecipientList
 from tests import factories
 
 

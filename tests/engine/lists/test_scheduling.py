@@ -10,10 +10,10 @@ import pytest
 from redis import Redis
 from rq.job import Job
 
+from engine.database.models import Account, Notification, RecipientList, utcnow
 from engine.lists import cancelling, progress, recovery, scheduling, sending, sweeping, uploads
+from engine.queue.queueing import BULK_QUEUE_NAME
 from engine.sending import limits
-from engine.store.models import Account, Notification, RecipientList, utcnow
-from engine.store.queueing import BULK_QUEUE_NAME
 from tests import factories
 
 CSV = b"email address,name\nada@example.net,Ada\ngrace@example.net,Grace\n"

@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 from redis import Redis
 
+from engine.database.models import Account, InboxMessage, Notification, RecipientList
 from engine.delivery.jobs import deliver_notification
 from engine.lists import cancelling, progress, recovery, sending, uploads
 from engine.lists.sending import SendRefused
+from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME
 from engine.reports import filters
 from engine.sending import limits
-from engine.store.models import Account, InboxMessage, Notification, RecipientList
-from engine.store.queueing import BULK_QUEUE_NAME, QUEUE_NAME
 from tests import factories
 
 ROWS = [("ada@example.net", "Ada"), ("grace@example.net", "Grace"),

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.database.models import RecipientList, utcnow
 from engine.lists import background, expiry, reading, uploads
-from engine.store.models import RecipientList, utcnow
 from tests import factories
 
 CSV = b"email address,name\nada@example.net,Ada\ngrace@example.net,Grace\n"

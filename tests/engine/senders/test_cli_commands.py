@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from engine.store.models import Account, InboxMessage, Sender
+from engine.database.models import Account, InboxMessage, Sender
 from tests import factories
 
 

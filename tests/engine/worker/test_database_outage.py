@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from engine import runtime
+from engine.database.models import Notification
 from engine.delivery.jobs import hand_over
-from engine.store.models import Notification
 from engine.worker import handoff
 from tests import factories
 from tests.support.processes import wait_for

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
+from engine.database.models import DeliveryAttempt, Notification
 from engine.delivery.jobs import deliver_notification, hand_over
-from engine.store.models import DeliveryAttempt, Notification
 from engine.worker import handoff, inflight
 from tests import factories
 
@@ -197,8 +197,8 @@ def _until(predicate, seconds: float = 30) -> bool:
 def test_the_reconciler_leaves_a_row_whose_delivery_is_in_flight(settings):
     import datetime as dt
 
-    from engine.store.models import utcnow
-    from engine.store.queueing import queue
+    from engine.database.models import utcnow
+    from engine.queue.queueing import queue
     from engine.worker.inflight import Leases
     from engine.worker.reconciler import reconcile
 

@@ -14,8 +14,9 @@ from redis import Redis
 from rq.exceptions import DequeueTimeout
 
 from engine import runtime
-from engine.store import lanes, notification_store
-from engine.store.queueing import (
+from engine.database import notification_store
+from engine.queue import lanes
+from engine.queue.queueing import (
     BULK_QUEUE_NAME,
     QUEUE_NAME,
     WORKER_QUEUE_NAMES,
