@@ -89,7 +89,7 @@ def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
     from engine import runtime
     from engine.database.db import database
     from engine.database.models import Notification
-    from engine.queue.queueing import enqueue_notification, is_bulk
+    from engine.delivery.queue import enqueue_notification, is_bulk
     from tests import factories
 
     runtime.configure(load_settings(env))

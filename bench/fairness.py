@@ -70,7 +70,7 @@ class Sink:
 def _accept(ws, payload: dict, bulk: bool = False) -> float:
     """A row committed and its job enqueued, as the API accepts a send: when it was."""
     from engine.database.models import Notification
-    from engine.queue.queueing import enqueue_notification
+    from engine.delivery.queue import enqueue_notification
 
     accepted = time.monotonic()
     n = Notification.create(account=ws.account_id, workspace=ws, version_number=1,

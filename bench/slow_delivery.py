@@ -73,7 +73,7 @@ def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
     from engine import runtime
     from engine.database.db import database
     from engine.database.models import Notification
-    from engine.queue.queueing import enqueue_notification, is_bulk
+    from engine.delivery.queue import enqueue_notification, is_bulk
     from tests import factories
 
     runtime.configure(load_settings(env))
@@ -133,7 +133,7 @@ def _tarpit_p99(env: dict[str, str], handler) -> float:
     from config.settings import load_settings
     from engine import runtime
     from engine.database.db import database
-    from engine.queue.queueing import enqueue_notification
+    from engine.delivery.queue import enqueue_notification
     from tests import factories
 
     handler.delay = 0.0

@@ -23,7 +23,7 @@ from engine.database import notification_store
 from engine.database.models import Notification
 from engine.delivery import handing
 from engine.delivery.outcomes import Outcomes
-from engine.queue.queueing import enqueue_notification, is_bulk
+from engine.delivery.queue import enqueue_notification, is_bulk
 
 SLICE_SECONDS = 0.2
 YIELDED = "yielded"

@@ -17,12 +17,12 @@ from engine.catalog import keycache
 from engine.database import notification_store
 from engine.database.db import database
 from engine.database.vocabulary import NotificationStatus
+from engine.delivery.queue import enqueue_notification, enqueue_notifications, is_bulk
 from engine.errors import ApiError
 from engine.observability import metrics
 from engine.observability.outages import dependency_of, incidents
 from engine.plugins.manager import default_registry
 from engine.queue import unheard_commits
-from engine.queue.queueing import enqueue_notification, enqueue_notifications, is_bulk
 from engine.sending import idempotency, limits
 from engine.sending.admission import admit
 from engine.sending.group_commit import GroupCommit

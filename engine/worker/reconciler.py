@@ -34,11 +34,12 @@ from engine.database.models import DeliveryAttempt, Notification, utcnow
 from engine.database.vocabulary import NotificationStatus, Outcome
 from engine.delivery import outcome_events
 from engine.delivery.attempts import attempt_row
+from engine.delivery.queue import JOB_FUNCTION, enqueue_notification
 from engine.delivery.retry import max_attempts
 from engine.observability.outages import DATABASE_DOWN
 from engine.plugins.manager import default_registry
 from engine.queue import redis_outages, unheard_commits
-from engine.queue.queueing import JOB_FUNCTION, enqueue_notification, queue
+from engine.queue.queueing import queue
 from engine.worker import inflight
 from engine.worker.redis_watch import RedisWatch
 

@@ -11,8 +11,8 @@ import os
 import pytest
 
 from engine.database.models import DeliveryAttempt, Notification
+from engine.delivery.queue import enqueue_notification
 from engine.queue.embedded_redis import free_port
-from engine.queue.queueing import enqueue_notification
 from tests import factories
 from tests.e2e.test_worker_durability import _delivered, _stop, _wait, _worker
 from tests.support.smtp_server import start_smtp

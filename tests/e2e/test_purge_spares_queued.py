@@ -10,8 +10,8 @@ import datetime as dt
 import pytest
 
 from engine.database.models import Notification, utcnow
+from engine.delivery.queue import enqueue_notification
 from engine.queue.embedded_redis import free_port
-from engine.queue.queueing import enqueue_notification
 from engine.retention import policy
 from engine.retention.purge import purge
 from tests import factories

@@ -14,8 +14,8 @@ from redis import Redis
 
 from engine.database.models import DeliveryAttempt, Notification
 from engine.delivery.jobs import CHECKPOINT_ROWS
+from engine.delivery.queue import enqueue_notification
 from engine.queue.embedded_redis import free_port
-from engine.queue.queueing import enqueue_notification
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.smtp_server import start_smtp

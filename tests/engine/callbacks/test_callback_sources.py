@@ -84,7 +84,7 @@ def test_a_webhook_notification_is_called_back_with_its_destination(called_back,
 @pytest.mark.parametrize("threaded", [False, True])
 def test_the_worker_serves_the_callbacks_queue_after_deliveries(called_back, receiver,
                                                                 threaded):
-    from engine.queue.queueing import enqueue_notification
+    from engine.delivery.queue import enqueue_notification
 
     n = factories.notification(called_back, factories.email_payload())
     enqueue_notification(str(n.id), workspace=n.workspace_id)

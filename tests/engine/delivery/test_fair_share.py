@@ -14,7 +14,7 @@ from redis import Redis
 from engine import runtime
 from engine.database.models import DeliveryAttempt, Notification
 from engine.delivery import providers
-from engine.delivery.jobs import deliver_notification, hand_over
+from engine.delivery.jobs import deliver_notification
 from engine.queue.embedded_redis import free_port
 from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME
 from engine.worker import handoff
@@ -52,10 +52,10 @@ def test_a_fan_out_yields_to_a_waiting_delivery_and_resumes_as_the_same_attempt(
         to=["ada@example.org"], subject="reset"))
     handoff.start()
     try:
-        hand_over(str(news.id))  # as RQ's dequeue does
+        handoff.hand_delivery(str(news.id))  # as RQ's dequeue does
         assert handoff.taken(str(news.id))
         _until(lambda: len(smtp.received) >= 3, "the fan-out to be under way")
-        hand_over(str(reset.id))  # waits for the thread: the fan-out yields to it
+        handoff.hand_delivery(str(reset.id))  # waits for the thread: the fan-out yields to it
         assert handoff.taken(str(reset.id))  # returns once the fan-out's slice ended
         _until(lambda: Notification.get_by_id(reset.id).status == "delivered", "the reset")
     finally:
@@ -85,7 +85,7 @@ def test_without_a_delivery_waiting_a_fan_out_runs_to_its_end(settings, smtp):
         emailType="Marketing", to=RECIPIENTS))
     handoff.start()
     try:
-        hand_over(str(news.id))
+        handoff.hand_delivery(str(news.id))
         assert handoff.taken(str(news.id))
     finally:
         handoff.close()  # waits for the delivery in hand

@@ -8,8 +8,9 @@ import uuid
 from redis import Redis
 
 from engine import runtime
+from engine.delivery.queue import enqueue_notification
 from engine.queue import lanes
-from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME, enqueue_notification, queue
+from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME, queue
 
 A, B, C = (str(uuid.uuid4()) for _ in range(3))
 

@@ -10,16 +10,15 @@ from redis import Redis
 from rq.job import Job, JobStatus
 
 from engine import runtime
-from engine.queue import lanes
-from engine.queue.queueing import (
+from engine.delivery.queue import (
     FAILURE_TTL,
     JOB_FUNCTION,
     JOB_TIMEOUT,
-    QUEUE_NAME,
     RESULT_TTL,
     enqueue_notification,
-    queue,
 )
+from engine.queue import lanes
+from engine.queue.queueing import QUEUE_NAME, queue
 from tests.support.rq_workers import PromptSimpleWorker
 
 TIMESTAMPS = (b"created_at", b"enqueued_at")

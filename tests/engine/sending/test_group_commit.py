@@ -12,7 +12,8 @@ from peewee import IntegrityError, OperationalError
 from engine.database import notification_store
 from engine.database.db import database
 from engine.database.models import Notification
-from engine.queue.queueing import QUEUE_NAME, enqueue_notifications, queue
+from engine.delivery.queue import enqueue_notifications
+from engine.queue.queueing import QUEUE_NAME, queue
 from engine.sending.group_commit import GroupCommit
 from tests import factories
 from tests.support.processes import wait_for

@@ -20,7 +20,8 @@ from rq.job import Job, JobStatus
 
 from engine import runtime
 from engine.database.models import Notification, utcnow
-from engine.queue.queueing import JOB_FUNCTION, QUEUE_NAME, enqueue_notification, queue
+from engine.delivery.queue import JOB_FUNCTION, enqueue_notification
+from engine.queue.queueing import QUEUE_NAME, queue
 from engine.worker.reconciler import reconcile
 from tests import factories
 from tests.support.rq_workers import PromptSimpleWorker

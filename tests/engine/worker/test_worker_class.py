@@ -17,9 +17,10 @@ from rq.worker import WorkerStatus
 from engine import runtime
 from engine.database import notification_store
 from engine.database.models import InboxMessage, Notification
+from engine.delivery.queue import enqueue_notification
 from engine.queue import redis_outages
 from engine.queue.embedded_redis import free_port
-from engine.queue.queueing import QUEUE_NAME, enqueue_notification, queue
+from engine.queue.queueing import QUEUE_NAME, queue
 from engine.worker import handoff
 from engine.worker.scheduler import LEASE_SECONDS, HeraldScheduler
 from engine.worker.worker_class import HeraldWorker
