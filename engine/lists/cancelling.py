@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from engine.database.models import Notification, RecipientList, utcnow
 from engine.database.vocabulary import NotificationStatus
-from engine.lists import allowance
+from engine.sending import allowance
 
 # A list may be cancelled while it waits for its time, while it sends, and once every row
 # was accepted while some of its notifications still wait in the queue.

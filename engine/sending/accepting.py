@@ -23,7 +23,7 @@ from engine.observability import metrics
 from engine.observability.outages import dependency_of, incidents
 from engine.plugins.manager import default_registry
 from engine.queue import unheard_commits
-from engine.sending import idempotency, limits
+from engine.sending import allowance, idempotency
 from engine.sending.admission import admit
 from engine.sending.group_commit import GroupCommit
 from engine.sending.idempotency import ACCEPTED_MESSAGE, IdempotencyKey, Replayed
@@ -56,7 +56,7 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
         if keyed is not None:
             idempotency.release(keyed, workspace_id, correlation_id, account_id)
         else:
-            limits.refund(account_id)
+            allowance.give_back(account_id)
         raise
     keycache.touch(key)
     return {"accepted": True, "correlationId": correlation_id, "message": ACCEPTED_MESSAGE}

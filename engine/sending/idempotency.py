@@ -34,7 +34,7 @@ from engine.database.models import Notification, utcnow
 from engine.errors import ApiError
 from engine.queue import unheard_commits
 from engine.queue.redis_scripts import DirectScript
-from engine.sending import limits
+from engine.sending import allowance, limits
 
 HEADER = "Idempotency-Key"
 KEEP_SECONDS = 24 * 3600
@@ -62,8 +62,8 @@ if code == 0 and ARGV[5] == '1' then
 end
 return {code}
 """)
-_RELEASE = """
-if KEYS[1] ~= '' then redis.call('DECR', KEYS[1]) end
+_RELEASE = allowance.GIVE_BACK_FUNCTION + """
+give_back_allowance(KEYS[1])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1
 """
@@ -162,10 +162,11 @@ def admit(idem: IdempotencyKey, workspace_id: str, correlation_id: str, ip: str,
     if code in (REPLAY, IN_FLIGHT):
         _answer_of(_text(reply[1]), idem, record)
     if code == limits.ALLOWANCE_MISSING and account_id is not None:
-        code = limits.rebuild_and_take(keys[2], account_id, monthly_limit)
+        code = limits.OK if allowance.rebuild_and_take(account_id, monthly_limit) \
+            else limits.ALLOWANCE_EXHAUSTED
         if code == limits.OK and not runtime.redis().set(
                 record, idem.pending(correlation_id), nx=True, ex=PENDING_SECONDS):
-            limits.refund(account_id)  # another request took the key meanwhile
+            allowance.give_back(account_id)  # another request took the key meanwhile
             _answer_of(None, idem, record)
     return limits.Verdict(code, retry_after)
 
@@ -205,7 +206,7 @@ def release(idem: IdempotencyKey, workspace_id: str, correlation_id: str,
     """Not accepted after all: the allowance unit back and the pending record gone (only
     ours: a record another request wrote since is left alone)."""
     _script("idempotency_release", _RELEASE)(
-        keys=[limits.allowance_key(account_id), idem.record(workspace_id)],
+        keys=[allowance.key(account_id), idem.record(workspace_id)],
         args=[idem.pending(correlation_id)])
 
 

@@ -12,7 +12,7 @@ from engine.catalog import keycache
 from engine.database.models import InboxMessage, Notification, TemplateVersion
 from engine.delivery.jobs import deliver_notification
 from engine.queue.queueing import QUEUE_NAME
-from engine.sending import limits
+from engine.sending import allowance
 from engine.sending.preview import build_preview
 from engine.sending.resolution import resolve_request
 from tests import factories
@@ -110,8 +110,8 @@ def test_a_test_send_runs_the_pipeline_flagged_and_counts_against_nothing(ws, se
     assert not sent.payload["trackOpens"] and not sent.payload["trackClicks"]
     redis = Redis.from_url(settings.redis_url)
     assert redis.lrange(f"rq:queue:{QUEUE_NAME}", 0, -1) == [str(sent.id).encode()]
-    assert limits.used_this_month(str(ws.account_id)) == 0
-    assert not redis.exists(limits.allowance_key(str(ws.account_id)))
+    assert allowance.used_this_month(str(ws.account_id)) == 0
+    assert not redis.exists(allowance.key(str(ws.account_id)))
     assert deliver_notification(str(sent.id)) == "delivered"
     (message,) = InboxMessage.select()
     assert message.subject == "Draft Ada <3" and message.to == ["me@example.net"]
