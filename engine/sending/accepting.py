@@ -1,7 +1,7 @@
 """The send itself: render, commit the notification row, enqueue its job, answer 202.
 
 ``accept`` is the one way a notification enters the pipeline: the API's send, the editor's
-test send (engine/authoring/test_sends.py) and any other sender of the house insert the row
+test send (engine/authoring/draft_sends.py) and any other sender of the house insert the row
 and enqueue its job through it, so what an accepted notification is (its row, its queue,
 its event) is decided here once.
 """

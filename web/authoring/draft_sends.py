@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from flask import abort, g, redirect, url_for
 
-from engine.authoring import drafts, samples, test_sends
+from engine.authoring import draft_sends, drafts, samples
+from engine.authoring.draft_sends import SendTestRefused
 from engine.authoring.drafts import DraftError
 from engine.authoring.samples import SampleError
-from engine.authoring.test_sends import SendTestRefused
 from engine.people import audit
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
@@ -43,7 +43,7 @@ def _send_test(template_id):
     recipient = loading.posted().get("recipient", "")
     try:
         editable, content, tags = _content_and_tags(template)
-        sent = test_sends.send_test(g.workspace, template, content, tags, recipient,
+        sent = draft_sends.send_test(g.workspace, template, content, tags, recipient,
                                     editable.number)
     except (SendTestRefused, DraftError, SampleError) as err:
         message = str(err) if not isinstance(err, SampleError) else f"Sample tags: {err}"
@@ -54,7 +54,7 @@ def _send_test(template_id):
                                 template_id=template.id), 303)
     audit.record(g.workspace, loading.current_user_row(), "template.test_sent", template.name,
                  {"templateId": str(template.id), "notificationId": str(sent.id)})
-    outcome = test_sends.outcome(g.workspace, template, sent.id)
+    outcome = draft_sends.outcome(g.workspace, template, sent.id)
     if loading.htmx():
         return loading.fragment("authoring/_test_result.html", template=template,
                                sent=sent, outcome=outcome)
@@ -68,7 +68,7 @@ def _send_test(template_id):
 def test_outcome(template_id, notification_id):
     template = loading.template(template_id)
     ident = loading.parse_uuid(notification_id)
-    outcome = test_sends.outcome(g.workspace, template, ident) if ident else None
+    outcome = draft_sends.outcome(g.workspace, template, ident) if ident else None
     if outcome is None:
         abort(404)
     return loading.fragment("authoring/_test_result.html", template=template,
