@@ -6,7 +6,7 @@ from flask import Blueprint, jsonify, render_template_string
 
 from api.framing import refuse_foreign_host
 from engine.catalog.keys import iso
-from engine.database.models import InboxMessage
+from engine.database.models.inbox import InboxMessage
 from engine.formats.times import in_words
 from engine.plugins.manager import default_registry
 

@@ -32,7 +32,7 @@ def run() -> list[dict]:
     from config.settings import load_settings
     from engine import runtime
     from engine.database.db import database
-    from engine.database.models import RecipientList
+    from engine.database.models.lists import RecipientList
     from engine.lists import sending, uploads
     from tests import factories
 

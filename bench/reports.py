@@ -147,7 +147,7 @@ def run() -> list[dict]:
     from config.settings import Settings
     from engine import runtime
     from engine.database.migrations import upgrade
-    from engine.database.models import ALL_MODELS
+    from engine.database.models.initial import ALL_MODELS
     from engine.database.models.reports import REPORT_MODELS
     from engine.reports import job
     from engine.reports.counts import counts

@@ -18,8 +18,8 @@ from redis import Redis
 
 from config.settings import Settings
 from engine import runtime
+from engine.database.migrations import ALL_MODELS as ENGINE_MODELS
 from engine.database.migrations import upgrade
-from engine.database.models import ALL_MODELS as ENGINE_MODELS
 from engine.database.models.callbacks import CALLBACK_MODELS
 from engine.database.models.inbound import INBOUND_MODELS
 from engine.database.models.partials import PARTIAL_MODELS

@@ -147,3 +147,14 @@ def test_the_circle_check_sees_a_circle():
     graph.add_import(importer="a.c", imported="a.b")
     graph.add_import(importer="a.c", imported="a.d")
     assert _circles(graph) == [["a.b", "a.c"]]
+
+
+def test_no_source_module_is_over_400_lines():
+    """One responsibility a module: past 400 lines a module holds more than one."""
+    long = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            lines = len(path.read_text().splitlines())
+            if lines > 400:
+                long[path.relative_to(ROOT).as_posix()] = lines
+    assert long == {}

@@ -9,13 +9,10 @@ from playhouse.migrate import SchemaMigrator, migrate
 
 from engine.database import partitions
 from engine.database.models import (
-    ALL_MODELS,
     CORRELATION_INDEX,
     IDEMPOTENCY_INDEX,
-    CaughtWebhook,
     DeliveryAttempt,
     Notification,
-    RecipientList,
     SchemaVersion,
     Sender,
     Suppression,
@@ -24,6 +21,9 @@ from engine.database.models import (
     Workspace,
     utcnow,
 )
+from engine.database.models.inbox import CaughtWebhook
+from engine.database.models.initial import ALL_MODELS
+from engine.database.models.lists import RecipientList
 
 
 def _initial(db: Database) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 
 from engine import runtime
 from engine.database import generations
-from engine.database.models import InboxMessage, Workspace
+from engine.database.models import Workspace
+from engine.database.models.inbox import InboxMessage
 from engine.delivery import breaker
 from engine.delivery.breaker import breaker_key
 from engine.delivery.failover import (

@@ -6,7 +6,8 @@ reached an outcome went too late for the cancel; the list's page says how many."
 
 from __future__ import annotations
 
-from engine.database.models import Notification, RecipientList, utcnow
+from engine.database.models import Notification, utcnow
+from engine.database.models.lists import RecipientList
 from engine.database.vocabulary import NotificationStatus
 from engine.sending import allowance
 

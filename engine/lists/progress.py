@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.database.models import RecipientList, Workspace, utcnow
+from engine.database.models import Workspace, utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import scheduling
 from engine.reports import counts
 from engine.reports.filters import ReportFilters

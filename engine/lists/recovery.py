@@ -15,7 +15,8 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
 from engine import runtime
-from engine.database.models import RecipientList, utcnow
+from engine.database.models import utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import sending
 from engine.queue.queueing import queue
 

@@ -14,7 +14,8 @@ import logging
 import re
 from typing import Any
 
-from engine.database.models import RecipientList, utcnow
+from engine.database.models import utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import sending
 from engine.lists import zones as zone_names
 

@@ -26,7 +26,8 @@ from rq import Retry
 
 from engine import runtime
 from engine.catalog import snapshots
-from engine.database.models import Notification, RecipientList, utcnow
+from engine.database.models import Notification, utcnow
+from engine.database.models.lists import RecipientList
 from engine.errors import ApiError
 from engine.lists import cancelling, rows, zones
 from engine.queue.queueing import BULK_QUEUE_NAME, queue

@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 
 from engine import runtime
-from engine.database.models import RecipientList, utcnow
+from engine.database.models import utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import expiry, recovery, scheduling, sending
 
 log = logging.getLogger("herald.lists")

@@ -24,7 +24,8 @@ import tempfile
 from typing import IO, Any
 
 from engine import runtime
-from engine.database.models import RecipientList, Template, Workspace, utcnow
+from engine.database.models import Template, Workspace, utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import background, checking, expiry, reading
 from engine.lists.checking import Checked, Problem
 

@@ -16,14 +16,9 @@ from peewee import fn
 from engine.catalog import suppression_cache
 from engine.database import generations
 from engine.database.db import database
-from engine.database.models import (
-    CaughtWebhook,
-    InboxMessage,
-    Notification,
-    RecipientList,
-    Suppression,
-    Workspace,
-)
+from engine.database.models import Notification, Suppression, Workspace
+from engine.database.models.inbox import CaughtWebhook, InboxMessage
+from engine.database.models.lists import RecipientList
 from engine.database.models.people import AuditEvent, User
 from engine.database.models.recipients import InboundMessage
 from engine.database.models.reports import NotificationLookup

@@ -22,7 +22,8 @@ from typing import Any
 
 from engine import runtime
 from engine.database.db import database
-from engine.database.models import Notification, RecipientList, Workspace, utcnow
+from engine.database.models import Notification, Workspace, utcnow
+from engine.database.models.lists import RecipientList
 from engine.database.models.recipients import InboundMessage
 from engine.database.models.retention import PurgeMark, PurgeWaiting
 from engine.people import audit

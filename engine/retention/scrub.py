@@ -18,15 +18,9 @@ from typing import Any
 from peewee import Cast, PostgresqlDatabase, Value, fn
 
 from engine.database.db import database
-from engine.database.models import (
-    CaughtWebhook,
-    DeliveryAttempt,
-    InboxMessage,
-    Notification,
-    TrackingEvent,
-    utcnow,
-)
+from engine.database.models import DeliveryAttempt, Notification, TrackingEvent, utcnow
 from engine.database.models.callbacks import Callback
+from engine.database.models.inbox import CaughtWebhook, InboxMessage
 from engine.database.models.reports import NotificationEvent, NotificationLookup
 from engine.database.secrets import recipient_hash
 from engine.database.vocabulary import HASH_PREFIX, PURGED_KEY, NotificationStatus, purged_at

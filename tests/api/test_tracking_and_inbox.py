@@ -6,7 +6,8 @@ import json
 import re
 import uuid
 
-from engine.database.models import InboxMessage, Notification, Suppression, TrackingEvent
+from engine.database.models import Notification, Suppression, TrackingEvent
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.tracking import apply_tracking, click_url, open_url, unsubscribe_url
 from tests import factories

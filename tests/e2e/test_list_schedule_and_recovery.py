@@ -20,7 +20,9 @@ import pytest
 from peewee import fn
 from redis import Redis
 
-from engine.database.models import Account, InboxMessage, Notification, RecipientList, utcnow
+from engine.database.models import Account, Notification, utcnow
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.lists import RecipientList
 from engine.lists import scheduling, sending, sweeping, uploads
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from engine import runtime
-from engine.database.models import InboxMessage
+from engine.database.models.inbox import InboxMessage
 from engine.database.models.people import Membership, WebSession
 from engine.people import invitations, roles, users
 from engine.people.errors import PeopleError

@@ -9,7 +9,8 @@ from __future__ import annotations
 import requests
 from playwright.sync_api import Page, expect
 
-from engine.database.models import InboxMessage, Notification, Template, TemplateVersion
+from engine.database.models import Notification, Template, TemplateVersion
+from engine.database.models.inbox import InboxMessage
 from engine.sending import allowance
 from tests import factories
 from tests.web.authoring_support import (

@@ -16,7 +16,8 @@ from playwright.sync_api import Browser, Page
 
 from engine.authoring import hierarchy
 from engine.catalog import suppressions, topics
-from engine.database.models import Account, InboxMessage
+from engine.database.models import Account
+from engine.database.models.inbox import InboxMessage
 from engine.people import invitations, resets, users
 from engine.senders import addresses, domains
 from tests import factories

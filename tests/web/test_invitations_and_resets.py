@@ -8,7 +8,8 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from engine.database.models import InboxMessage, utcnow
+from engine.database.models import utcnow
+from engine.database.models.inbox import InboxMessage
 from engine.database.models.people import Invitation, Membership
 from engine.people import invitations, users
 from tests import factories

@@ -7,7 +7,8 @@ import io
 
 import pytest
 
-from engine.database.models import Notification, RecipientList
+from engine.database.models import Notification
+from engine.database.models.lists import RecipientList
 from engine.database.models.people import AuditEvent
 from engine.queue.queueing import BULK_QUEUE_NAME
 from tests import factories

@@ -156,7 +156,7 @@ def test_a_reports_row_links_by_its_recipient_and_channels_have_marks(page: Page
 
 
 def test_a_notification_from_a_list_links_to_its_list(page: Page, live):
-    from engine.database.models import RecipientList
+    from engine.database.models.lists import RecipientList
 
     ws = factories.workspace()
     make_user("mia@example.com", ws, "member", "Mia")

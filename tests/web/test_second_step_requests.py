@@ -9,7 +9,7 @@ import time
 import pyotp
 import pytest
 
-from engine.database.models import InboxMessage
+from engine.database.models.inbox import InboxMessage
 from engine.database.models.people import WebSession
 from engine.people import two_factor
 from tests import factories

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from engine.database.models import InboxMessage, Notification, RecipientList
+from engine.database.models import Notification
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.lists import RecipientList
 from engine.database.models.people import AuditEvent
 from engine.queue.queueing import BULK_QUEUE_NAME
 from tests import factories

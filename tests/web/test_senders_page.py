@@ -11,7 +11,8 @@ from playwright.sync_api import Page, expect
 
 from engine import runtime
 from engine.catalog import snapshots
-from engine.database.models import InboxMessage, Sender
+from engine.database.models import Sender
+from engine.database.models.inbox import InboxMessage
 from engine.senders import identity
 from tests import factories
 from tests.web.conftest import make_user, sign_in

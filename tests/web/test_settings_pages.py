@@ -9,7 +9,8 @@ from playwright.sync_api import Page, expect
 
 from engine.catalog import suppressions
 from engine.database.db import database
-from engine.database.models import InboxMessage, Suppression, Workspace
+from engine.database.models import Suppression, Workspace
+from engine.database.models.inbox import InboxMessage
 from engine.database.models.people import Membership
 from engine.queue.embedded_redis import free_port
 from tests import factories

@@ -8,7 +8,8 @@ from __future__ import annotations
 from flask import abort, g, redirect, render_template, request, url_for
 
 from engine.authoring import finding, previews
-from engine.database.models import RecipientList, Template
+from engine.database.models import Template
+from engine.database.models.lists import RecipientList
 from engine.lists import (
     background,
     cancelling,

@@ -1,4 +1,6 @@
-"""The data model: tenants, templates and their versions, keys, and what was sent."""
+"""The data model: tenants, templates and their versions, keys, and what was sent. The
+package's modules hold the other tables (people, reports, callbacks, partials, recipients,
+retention, lists, the dev inbox); the migrations make them all (engine/database/migrations.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ import uuid
 from peewee import (
     SQL,
     AutoField,
-    BigIntegerField,
     BooleanField,
     CharField,
     DateTimeField,
@@ -326,101 +327,7 @@ class TrackingEvent(BaseModel):
     created_at = DateTimeField(default=utcnow)
 
 
-class InboxMessage(BaseModel):
-    """What the dev inbox provider received (development and test only)."""
-
-    id = AutoField()
-    workspace_id = CharField(max_length=40, null=True)
-    notification_id = CharField(max_length=40, null=True)
-    channel = CharField(max_length=10)
-    sender = TextField(null=True)
-    to = JSONField(default=list)
-    cc = JSONField(default=list)
-    bcc = JSONField(default=list)
-    subject = TextField(null=True)
-    text = TextField(null=True)
-    html = TextField(null=True)
-    raw = TextField(null=True)
-    headers = JSONField(default=dict)
-    size_bytes = BigIntegerField(default=0)
-    created_at = DateTimeField(default=utcnow)
-
-
-class CaughtWebhook(BaseModel):
-    """A request the dev inbox's webhook catcher received (development and test only), with
-    whether its signature verified with its workspace's secret when it arrived."""
-
-    id = AutoField()
-    name = CharField(max_length=64)
-    headers = JSONField(default=dict)
-    body = TextField()
-    size_bytes = BigIntegerField(default=0)
-    delivery_id = CharField(max_length=64, null=True)
-    workspace_id = CharField(max_length=40, null=True)
-    notification_id = CharField(max_length=40, null=True)
-    verified = BooleanField(default=False)
-    verdict = CharField(max_length=200)
-    created_at = DateTimeField(default=utcnow)
-
-
-class RecipientList(BaseModel):
-    """An uploaded list of recipients for one template (docs/web.md, "Send to a list"): the
-    rows that passed the check, kept here (never in a form) until it is sent as one job.
-
-    Each row becomes a notification whose correlation id is ``list-<id hex>-<row>``, so
-    reports find a list's notifications by a range of that index, with no column on the
-    notification row (engine/lists/)."""
-
-    id = UUIDField(primary_key=True, default=uuid.uuid4)
-    workspace = ForeignKeyField(Workspace, on_delete="CASCADE")
-    template = ForeignKeyField(Template, on_delete="CASCADE")
-    version_number = IntegerField()
-    channel = CharField(max_length=10)
-    filename = CharField(max_length=255)
-    # [recipient column, tag names...] and [[row number, recipient, [tag values]], ...]
-    columns = JSONField(default=list)
-    rows = JSONField(default=list)
-    row_count = IntegerField()
-    # checking, refused, checked, scheduled, sending, sent, cancelled, failed
-    status = CharField(max_length=12, default="checked")
-    accepted = IntegerField(default=0)  # rows accepted so far (the job's progress)
-    refused = JSONField(default=list)  # [[row number, why], ...]: rows the send refused
-    uploaded_by = CharField(max_length=40, null=True)  # a user id, as text
-    sent_by = CharField(max_length=40, null=True)
-    created_at = DateTimeField(default=utcnow)
-    sent_at = DateTimeField(null=True)
-    finished_at = DateTimeField(null=True)
-    cancelled = IntegerField(default=0)  # accepted rows a cancel stopped before a provider
-    scheduled_for = DateTimeField(null=True)  # UTC; the list starts then (a schedule)
-    time_zone = CharField(max_length=64, null=True)  # the zone the schedule was given in
-    problem = TextField(null=True)  # why a check or a scheduled start failed
-    problems = JSONField(null=True)  # a refused file's [[row or null, message], ...], bad rows
-    late_rows = IntegerField(default=0)  # rows whose local time had passed at the start
-    resume_at = DateTimeField(null=True)  # UTC; the next row's local time (time zone column)
-
-
 class SchemaVersion(BaseModel):
     id = AutoField()
     version = IntegerField()
     applied_at = DateTimeField(default=utcnow)
-
-
-ALL_MODELS: tuple[type[BaseModel], ...] = (
-    Account,
-    Sender,
-    Workspace,
-    Project,
-    Container,
-    Template,
-    TemplateVersion,
-    TemplateSample,
-    ApiKey,
-    Suppression,
-    Notification,
-    DeliveryAttempt,
-    TrackingEvent,
-    InboxMessage,
-    CaughtWebhook,
-    RecipientList,
-    SchemaVersion,
-)

@@ -9,7 +9,8 @@ from api.previews import preview_json
 from engine.authoring import draft_sends, previews
 from engine.authoring.draft_sends import SendTestRefused
 from engine.catalog import keycache
-from engine.database.models import InboxMessage, Notification, TemplateVersion
+from engine.database.models import Notification, TemplateVersion
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import deliver_notification
 from engine.queue.queueing import QUEUE_NAME
 from engine.sending import allowance

@@ -14,7 +14,8 @@ import pytest
 from peewee import DatabaseError
 
 from engine import runtime
-from engine.database.models import DeliveryAttempt, InboxMessage, Notification, utcnow
+from engine.database.models import DeliveryAttempt, Notification, utcnow
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import MAX_EMAIL_ATTEMPTS, deliver_notification
 from engine.queue.queueing import queue
 from engine.worker.reconciler import reconcile

@@ -7,7 +7,8 @@ import pytest
 from redis import Redis
 
 from engine import runtime
-from engine.database.models import DeliveryAttempt, InboxMessage, Notification
+from engine.database.models import DeliveryAttempt, Notification
+from engine.database.models.inbox import InboxMessage
 from engine.delivery import providers
 from engine.delivery.breaker import breaker_key
 from engine.delivery.jobs import deliver_notification

@@ -15,7 +15,8 @@ from channels.email import EmailChannel
 from cli.app import create_app
 from engine import runtime
 from engine.catalog import keycache
-from engine.database.models import InboxMessage, Notification, utcnow
+from engine.database.models import Notification, utcnow
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.message_lanes import send_all
 from engine.delivery.queue import enqueue_notification
 from engine.plugins.contracts import SendResult

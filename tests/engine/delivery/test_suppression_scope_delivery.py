@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from engine.catalog import suppressions
-from engine.database.models import InboxMessage
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import deliver_notification
 from tests import factories
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.catalog import suppressions
-from engine.database.models import Account, Notification, RecipientList
+from engine.database.models import Account, Notification
+from engine.database.models.lists import RecipientList
 from engine.lists import checking, reading, uploads
 from tests import factories
 

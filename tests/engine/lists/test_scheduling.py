@@ -10,7 +10,8 @@ import pytest
 from redis import Redis
 from rq.job import Job
 
-from engine.database.models import Account, Notification, RecipientList, utcnow
+from engine.database.models import Account, Notification, utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import cancelling, progress, recovery, scheduling, sending, sweeping, uploads
 from engine.queue.queueing import BULK_QUEUE_NAME
 from engine.sending import allowance

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from redis import Redis
 
-from engine.database.models import Account, InboxMessage, Notification, RecipientList
+from engine.database.models import Account, Notification
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.lists import RecipientList
 from engine.delivery.jobs import deliver_notification
 from engine.errors import ApiError
 from engine.lists import cancelling, progress, recovery, rows, sending, uploads

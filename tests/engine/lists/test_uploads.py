@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.database.models import RecipientList, utcnow
+from engine.database.models import utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import background, expiry, reading, uploads
 from tests import factories
 

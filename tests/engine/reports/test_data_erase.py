@@ -11,8 +11,10 @@ from urllib.parse import urlsplit
 
 from engine.callbacks import targets
 from engine.catalog import suppressions
-from engine.database.models import CaughtWebhook, InboxMessage, Notification, RecipientList
+from engine.database.models import Notification
 from engine.database.models.callbacks import Callback
+from engine.database.models.inbox import CaughtWebhook, InboxMessage
+from engine.database.models.lists import RecipientList
 from engine.database.models.people import AuditEvent
 from engine.database.models.retention import PurgeWaiting
 from engine.delivery.jobs import deliver_notification

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from engine.database.models import Account, InboxMessage, Sender
+from engine.database.models import Account, Sender
+from engine.database.models.inbox import InboxMessage
 from engine.senders import mail, recheck
 from engine.senders.domains import add_domain, check_domain, describe
 from engine.senders.recheck import recheck_due

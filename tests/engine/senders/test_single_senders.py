@@ -8,7 +8,8 @@ import re
 import pytest
 
 from cli.app import create_app
-from engine.database.models import Account, InboxMessage, Sender
+from engine.database.models import Account, Sender
+from engine.database.models.inbox import InboxMessage
 from engine.senders.addresses import add_address, confirm, resend
 from engine.senders.errors import SenderError
 

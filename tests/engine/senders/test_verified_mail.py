@@ -12,7 +12,8 @@ import pytest
 
 from cli.app import create_app
 from engine.catalog import snapshots
-from engine.database.models import InboxMessage, Sender
+from engine.database.models import Sender
+from engine.database.models.inbox import InboxMessage
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.return_path import notification_of

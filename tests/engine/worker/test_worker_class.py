@@ -16,7 +16,8 @@ from rq.worker import WorkerStatus
 
 from engine import runtime
 from engine.database import notification_store
-from engine.database.models import InboxMessage, Notification
+from engine.database.models import Notification
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.queue import enqueue_notification
 from engine.queue import redis_outages
 from engine.queue.embedded_redis import free_port
