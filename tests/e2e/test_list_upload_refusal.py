@@ -18,7 +18,7 @@ import pytest
 import requests
 from redis import Redis
 
-from engine.database.models import RecipientList
+from engine.database.models.lists import RecipientList
 from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
