@@ -20,10 +20,10 @@ from api.schemas import NotificationRequest, ProblemDetails
 from api.sender_confirmation import blueprint as sender_confirmation
 from api.tracking import blueprint as tracking
 from config.settings import Settings, provider_scheme_of, provider_urls
+from engine.database.db import database, drop_connection
 from engine.errors import ApiError
 from engine.observability import context
 from engine.observability.outages import RETRY_AFTER_SECONDS, dependency_of, incidents
-from engine.store.db import database, drop_connection
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 log = logging.getLogger("herald.api")

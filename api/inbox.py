@@ -6,9 +6,9 @@ from flask import Blueprint, jsonify, render_template_string
 
 from api.framing import refuse_foreign_host
 from engine.catalog.keys import iso
+from engine.database.models.inbox import InboxMessage
 from engine.formats.times import in_words
 from engine.plugins.manager import default_registry
-from engine.store.models import InboxMessage
 
 blueprint = Blueprint("dev_inbox", __name__)
 # Every tenant's mail, unauthenticated: never to a page whose DNS name rebinds to loopback.

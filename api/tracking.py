@@ -10,13 +10,13 @@ import uuid
 from flask import Blueprint, Response, abort, redirect, render_template_string, request
 
 from engine.callbacks import recording as callbacks
+from engine.database.models import Notification, TrackingEvent
+from engine.database.secrets import recipient_hash
+from engine.database.vocabulary import purged_at
 from engine.delivery import tracking_guard
 from engine.delivery.tracking import link_target, read_token
 from engine.inbound import preferences
 from engine.reports import events as report_events
-from engine.store.models import Notification, TrackingEvent
-from engine.store.secrets import recipient_hash
-from engine.store.vocabulary import purged_at
 
 blueprint = Blueprint("tracking", __name__)
 PIXEL = base64.b64decode("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7")

@@ -14,7 +14,7 @@ from flask import Blueprint, abort, g, jsonify, request
 
 from api.framing import refuse_foreign_host
 from engine.catalog.keys import iso
-from engine.store.models import CaughtWebhook
+from engine.database.models.inbox import CaughtWebhook
 from engine.webhooks import caught
 
 blueprint = Blueprint("webhook_catcher", __name__)

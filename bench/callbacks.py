@@ -41,8 +41,8 @@ def _prepare_callbacks(env: dict[str, str], url: str, count: int) -> None:
     from config.settings import load_settings
     from engine import runtime
     from engine.callbacks import recording, targets
-    from engine.store.db import database
-    from engine.store.models import utcnow
+    from engine.database.db import database
+    from engine.database.models import utcnow
     from tests import factories
 
     runtime.configure(load_settings(env))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from engine.store.embedded_redis import EmbeddedRedis, free_port, start_redis
+from engine.queue.embedded_redis import EmbeddedRedis, free_port, start_redis
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_SECRET = "bench-secret-key-0123456789-abcdefghijklmnop"

@@ -29,7 +29,7 @@ from bench.common import (
     redis_server,
     rounds,
 )
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 
 # Enough work that a burst outlasts the noise of a process's start (about a second, give
 # or take half of one on a loaded machine): once a delivery job cost no more than RQ's
@@ -87,9 +87,9 @@ def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
     """Rows and jobs for the worker, written through the engine in this process."""
     from config.settings import load_settings
     from engine import runtime
-    from engine.store.db import database
-    from engine.store.models import Notification
-    from engine.store.queueing import enqueue_notification, is_bulk
+    from engine.database.db import database
+    from engine.database.models import Notification
+    from engine.delivery.queue import enqueue_notification, is_bulk
     from tests import factories
 
     runtime.configure(load_settings(env))

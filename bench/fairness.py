@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server, stop_worker
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 
 # 500 recipients: about half a minute of fan-out, some 130 transactional sends timed
 # across it; a thousand took over a minute of `make bench`'s ten.
@@ -69,8 +69,8 @@ class Sink:
 
 def _accept(ws, payload: dict, bulk: bool = False) -> float:
     """A row committed and its job enqueued, as the API accepts a send: when it was."""
-    from engine.store.models import Notification
-    from engine.store.queueing import enqueue_notification
+    from engine.database.models import Notification
+    from engine.delivery.queue import enqueue_notification
 
     accepted = time.monotonic()
     n = Notification.create(account=ws.account_id, workspace=ws, version_number=1,
@@ -109,7 +109,7 @@ def _resets(ws, sink: Sink, count: int | None, until=None) -> list[float]:
 def run() -> list[dict]:
     from config.settings import load_settings
     from engine import runtime
-    from engine.store.db import database
+    from engine.database.db import database
     from tests import factories
 
     sink = Sink(bench_env("", ""))

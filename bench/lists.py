@@ -31,9 +31,9 @@ def _file(rows: int) -> bytes:
 def run() -> list[dict]:
     from config.settings import load_settings
     from engine import runtime
+    from engine.database.db import database
+    from engine.database.models.lists import RecipientList
     from engine.lists import sending, uploads
-    from engine.store.db import database
-    from engine.store.models import RecipientList
     from tests import factories
 
     sink = Sink(bench_env("", ""))

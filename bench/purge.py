@@ -49,7 +49,7 @@ SELECT workspace_id, id, 'r', payload::json -> 'suppressionKeys' ->> 0, created_
 
 
 def _seed(ws) -> float:
-    from engine.store.db import database
+    from engine.database.db import database
 
     started = time.monotonic()
     with database.atomic():
@@ -62,9 +62,9 @@ def _seed(ws) -> float:
 def run() -> list[dict]:
     from config.settings import load_settings
     from engine import runtime
+    from engine.database.db import database
+    from engine.database.models import Workspace
     from engine.retention import policy
-    from engine.store.db import database
-    from engine.store.models import Workspace
     from tests import factories
 
     url = bench_database_url()

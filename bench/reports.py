@@ -78,9 +78,9 @@ def _without_indexes(db, tables: list[str]):
 
 
 def _seed() -> tuple[uuid.UUID, list[uuid.UUID], float]:
-    from engine.store import secrets
-    from engine.store.db import database
-    from engine.store.models import Account, Project, Template, Workspace
+    from engine.database import secrets
+    from engine.database.db import database
+    from engine.database.models import Account, Project, Template, Workspace
 
     account = Account.create(name="bench", plan="business", monthly_limit=10**9)
     ws = Workspace.create(account=account, name="bench",
@@ -117,8 +117,8 @@ def _floor_rate(f) -> float:
     import csv
     import io
 
+    from engine.database.db import database
     from engine.reports import projection
-    from engine.store.db import database
 
     db = database.obj
     started, rows = time.perf_counter(), 0
@@ -146,14 +146,14 @@ def _timed(action) -> float:
 def run() -> list[dict]:
     from config.settings import Settings
     from engine import runtime
+    from engine.database.migrations import upgrade
+    from engine.database.models.initial import ALL_MODELS
+    from engine.database.models.reports import REPORT_MODELS
     from engine.reports import job
     from engine.reports.counts import counts
     from engine.reports.export import export_csv
     from engine.reports.feed import feed
     from engine.reports.filters import parse
-    from engine.store.migrations import upgrade
-    from engine.store.models import ALL_MODELS
-    from engine.store.report_models import REPORT_MODELS
 
     url = bench_database_url()
     if not url.startswith("postgres"):

@@ -30,8 +30,8 @@ def _suffix(rows: int) -> str:
 def _monthly() -> None:
     """The empty tables' first partition (everything before the upgrade) replaced by one
     partition a month from before the seed's first day on."""
-    from engine.store import partitions
-    from engine.store.db import database
+    from engine.database import partitions
+    from engine.database.db import database
 
     db = database.obj
     start = partitions.utcnow() - dt.timedelta(days=reports.DAYS + 31)
@@ -45,7 +45,7 @@ def _monthly() -> None:
 
 
 def run() -> list[dict]:
-    from engine.store import partitions
+    from engine.database import partitions
 
     saved = reports.NOTIFICATIONS, reports.EXPORTS, reports._seed, reports._without_indexes
     seed, without_indexes = reports._seed, reports._without_indexes

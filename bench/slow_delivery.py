@@ -30,7 +30,7 @@ import time
 
 from bench.common import ROOT, bench_database_url, bench_env, figure, redis_server
 from bench.delivery import _per_second, _timed
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 
 SCALE = float(os.environ.get("HERALD_BENCH_SCALE", "1"))
 THREADS = 32  # the worker's default --concurrency, and the floors' threads
@@ -71,9 +71,9 @@ def _prepare(env: dict[str, str], payloads: list[dict]) -> None:
 
     from config.settings import load_settings
     from engine import runtime
-    from engine.store.db import database
-    from engine.store.models import Notification
-    from engine.store.queueing import enqueue_notification, is_bulk
+    from engine.database.db import database
+    from engine.database.models import Notification
+    from engine.delivery.queue import enqueue_notification, is_bulk
     from tests import factories
 
     runtime.configure(load_settings(env))
@@ -132,8 +132,8 @@ def _tarpit_p99(env: dict[str, str], handler) -> float:
     """Milliseconds, p99 of the neighbours' enqueue-to-arrival, beside a hanging relay."""
     from config.settings import load_settings
     from engine import runtime
-    from engine.store.db import database
-    from engine.store.queueing import enqueue_notification
+    from engine.database.db import database
+    from engine.delivery.queue import enqueue_notification
     from tests import factories
 
     handler.delay = 0.0

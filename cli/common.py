@@ -49,7 +49,7 @@ def parse_uuid(value: str, what: str) -> uuid.UUID:
 
 
 def workspace(workspace_id: str):
-    from engine.store.models import Workspace
+    from engine.database.models import Workspace
 
     found = Workspace.get_or_none(Workspace.id == parse_uuid(workspace_id, "workspace"))
     if found is None:
@@ -58,7 +58,7 @@ def workspace(workspace_id: str):
 
 
 def template(template_id: str):
-    from engine.store.models import Template
+    from engine.database.models import Template
 
     found = Template.get_or_none(Template.id == parse_uuid(template_id, "template"))
     if found is None:

@@ -26,8 +26,8 @@ def cmd_data_purge(args: argparse.Namespace, settings: Settings) -> None:
 
 
 def cmd_data_erase(args: argparse.Namespace, settings: Settings) -> None:
+    from engine.database.models import Workspace
     from engine.retention import erasure
-    from engine.store.models import Workspace
 
     connect(settings)
     found = ([workspace(args.workspace)] if args.workspace else

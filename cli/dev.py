@@ -21,9 +21,9 @@ DEV_RETURN_PATH_DOMAIN = "bounces.herald-dev.test"
 def _demo_key(settings: Settings) -> str:
     """Reuse the demo key across restarts (kept in var/, development only) or make one."""
     from engine.catalog.keys import create_key
+    from engine.database import secrets
+    from engine.database.models import ApiKey, Workspace
     from engine.provisioning.demo import DEMO_WORKSPACE_ID
-    from engine.store import secrets
-    from engine.store.models import ApiKey, Workspace
 
     path = STATE_DIR / "dev-api-key.json"
     if path.exists():
@@ -46,9 +46,9 @@ def _demo_owner() -> tuple[str, str]:
     development only): reused while it still works, else set anew."""
     import secrets
 
+    from engine.database.models import Workspace
     from engine.people import roles, users
     from engine.provisioning.demo import DEMO_WORKSPACE_ID
-    from engine.store.models import Workspace
 
     path = STATE_DIR / "dev-owner.json"
     saved = json.loads(path.read_text()) if path.exists() else {}
@@ -72,10 +72,10 @@ def _prepare(settings: Settings, callback_url: str | None = None
     ``callback_url``, the demo workspace's delivery callbacks go there unless it has a
     callback URL already (docs/callbacks.md, "In development")."""
     from cli.common import connect
+    from engine.database.migrations import upgrade
+    from engine.database.models import Workspace
     from engine.provisioning import apply_document
     from engine.provisioning.demo import DEMO_WORKSPACE_ID, demo_document
-    from engine.store.migrations import upgrade
-    from engine.store.models import Workspace
 
     db = connect(settings)
     upgrade(db)
@@ -144,7 +144,7 @@ def dev_environment(environ: dict[str, str], port: int) -> dict[str, str]:
 def run_dev(settings: Settings, port: int | None = None) -> int:
     """Run until Ctrl-C (exit 0) or until a child exits (its status, else 1); every process
     started here is stopped on the way out."""
-    from engine.store.embedded_redis import start_redis
+    from engine.queue.embedded_redis import start_redis
 
     if settings.production:
         print("herald dev refuses HERALD_ENV=production", file=sys.stderr)

@@ -29,7 +29,7 @@ def cmd_keys_create(args: argparse.Namespace, settings: Settings) -> None:
 
 def cmd_keys_revoke(args: argparse.Namespace, settings: Settings) -> None:
     from engine.catalog.keys import describe, revoke_key
-    from engine.store.models import ApiKey
+    from engine.database.models import ApiKey
 
     connect(settings)
     key = ApiKey.get_or_none(ApiKey.id == parse_uuid(args.id, "API key"))

@@ -17,7 +17,7 @@ from config.settings import Settings
 
 
 def cmd_db_upgrade(args: argparse.Namespace, settings: Settings) -> None:
-    from engine.store.migrations import upgrade
+    from engine.database.migrations import upgrade
 
     emit({"schema": upgrade(_connect_within(settings, args.wait))})
 
@@ -25,7 +25,7 @@ def cmd_db_upgrade(args: argparse.Namespace, settings: Settings) -> None:
 def cmd_db_wait(args: argparse.Namespace, settings: Settings) -> None:
     """Wait until the schema is this release's, so a container started beside the one-off
     migration (compose, a Kubernetes init container) begins only once it has run."""
-    from engine.store.migrations import MIGRATIONS, current_version
+    from engine.database.migrations import MIGRATIONS, current_version
 
     deadline = time.monotonic() + max(0.0, args.timeout)
     db = _connect_within(settings, args.timeout)

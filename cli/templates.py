@@ -21,8 +21,8 @@ def _version_json(version) -> dict[str, Any]:
 
 def _lifecycle(action: Callable[[], Any]) -> Any:
     from engine.catalog.versions import VersionError
+    from engine.database.db import database
     from engine.rendering import TemplateSyntaxError
-    from engine.store.db import database
 
     try:
         with database.atomic():

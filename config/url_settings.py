@@ -77,7 +77,7 @@ def postgres_hosts(netloc: str) -> tuple[str | None, str | None]:
 
 
 def check_database_url(raw: str) -> str:
-    """As engine/store/db.py builds the database: the path a SQLite file, else PostgreSQL's
+    """As engine/database/db.py builds the database: the path a SQLite file, else PostgreSQL's
     database name, with ``max_connections`` (the pool), ``prepare`` and libpq options; a
     PostgreSQL URL may list several hosts (libpq's multi-host URL)."""
     parts = split(raw, ("sqlite", "postgres", "postgresql"), one_host=False)

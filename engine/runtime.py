@@ -10,14 +10,14 @@ from peewee import Database
 from redis import Redis
 
 from config.settings import Settings
-from engine.store import secrets
-from engine.store.db import bind_database, database
-from engine.store.redis_clients import connect
+from engine.database import secrets
+from engine.database.db import bind_database, database
+from engine.queue.redis_clients import connect
 
 _settings: Settings | None = None
 _redis: Redis | None = None
 _pid: int | None = None
-_patient = False  # the worker's client waits out a lost Redis (engine/store/redis_outages.py)
+_patient = False  # the worker's client waits out a lost Redis (engine/queue/redis_outages.py)
 # Things built from the Redis client (registered scripts, the enqueuer), dropped with it.
 _bound: dict[str, Any] = {}
 T = TypeVar("T")
@@ -82,7 +82,7 @@ def redis() -> Redis:
         # (api/app.py), never a request hanging until gunicorn kills its worker.
         options: dict[str, Any] = {"socket_connect_timeout": 2.0, "socket_timeout": 5.0}
         if _patient:
-            from engine.store.redis_outages import client_options
+            from engine.queue.redis_outages import client_options
 
             options = client_options()
         _redis = connect(url, health_check_interval=30, **options)

@@ -18,16 +18,16 @@ from redis import Redis
 
 from config.settings import Settings
 from engine import runtime
-from engine.people.models import PEOPLE_MODELS
-from engine.store.callback_models import CALLBACK_MODELS
-from engine.store.embedded_redis import EmbeddedRedis, start_redis
-from engine.store.inbound_models import INBOUND_MODELS
-from engine.store.migrations import upgrade
-from engine.store.models import ALL_MODELS as ENGINE_MODELS
-from engine.store.partial_models import PARTIAL_MODELS
-from engine.store.recipient_models import RECIPIENT_MODELS
-from engine.store.report_models import REPORT_MODELS
-from engine.store.retention_models import RETENTION_MODELS
+from engine.database.migrations import ALL_MODELS as ENGINE_MODELS
+from engine.database.migrations import upgrade
+from engine.database.models.callbacks import CALLBACK_MODELS
+from engine.database.models.inbound import INBOUND_MODELS
+from engine.database.models.partials import PARTIAL_MODELS
+from engine.database.models.people import PEOPLE_MODELS
+from engine.database.models.recipients import RECIPIENT_MODELS
+from engine.database.models.reports import REPORT_MODELS
+from engine.database.models.retention import RETENTION_MODELS
+from engine.queue.embedded_redis import EmbeddedRedis, start_redis
 from tests.support.dns_server import LoopbackDns
 from tests.support.https_receiver import HttpsReceiver
 
@@ -84,7 +84,7 @@ def _schema(base_settings: Settings) -> Iterator[None]:
 def settings(base_settings: Settings, _schema: None) -> Iterator[Settings]:
     """Settings bound into the engine, with an empty database and an empty Redis."""
     from engine.catalog import keycache, snapshots, suppression_cache
-    from engine.store import generations
+    from engine.database import generations
 
     db = runtime.configure(base_settings)
     db.connect(reuse_if_open=True)
@@ -101,13 +101,13 @@ def settings(base_settings: Settings, _schema: None) -> Iterator[Settings]:
 
 @pytest.fixture
 def db(settings: Settings):
-    from engine.store.db import database
+    from engine.database.db import database
 
     return database.obj
 
 
 def _empty_tables(db) -> None:
-    from engine.store.models import SchemaVersion
+    from engine.database.models import SchemaVersion
 
     tables = [m for m in reversed(ALL_MODELS) if m is not SchemaVersion]
     if db.__class__.__name__ == "SqliteDatabase":

@@ -7,9 +7,8 @@ from typing import Any
 
 from engine.catalog.keys import create_key
 from engine.catalog.versions import publish
-from engine.formats.addresses import suppression_key
-from engine.store import secrets
-from engine.store.models import (
+from engine.database import secrets
+from engine.database.models import (
     Account,
     Notification,
     Project,
@@ -18,6 +17,7 @@ from engine.store.models import (
     TemplateVersion,
     Workspace,
 )
+from engine.formats.addresses import suppression_key
 
 
 def account(name: str | None = None, **fields: Any) -> Account:

@@ -9,8 +9,8 @@ from flask import Flask, g, request, session
 from flask_login import LoginManager, UserMixin, login_user, logout_user
 
 from engine import runtime
+from engine.database.models.people import User
 from engine.people import sessions, single_sign_on
-from engine.people.models import User
 from web import devices
 
 manager = LoginManager()

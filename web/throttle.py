@@ -26,7 +26,7 @@ import unicodedata
 from engine import runtime
 from engine.people import users
 from engine.people.errors import PeopleError
-from engine.store import redis_scripts
+from engine.queue import redis_scripts
 from web import devices
 
 WINDOW = 15 * 60

@@ -15,11 +15,11 @@ from typing import Any
 from peewee import IntegrityError
 
 from engine.catalog import versions
+from engine.database.db import database
+from engine.database.models import Template, TemplateVersion, utcnow
+from engine.database.vocabulary import VersionStatus
 from engine.plugins.manager import default_registry
 from engine.provisioning.document import version_content
-from engine.store.db import database
-from engine.store.models import Template, TemplateVersion, utcnow
-from engine.store.vocabulary import VersionStatus
 
 MAX_FIELD_CHARS = 1_048_576  # a part renders to at most this much (spec 2.3)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.store.models import (
+from engine.database.models import (
     Container,
     Project,
     Sender,
@@ -16,7 +16,7 @@ from engine.store.models import (
     TemplateVersion,
     Workspace,
 )
-from engine.store.vocabulary import VersionStatus
+from engine.database.vocabulary import VersionStatus
 
 
 @dataclass

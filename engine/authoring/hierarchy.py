@@ -15,13 +15,13 @@ from peewee import fn
 
 from engine.catalog import snapshots
 from engine.catalog.defaults import LISTS
+from engine.database import generations
+from engine.database.db import database
+from engine.database.models import Container, Project, Template, TemplateVersion, Workspace
+from engine.database.vocabulary import VersionStatus
 from engine.formats.addresses import dedupe, valid_e164, valid_email
 from engine.plugins.manager import default_registry
 from engine.provisioning.document import valid_name
-from engine.store import generations
-from engine.store.db import database
-from engine.store.models import Container, Project, Template, TemplateVersion, Workspace
-from engine.store.vocabulary import VersionStatus
 
 MAX_DEFAULTS = 1000  # per list, as a request's recipients (spec 8.1)
 

@@ -11,10 +11,10 @@ from typing import Any
 from peewee import IntegrityError
 
 from engine.catalog import partials, snapshots
-from engine.store.db import database
-from engine.store.models import Template, Workspace, utcnow
-from engine.store.partial_models import Partial, PartialVersion
-from engine.store.vocabulary import VersionStatus
+from engine.database.db import database
+from engine.database.models import Template, Workspace, utcnow
+from engine.database.models.partials import Partial, PartialVersion
+from engine.database.vocabulary import VersionStatus
 
 from .drafts import MAX_FIELD_CHARS, Basis
 

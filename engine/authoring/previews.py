@@ -16,6 +16,8 @@ from typing import Any
 from engine import runtime
 from engine.catalog import snapshots
 from engine.catalog.parts import all_parts
+from engine.database.models import Template, TemplateVersion, Workspace
+from engine.database.vocabulary import VersionStatus
 from engine.errors import ApiError
 from engine.plugins.channel_contract import Recipients
 from engine.plugins.manager import default_registry
@@ -23,8 +25,6 @@ from engine.rendering import render_budget, variable_metadata
 from engine.sending.payload import payload, render_parts
 from engine.sending.preview import build_preview
 from engine.sending.resolution import Resolved, resolve_version
-from engine.store.models import Template, TemplateVersion, Workspace
-from engine.store.vocabulary import VersionStatus
 
 from .publishing import Problem, label, sender_verified, syntax_problems
 

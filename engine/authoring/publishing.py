@@ -14,11 +14,11 @@ from typing import Any
 
 from engine.catalog import snapshots, versions
 from engine.catalog.parts import all_parts
+from engine.database.db import database
+from engine.database.models import Template, TemplateVersion, Workspace
+from engine.database.vocabulary import VersionStatus
 from engine.formats.addresses import bare_address, e164_form
 from engine.plugins.manager import default_registry
-from engine.store.db import database
-from engine.store.models import Template, TemplateVersion, Workspace
-from engine.store.vocabulary import VersionStatus
 
 LABELS = {"subject": "Subject", "body": "Body", "htmlHead": "HTML head",
           "fromAddress": "From address", "fromName": "From name", "emailType": "Email type",
@@ -130,6 +130,6 @@ def publish_draft(workspace: Workspace, template: Template, revision: int,
             raise PublishRefused(found)
         versions.publish(draft, by=by)
     # Every process's next send renders the new version: the workspace's generation moved
-    # on at commit (engine/store/generations.py); this process drops its snapshots too.
+    # on at commit (engine/database/generations.py); this process drops its snapshots too.
     snapshots.clear()
     return draft

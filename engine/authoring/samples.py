@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engine.database.models import Template, TemplateSample, utcnow
 from engine.formats.json_limits import holds_surrogate
 from engine.sending.validation import MAX_TAG_KEY, MAX_TAG_VALUE, MAX_TAGS
-from engine.store.models import Template, TemplateSample, utcnow
 
 
 class SampleError(ValueError):

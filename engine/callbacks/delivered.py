@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.callbacks.recording import Outcome, record, wanted
+from engine.database.models import DeliveryAttempt, Notification, utcnow
+from engine.database.vocabulary import NotificationStatus
 from engine.formats.addresses import suppression_key
-from engine.store.models import DeliveryAttempt, Notification, utcnow
-from engine.store.vocabulary import NotificationStatus
 
 log = logging.getLogger("herald.callbacks")
 FINAL = (NotificationStatus.DELIVERED, NotificationStatus.FAILED, NotificationStatus.SUPPRESSED)

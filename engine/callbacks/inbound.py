@@ -13,8 +13,8 @@ from typing import Any
 from engine.callbacks import queue
 from engine.callbacks.targets import target
 from engine.catalog.keys import iso
-from engine.store.callback_models import Callback
-from engine.store.models import utcnow
+from engine.database.models import utcnow
+from engine.database.models.callbacks import Callback
 
 log = logging.getLogger("herald.callbacks")
 INBOUND_TYPE = "inbound.received"

@@ -26,9 +26,9 @@ from typing import Any
 from engine import runtime
 from engine.callbacks import queue
 from engine.callbacks.sending import DUE, RETRYING, attempt
-from engine.store.callback_models import Callback
-from engine.store.db import database, release_connection
-from engine.store.models import utcnow
+from engine.database.db import database, release_connection
+from engine.database.models import utcnow
+from engine.database.models.callbacks import Callback
 
 log = logging.getLogger("herald.callbacks")
 

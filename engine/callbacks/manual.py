@@ -10,8 +10,8 @@ from typing import Any
 
 from engine.callbacks.payloads import TEST_TYPE, body
 from engine.callbacks.sending import FAILED, PENDING, Sent, attempt
-from engine.store.callback_models import Callback
-from engine.store.models import Workspace, utcnow
+from engine.database.models import Workspace, utcnow
+from engine.database.models.callbacks import Callback
 
 RECENT = 50
 

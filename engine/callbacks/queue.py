@@ -12,7 +12,7 @@ from typing import Any
 from rq import Queue
 
 from engine import runtime
-from engine.store.queueing import CALLBACK_QUEUE_NAME
+from engine.queue.queueing import CALLBACK_QUEUE_NAME
 
 JOB_FUNCTION = "engine.callbacks.jobs.send_callbacks"
 JOB_TIMEOUT = 600

@@ -18,9 +18,9 @@ from typing import Any
 from engine.callbacks import queue
 from engine.callbacks.payloads import OUTCOMES, TRACKING_OUTCOMES, body
 from engine.callbacks.targets import target
-from engine.store.callback_models import Callback
-from engine.store.db import database
-from engine.store.models import Notification, utcnow
+from engine.database.db import database
+from engine.database.models import Notification, utcnow
+from engine.database.models.callbacks import Callback
 
 log = logging.getLogger("herald.callbacks")
 

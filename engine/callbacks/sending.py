@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from engine import runtime
 from engine.callbacks import queue
-from engine.store.callback_models import Callback
-from engine.store.models import Workspace, utcnow
-from engine.store.vocabulary import Outcome
+from engine.database.models import Workspace, utcnow
+from engine.database.models.callbacks import Callback
+from engine.database.vocabulary import Outcome
 from engine.webhooks.delivery import AttemptResult, deliver_webhook
 from engine.webhooks.retry_policy import retry_delay
 

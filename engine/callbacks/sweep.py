@@ -11,9 +11,9 @@ import threading
 from engine import runtime
 from engine.callbacks import queue
 from engine.callbacks.sending import DUE
-from engine.store.callback_models import Callback
-from engine.store.db import database
-from engine.store.models import utcnow
+from engine.database.db import database
+from engine.database.models import utcnow
+from engine.database.models.callbacks import Callback
 
 log = logging.getLogger("herald.callbacks")
 SWEEP_SECONDS = 30.0

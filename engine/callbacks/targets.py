@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine import runtime
-from engine.store.models import Workspace
+from engine.database.models import Workspace
 from engine.webhooks.destinations import DestinationError, check_destination
 
 CACHE_SECONDS = 5.0  # a URL set or removed applies within this long on other processes

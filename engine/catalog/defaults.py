@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.store.models import Container, Template
+from engine.database.models import Container, Template
 
 LISTS = ("to", "cc", "bcc")
 

@@ -1,5 +1,5 @@
 """API-key lookup for the hot path: cached per process, checked against the keys'
-generation in the request's admission round trip (engine/store/generations.py), so a key
+generation in the request's admission round trip (engine/database/generations.py), so a key
 created, revoked or changed anywhere is seen by the next request on every process.
 
 lastUsedAt is written behind, at most once a minute per key and process.
@@ -13,11 +13,11 @@ import time
 from dataclasses import dataclass
 
 from engine import runtime
+from engine.database import generations, secrets
+from engine.database.db import drop_connection
+from engine.database.generations import KEYS_SCOPE
+from engine.database.models import ApiKey, key_status, utcnow
 from engine.observability.outages import DATABASE_DOWN, dependency_of, incidents
-from engine.store import generations, secrets
-from engine.store.db import drop_connection
-from engine.store.generations import KEYS_SCOPE
-from engine.store.models import ApiKey, key_status, utcnow
 
 LAST_USED_EVERY = 60.0
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from engine.store import generations, secrets
-from engine.store.models import ApiKey, Workspace, utcnow
+from engine.database import generations, secrets
+from engine.database.models import ApiKey, Workspace, utcnow
 
 
 class KeyLifecycleError(ValueError):

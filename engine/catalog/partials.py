@@ -14,6 +14,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.catalog.parts import all_parts
+from engine.database import generations
+from engine.database.db import database
+from engine.database.models import Template, TemplateVersion, utcnow
+from engine.database.models.partials import Partial, PartialVersion
+from engine.database.vocabulary import VersionStatus
 from engine.rendering import (
     PartialSet,
     PartialSource,
@@ -21,11 +26,6 @@ from engine.rendering import (
     compile_parts,
     partials_used,
 )
-from engine.store import generations
-from engine.store.db import database
-from engine.store.models import Template, TemplateVersion, utcnow
-from engine.store.partial_models import Partial, PartialVersion
-from engine.store.vocabulary import VersionStatus
 
 NAME = re.compile(r"[A-Za-z0-9_-]{1,100}")
 NAME_RULE = "a partial's name is 1 to 100 letters, digits, '_' or '-' (used as {{> name}})"

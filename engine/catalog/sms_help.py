@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.store.models import Workspace
+from engine.database.models import Workspace
 
 # Two SMS segments of plain text: room for who is writing and how to stop.
 MAX_HELP_TEXT = 320

@@ -3,7 +3,7 @@
 A send then costs one insert instead of a dozen lookups. Published versions never change;
 what can change (the live pointer, defaults, senders, entitlements) bumps the workspace's or
 the account's generation, which the request's admission round trip checks
-(engine/store/generations.py): the next request on every process sees it.
+(engine/database/generations.py): the next request on every process sees it.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any
 from engine import runtime
 from engine.catalog.defaults import inherited_defaults
 from engine.catalog.partials import live_bodies, partial_set
+from engine.database import generations
+from engine.database.generations import account_scope, workspace_scope
+from engine.database.models import Account, Sender, Template, TemplateVersion, Workspace
+from engine.database.vocabulary import VersionStatus
 from engine.formats.addresses import suppression_key
 from engine.rendering import PartialSet
-from engine.store import generations
-from engine.store.generations import account_scope, workspace_scope
-from engine.store.models import Account, Sender, Template, TemplateVersion, Workspace
-from engine.store.vocabulary import VersionStatus
 
 
 @dataclass

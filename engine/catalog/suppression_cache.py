@@ -8,7 +8,7 @@ late, never let a message through.
 
 A suppression written anywhere (this process, the server's other workers, a bounce in a
 worker, `herald apply`) bumps the workspace's suppression generation, which the preview's
-admission round trip reads (engine/store/generations.py): a workspace's answers kept under
+admission round trip reads (engine/database/generations.py): a workspace's answers kept under
 an older generation are dropped, so the next preview names the change. Each answer is the
 address's scope, so a Marketing and a Transactional preview share it.
 """
@@ -20,9 +20,9 @@ import time
 from typing import Any
 
 from engine import runtime
-from engine.store import generations, notification_store
-from engine.store.generations import suppressions_scope
-from engine.store.vocabulary import stops
+from engine.database import generations, notification_store
+from engine.database.generations import suppressions_scope
+from engine.database.vocabulary import stops
 
 # At most this many addresses per workspace and this many workspaces: past either, that
 # map starts over (a preview lists at most 1,000 recipients).

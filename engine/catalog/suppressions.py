@@ -21,11 +21,11 @@ from typing import Any
 from peewee import fn
 
 from engine.catalog import suppression_cache
+from engine.database import generations
+from engine.database.db import database
+from engine.database.models import Suppression, utcnow
+from engine.database.vocabulary import TOPIC_PREFIX, SuppressionScope, scope_for
 from engine.formats.addresses import suppression_key
-from engine.store import generations
-from engine.store.db import database
-from engine.store.models import Suppression, utcnow
-from engine.store.vocabulary import TOPIC_PREFIX, SuppressionScope, scope_for
 
 # A topic's name (engine/catalog/topics.py): what follows ``topic:`` in a scope.
 TOPIC_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,59}")

@@ -13,8 +13,8 @@ from typing import Any
 from peewee import IntegrityError
 
 from engine.catalog.suppressions import TOPIC_NAME
-from engine.store.db import database
-from engine.store.recipient_models import Topic
+from engine.database.db import database
+from engine.database.models.recipients import Topic
 
 MAX_DESCRIPTION = 500
 MAX_TOPICS = 100  # a preferences page of more checkboxes than this helps no one

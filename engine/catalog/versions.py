@@ -6,9 +6,9 @@ from typing import Any
 
 from engine.catalog import partials
 from engine.catalog.parts import all_parts, template_parts
-from engine.store import generations
-from engine.store.models import Template, TemplateVersion, utcnow
-from engine.store.vocabulary import VersionStatus
+from engine.database import generations
+from engine.database.models import Template, TemplateVersion, utcnow
+from engine.database.vocabulary import VersionStatus
 
 # Retained previous versions per plan; locked versions are always kept (spec 3.1, docs/api.md).
 RETENTION = {"basic": 10, "pro": 50, "business": 200}

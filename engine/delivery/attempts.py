@@ -7,8 +7,8 @@ import datetime as dt
 import time
 from typing import Any
 
-from engine.store.models import Notification, utcnow
-from engine.store.vocabulary import Outcome
+from engine.database.models import Notification, utcnow
+from engine.database.vocabulary import Outcome
 
 MAX_ERROR_CHARS = 2000
 MAX_EXCERPT_CHARS = 4096
@@ -25,7 +25,7 @@ def attempt_row(notification: Notification, outcome: Outcome, *, recipient: str 
                 provider_message_id: str | None = None,
                 started_at: dt.datetime | None = None) -> dict[str, Any]:
     """One DeliveryAttempt row of the notification's current attempt, as a dict of its
-    fields (engine/store/notification_store.py writes them)."""
+    fields (engine/database/notification_store.py writes them)."""
     return {
         "notification": notification.id,
         "number": notification.attempts,

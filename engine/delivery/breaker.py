@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from redis.exceptions import RedisError
 
 from engine import runtime
-from engine.store.redis_scripts import DirectScript
+from engine.queue.redis_scripts import DirectScript
 
 CLOSED, OPEN, PROBE = 1, 0, 2
 

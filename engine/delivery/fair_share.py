@@ -19,11 +19,11 @@ from __future__ import annotations
 import threading
 import time
 
+from engine.database import notification_store
+from engine.database.models import Notification
 from engine.delivery import handing
 from engine.delivery.outcomes import Outcomes
-from engine.store import notification_store
-from engine.store.models import Notification
-from engine.store.queueing import enqueue_notification, is_bulk
+from engine.delivery.queue import enqueue_notification, is_bulk
 
 SLICE_SECONDS = 0.2
 YIELDED = "yielded"

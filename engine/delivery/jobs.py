@@ -1,7 +1,9 @@
-"""The worker's job: deliver one notification, record every attempt, decide what comes next.
+"""The delivery job: deliver one notification, record every attempt, decide what comes next.
 
-``deliver_notification`` is the RQ job function (engine/store/queueing.py JOB_FUNCTION names
-it): its path is part of every job already in Redis, so it never moves.
+``deliver_notification`` is both the RQ job function (engine/delivery/queue.py enqueues it
+by its path, which is part of every job already in Redis, so it never moves) and what the
+worker's delivery slots call directly for a job they took (engine/worker/handoff.py). Either
+way it delivers: it never answers for a delivery made elsewhere.
 """
 
 from __future__ import annotations
@@ -11,7 +13,11 @@ import logging
 
 from engine import runtime
 from engine.callbacks import delivered as callbacks
-from engine.delivery import fair_share, handing, outcome_events
+from engine.database import generations, notification_facts, notification_store
+from engine.database.db import database, release_connection
+from engine.database.models import Notification
+from engine.database.vocabulary import NotificationStatus, Outcome
+from engine.delivery import fair_share, outcome_events
 from engine.delivery.message_lanes import send_all
 from engine.delivery.outcomes import (
     CHECKPOINT_ROWS,
@@ -28,15 +34,10 @@ from engine.observability import context, deliveries
 from engine.plugins.channel_contract import Channel, Plan
 from engine.plugins.contracts import DeliveryError, PermanentError
 from engine.plugins.manager import default_registry
-from engine.store import generations, notification_facts, notification_store
-from engine.store.db import database, release_connection
-from engine.store.models import Notification
-from engine.store.vocabulary import NotificationStatus, Outcome
 
 log = logging.getLogger("herald.delivery")
 
-__all__ = ["CHECKPOINT_ROWS", "MAX_EMAIL_ATTEMPTS", "claim", "deliver_notification",
-           "hand_over"]
+__all__ = ["CHECKPOINT_ROWS", "MAX_EMAIL_ATTEMPTS", "claim", "deliver_notification"]
 
 
 def claim(notification_id: str) -> Notification | None:
@@ -48,20 +49,9 @@ def claim(notification_id: str) -> Notification | None:
 
 
 def deliver_notification(notification_id: str) -> str:
-    """RQ entry point (job id = notification id); safe to run twice for one id. Returns the
-    outcome, or "handed over" when the worker's delivery slots deliver it."""
-    if handing.taken(notification_id):
-        return "handed over"
-    return _deliver(notification_id)
-
-
-def hand_over(notification_id: str, workspace: str | None = None) -> None:
-    """Hand this job's delivery to the worker's delivery slots the moment RQ dequeues it
-    (see engine/worker/handoff.py)."""
-    handing.hand(notification_id, lambda: _deliver(notification_id), workspace)
-
-
-def _deliver(notification_id: str) -> str:
+    """Deliver the notification (job id = notification id); safe to run twice for one id
+    (the claim lets one through). Returns its status after this attempt, or "skipped" when
+    there was nothing to claim."""
     runtime.ensure_own_connections()
     database.connect(reuse_if_open=True)
     notification = claim(notification_id)

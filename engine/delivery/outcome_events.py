@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.database.models import Notification
+from engine.database.vocabulary import NotificationStatus
 from engine.plugins.manager import default_registry
-from engine.store.models import Notification
-from engine.store.vocabulary import NotificationStatus
 
 
 def emit(name: str, notification: Notification, **kwargs: Any) -> None:

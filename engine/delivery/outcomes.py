@@ -14,6 +14,9 @@ from redis.exceptions import RedisError
 
 from engine import runtime
 from engine.catalog import suppressions
+from engine.database import notification_store
+from engine.database.models import Notification
+from engine.database.vocabulary import NotificationStatus, Outcome
 from engine.delivery.attempts import attempt_row, elapsed_ms
 from engine.delivery.failover import annotate
 from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, retry_delay, webhook_channel
@@ -23,9 +26,6 @@ from engine.plugins.contracts import (
     SuppressedError,
     TransientError,
 )
-from engine.store import notification_store
-from engine.store.models import Notification
-from engine.store.vocabulary import NotificationStatus, Outcome
 
 log = logging.getLogger("herald.delivery")
 

@@ -24,7 +24,7 @@ from redis.exceptions import RedisError
 
 from engine import runtime
 from engine.plugins.contracts import TransientError
-from engine.store.redis_scripts import DirectScript
+from engine.queue.redis_scripts import DirectScript
 
 MAX_WAIT = 30.0  # seconds: a provider's longest deadline
 

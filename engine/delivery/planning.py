@@ -8,14 +8,14 @@ import functools
 from typing import Any
 
 from engine import runtime
+from engine.database import generations, notification_store
+from engine.database.models import DeliveryAttempt, Notification
+from engine.database.vocabulary import Outcome, stops
 from engine.delivery.providers import uses_own_provider
 from engine.delivery.return_path import envelope_sender
 from engine.delivery.tracking import apply_tracking, unsubscribe_url
 from engine.plugins.channel_contract import Channel, Plan, PlannedDelivery
 from engine.senders.identity import sender_additions
-from engine.store import generations, notification_store
-from engine.store.models import DeliveryAttempt, Notification
-from engine.store.vocabulary import Outcome, stops
 
 
 def _tracked_html(notification_id: str, payload: dict[str, Any],

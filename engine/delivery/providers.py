@@ -10,6 +10,9 @@ import time
 from typing import Any
 
 from engine import runtime
+from engine.database import generations
+from engine.database.models import Workspace
+from engine.database.models.inbox import InboxMessage
 from engine.delivery import breaker
 from engine.delivery.breaker import breaker_key
 from engine.delivery.failover import (
@@ -24,8 +27,6 @@ from engine.plugins.channel_contract import Channel
 from engine.plugins.contracts import PermanentError, Provider, ProviderContext, TransientError
 from engine.plugins.manager import open_provider, provider_scheme, provider_url
 from engine.plugins.provider_order import Candidate, label
-from engine.store import generations
-from engine.store.models import InboxMessage, Workspace
 from engine.webhooks.provider_hosts import ProviderEgress
 
 # The notification being delivered, so the dev inbox can file what it stores under it.

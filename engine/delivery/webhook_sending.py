@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from engine import runtime
+from engine.database import notification_store
+from engine.database.models import Notification
+from engine.database.vocabulary import Outcome
 from engine.plugins.contracts import PermanentError, SendResult, TransientError
-from engine.store import notification_store
-from engine.store.models import Notification
-from engine.store.vocabulary import Outcome
 from engine.webhooks.delivery import deliver_webhook
 
 

@@ -20,13 +20,13 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from peewee import PeeweeException
 
+from engine.database.db import database
+from engine.database.models import Notification
 from engine.delivery.return_path import ReturnPath, recipient_tag, return_path_of
 from engine.formats.addresses import suppression_key
 from engine.inbound import mail_reports
 from engine.inbound.matching import message_ids_of
 from engine.reports import events
-from engine.store.db import database
-from engine.store.models import Notification
 
 log = logging.getLogger("herald.bounces")
 MAX_RECIPIENTS = 10

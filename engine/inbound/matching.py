@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.store.models import DeliveryAttempt, Notification
+from engine.database.models import DeliveryAttempt, Notification
 
 MAX_ID_CHARS = 200
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 from engine.callbacks import recording as callbacks
 from engine.catalog import suppressions, topics
+from engine.database.models import Notification, TrackingEvent, Workspace
+from engine.database.secrets import recipient_hash
+from engine.database.vocabulary import TOPIC_PREFIX, SuppressionScope, purged_at, topic_scope
 from engine.delivery.tracking import read_token
 from engine.reports import events as report_events
-from engine.store.models import Notification, TrackingEvent, Workspace
-from engine.store.secrets import recipient_hash
-from engine.store.vocabulary import TOPIC_PREFIX, SuppressionScope, purged_at, topic_scope
 
 DEFAULT_RETENTION_DAYS = 30
 REASON = "unsubscribe"

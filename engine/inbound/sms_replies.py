@@ -18,15 +18,15 @@ from peewee import IntegrityError, fn
 
 from engine.callbacks import inbound as inbound_callbacks
 from engine.catalog import sms_help, suppressions
+from engine.database.db import database
+from engine.database.models import Account, Notification, Workspace, utcnow
+from engine.database.models.recipients import InboundMessage as InboundRow
+from engine.database.models.reports import NotificationLookup
+from engine.database.vocabulary import SuppressionScope
 from engine.formats.addresses import suppression_key, valid_e164
 from engine.plugins.event_contract import InboundMessage
 from engine.plugins.manager import default_registry
 from engine.reports.lookup import tail_from
-from engine.store.db import database
-from engine.store.models import Account, Notification, Workspace, utcnow
-from engine.store.recipient_models import InboundMessage as InboundRow
-from engine.store.report_models import NotificationLookup
-from engine.store.vocabulary import SuppressionScope
 
 log = logging.getLogger("herald.inbound")
 

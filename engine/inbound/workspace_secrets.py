@@ -19,14 +19,14 @@ from urllib.parse import quote
 from peewee import IntegrityError
 
 from engine import runtime
+from engine.database import secrets
+from engine.database.db import database
+from engine.database.models import Workspace, utcnow
+from engine.database.models.inbound import InboundSecret
+from engine.database.models.people import User
 from engine.people import audit
-from engine.people.models import User
 from engine.plugins.event_contract import EventWebhook
 from engine.plugins.manager import default_registry
-from engine.store import secrets
-from engine.store.db import database
-from engine.store.inbound_models import InboundSecret
-from engine.store.models import Workspace, utcnow
 
 USER = "herald"  # the user part of a basic-auth URL: any value passes, this one reads well
 ROTATED = "inbound_secret.rotated"

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from engine.store.db import database
+from engine.database.db import database
 
 log = logging.getLogger("herald.lists")
 CHECK_THREADS = 1

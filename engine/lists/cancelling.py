@@ -6,9 +6,10 @@ reached an outcome went too late for the cancel; the list's page says how many."
 
 from __future__ import annotations
 
-from engine.lists import allowance
-from engine.store.models import Notification, RecipientList, utcnow
-from engine.store.vocabulary import NotificationStatus
+from engine.database.models import Notification, utcnow
+from engine.database.models.lists import RecipientList
+from engine.database.vocabulary import NotificationStatus
+from engine.sending import allowance
 
 # A list may be cancelled while it waits for its time, while it sends, and once every row
 # was accepted while some of its notifications still wait in the queue.

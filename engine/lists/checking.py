@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.catalog import snapshots
+from engine.database.models import Suppression, Template, TemplateVersion, Workspace
+from engine.database.vocabulary import stops
 from engine.errors import ApiError
 from engine.formats.addresses import suppression_key
 from engine.lists import excerpt, rows, zones
@@ -22,11 +24,9 @@ from engine.lists.reading import Sheet, column_key
 from engine.plugins.channel_contract import goes_bulk
 from engine.plugins.manager import default_registry
 from engine.rendering import variable_metadata
-from engine.sending import limits
+from engine.sending import allowance
 from engine.sending.payload import payload, render_parts
-from engine.sending.validation import MAX_TAG_KEY, MAX_TAGS, validate_request
-from engine.store.models import Suppression, Template, TemplateVersion, Workspace
-from engine.store.vocabulary import stops
+from engine.sending.validation import MAX_TAG_KEY, MAX_TAGS
 
 MAX_PROBLEMS_SHOWN = 100
 QUOTED_CHARS = 40  # a refused value is quoted in its message up to this many characters
@@ -187,10 +187,10 @@ def _check_rows(checked: Checked, sheet: Sheet, indexes: list[int], workspace: W
                                             "name such as Europe/London or America/New_York",
                                     checked.zone_column))
                 continue
-        request = rows.body(ws_id, t_id, version.number, checked.channel, recipient,
-                            dict(zip(checked.tags, values, strict=True)))
+        row = rows.RowRequest(ws_id, t_id, version.number, checked.channel, recipient,
+                              dict(zip(checked.tags, values, strict=True)))
         try:
-            validate_request(request)
+            row.check()  # the API's field rules, once: the send takes the row as it stands
         except ApiError as err:
             said = [_row_message(checked, path, messages, [cells[i] for i in indexes])
                     for path, messages in (err.errors or {}).items()]
@@ -231,7 +231,7 @@ def _allowance(checked: Checked, workspace: Workspace) -> None:
         checked.add(Problem(None, "The account has no monthly allowance configured: nothing "
                                   "can be sent."))
         return
-    left = max(0, account.monthly_limit - limits.used_this_month(str(account.id)))
+    left = max(0, account.monthly_limit - allowance.used_this_month(str(account.id)))
     if checked.count > left:
         checked.add(Problem(None, f"The list has {checked.count:,} rows; the account's "
                                   f"monthly allowance has {left:,} notifications left."))
@@ -241,11 +241,11 @@ def _first_row(checked: Checked, snap: snapshots.TemplateSnapshot,
                version: TemplateVersion) -> None:
     """The first row resolved, rendered and built as a send would: what every row shares."""
     number, recipient, values, *_ = checked.rows[0]
-    request = rows.body(str(snap.workspace.id), str(snap.template.id), version.number,
-                        checked.channel, recipient, dict(zip(checked.tags, values,
-                                                             strict=True)))
+    row = rows.RowRequest(str(snap.workspace.id), str(snap.template.id), version.number,
+                          checked.channel, recipient, dict(zip(checked.tags, values,
+                                                               strict=True)))
     try:
-        resolved = rows.resolved(request, snap, version)
+        resolved = row.resolved(snap, version)
         rendered, errors = render_parts(resolved)
         if errors:
             for e in errors:

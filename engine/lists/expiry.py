@@ -9,7 +9,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from engine.store.models import RecipientList, utcnow
+from engine.database.models import utcnow
+from engine.database.models.lists import RecipientList
 
 UNSENT_DAYS = 7
 MAX_UNSENT = 20

@@ -10,14 +10,14 @@ import uuid
 from dataclasses import dataclass, field
 
 from engine.catalog import snapshots
+from engine.database.models import Template, TemplateVersion, Workspace
 from engine.errors import ApiError
-from engine.lists import allowance
 from engine.lists.checking import normalise_recipient
-from engine.lists.rows import body, recipient_column, resolved
+from engine.lists.rows import RowRequest, recipient_column
 from engine.plugins.manager import default_registry
 from engine.rendering import variable_metadata
+from engine.sending import allowance
 from engine.sending.accepting import accept, rendered_payload
-from engine.store.models import Template, TemplateVersion, Workspace
 
 MAX_TAG_CHARS = 10_000  # a typed value; the API's own limits apply after this
 
@@ -67,14 +67,15 @@ def send_one(workspace: Workspace, template: Template, recipient: str,
     long = [name for name, value in tags.items() if len(value) > MAX_TAG_CHARS]
     if long:
         raise Refused({name: f"{name}: at most {MAX_TAG_CHARS:,} characters." for name in long})
-    request = body(str(workspace.id), str(template.id), version.number, template.channel,
-                   recipient, tags)
+    row = RowRequest(str(workspace.id), str(template.id), version.number, template.channel,
+                     recipient, tags)
     account = workspace.account
     limited = account.monthly_limit is not None
     if limited and not allowance.take(str(account.id), account.monthly_limit, 1):
         raise Refused({"": "The account's monthly allowance is used up: nothing was sent."})
     try:
-        found = resolved(request, snap, version)
+        row.check()  # typed by hand: the API's field rules, as a list's check runs them
+        found = row.resolved(snap, version)
         return accept(found, rendered_payload(found), f"one-{uuid.uuid4().hex}")
     except ApiError as err:
         if limited:

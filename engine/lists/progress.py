@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.database.models import Workspace, utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import scheduling
 from engine.reports import counts
 from engine.reports.filters import ReportFilters
-from engine.store.models import RecipientList, Workspace, utcnow
 
 # The list page's counts, in order: the report's labels, "Pending" shown as queued.
 SHOWN = (("Queued", "Pending"), ("Delivered", "Delivered"), ("Failed", "Failed"),

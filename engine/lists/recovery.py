@@ -15,9 +15,10 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
 from engine import runtime
+from engine.database.models import utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import sending
-from engine.store.models import RecipientList, utcnow
-from engine.store.queueing import queue
+from engine.queue.queueing import queue
 
 log = logging.getLogger("herald.lists")
 _PENDING = {JobStatus.SCHEDULED, JobStatus.DEFERRED}

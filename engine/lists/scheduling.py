@@ -14,9 +14,10 @@ import logging
 import re
 from typing import Any
 
+from engine.database.models import utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import sending
 from engine.lists import zones as zone_names
-from engine.store.models import RecipientList, utcnow
 
 log = logging.getLogger("herald.lists")
 MAX_AHEAD = dt.timedelta(days=30)

@@ -26,13 +26,14 @@ from rq import Retry
 
 from engine import runtime
 from engine.catalog import snapshots
+from engine.database.models import Notification, utcnow
+from engine.database.models.lists import RecipientList
 from engine.errors import ApiError
-from engine.lists import allowance, cancelling, rows, zones
-from engine.sending import idempotency
+from engine.lists import cancelling, rows, zones
+from engine.queue.queueing import BULK_QUEUE_NAME, queue
+from engine.sending import allowance, idempotency
 from engine.sending.accepting import Replayed, accept, accept_many, rendered_payload
 from engine.sending.idempotency import IdempotencyKey
-from engine.store.models import Notification, RecipientList, utcnow
-from engine.store.queueing import BULK_QUEUE_NAME, queue
 
 log = logging.getLogger("herald.lists")
 BATCH_ROWS = 50
@@ -162,12 +163,13 @@ def _accept_batch(kept: RecipientList, snap: snapshots.TemplateSnapshot | None,
     outcomes: dict[int, str | None] = {}
     ready = []
     for number, recipient, values, *_ in batch:
-        request = rows.body(str(kept.workspace_id), str(kept.template_id),
-                            kept.version_number, kept.channel, recipient,
-                            dict(zip(kept.columns[1:], values, strict=True)))
+        row = rows.RowRequest(str(kept.workspace_id), str(kept.template_id),
+                              kept.version_number, kept.channel, recipient,
+                              dict(zip(kept.columns[1:], values, strict=True)))
+        request = row.body()
         keyed = IdempotencyKey(f"list:{kept.id.hex}:{number}", idempotency.digest(request))
         try:
-            resolved = rows.resolved(request, snap, version)
+            resolved = row.resolved(snap, version, request)  # checked at upload: no more
             ready.append((number, (resolved, rendered_payload(resolved),
                                    correlation_id(kept.id, number), keyed)))
         except ApiError as err:

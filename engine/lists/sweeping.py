@@ -9,8 +9,9 @@ from __future__ import annotations
 import logging
 
 from engine import runtime
+from engine.database.models import utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import expiry, recovery, scheduling, sending
-from engine.store.models import RecipientList, utcnow
 
 log = logging.getLogger("herald.lists")
 

@@ -24,9 +24,10 @@ import tempfile
 from typing import IO, Any
 
 from engine import runtime
+from engine.database.models import Template, Workspace, utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import background, checking, expiry, reading
 from engine.lists.checking import Checked, Problem
-from engine.store.models import RecipientList, Template, Workspace, utcnow
 
 log = logging.getLogger("herald.lists")
 IN_PROGRESS = 2  # files of one workspace being uploaded or checked at once, across processes

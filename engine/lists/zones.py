@@ -14,7 +14,7 @@ import datetime as dt
 import zoneinfo
 from functools import cache
 
-from engine.store.models import RecipientList
+from engine.database.models.lists import RecipientList
 
 DEFAULT_ZONE = "UTC"
 

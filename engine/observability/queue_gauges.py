@@ -9,11 +9,11 @@ from typing import Any
 
 from peewee import fn
 
+from engine.database.db import database
+from engine.database.models import Notification, utcnow
+from engine.database.vocabulary import NotificationStatus
 from engine.observability import readiness
-from engine.store.db import database
-from engine.store.models import Notification, utcnow
-from engine.store.queueing import QUEUE_NAMES, queue
-from engine.store.vocabulary import NotificationStatus
+from engine.queue.queueing import QUEUE_NAMES, queue
 
 log = logging.getLogger("herald.metrics")
 

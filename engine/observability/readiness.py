@@ -15,8 +15,8 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 
 from engine import runtime
+from engine.database.db import database, drop_connection
 from engine.observability.outages import one_line
-from engine.store.db import database, drop_connection
 
 BOUND = 1.0
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.people.models import AuditEvent, User
-from engine.store.models import Workspace
+from engine.database.models import Workspace
+from engine.database.models.people import AuditEvent, User
 
 OPERATOR = "operator (herald CLI)"
 # Detail keys that must never be written, whatever a caller passes: the log outlives secrets.

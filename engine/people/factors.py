@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.people import audit
-from engine.people.errors import PeopleError
-from engine.people.models import (
+from engine.database.db import database
+from engine.database.models.people import (
     Membership,
     OidcIdentity,
     Passkey,
@@ -21,7 +20,8 @@ from engine.people.models import (
     TwoFactorPolicy,
     User,
 )
-from engine.store.db import database
+from engine.people import audit
+from engine.people.errors import PeopleError
 
 
 def listing(user: User) -> list[dict[str, Any]]:

@@ -14,11 +14,11 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from engine.database.db import database
+from engine.database.models import Workspace, utcnow
+from engine.database.models.people import Invitation, User
 from engine.people import audit, roles, tokens, users
 from engine.people.errors import PeopleError
-from engine.people.models import Invitation, User
-from engine.store.db import database
-from engine.store.models import Workspace, utcnow
 
 VALID_FOR = dt.timedelta(days=7)
 

@@ -11,10 +11,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from engine import runtime
+from engine.database.models.inbox import InboxMessage
 from engine.plugins.contracts import DeliveryError, Egress, ProviderContext, SendResult
 from engine.plugins.manager import default_registry, open_provider
 from engine.plugins.provider_order import Candidate, label, send_in_order
-from engine.store.models import InboxMessage
 
 
 def system_sender() -> str:

@@ -5,7 +5,7 @@ Sending in the request told an onlooker which addresses have an account: a reset
 in 510 ms for an account (the mail went out) and 5 ms for none. Now the request only
 enqueues, the same job whether or not the address has an account, and the job looks the
 address up. The jobs go on the priority queue that every `herald worker` serves
-(engine/store/queueing.py); they are plain RQ jobs, run by RQ as any other.
+(engine/queue/queueing.py); they are plain RQ jobs, run by RQ as any other.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import logging
 from rq import Queue
 
 from engine import runtime
+from engine.database.models.people import Invitation
 from engine.people import mail, resets, users
-from engine.people.models import Invitation
 from engine.plugins.contracts import DeliveryError
-from engine.store.queueing import QUEUE_NAME
+from engine.queue.queueing import QUEUE_NAME
 
 log = logging.getLogger("herald.people")
 JOB_PREFIX = "engine.people.outbox."

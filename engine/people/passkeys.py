@@ -22,11 +22,11 @@ from urllib.parse import urlsplit
 # webauthn (with cbor2, pyasn1 and pyOpenSSL: about 16 MiB) is imported by the four
 # ceremonies below, at their first use: a process that serves no passkey never pays it.
 from engine import runtime
+from engine.database.db import database
+from engine.database.models import utcnow
+from engine.database.models.people import Passkey, User
 from engine.people import factors
 from engine.people.errors import PeopleError
-from engine.people.models import Passkey, User
-from engine.store.db import database
-from engine.store.models import utcnow
 
 CHALLENGE_SECONDS = 300
 MAX_NAME = 100

@@ -2,7 +2,7 @@
 call's values: the query every workspace page makes first (the session, its user, the
 membership and the workspace) selects four tables' columns, and peewee spends more CPU
 writing that SQL than the database spends answering it. On PostgreSQL it also runs as a
-named server-side statement (engine/store/prepared.py): planning that four-table join took
+named server-side statement (engine/database/prepared.py): planning that four-table join took
 the database more CPU than running it (docs/performance.md). Only the text and the plan
 are kept, and peewee's reading of the result's columns (which column fills which model's
 field, a tenth of a millisecond for four models): the rows are read afresh at every call,
@@ -15,8 +15,8 @@ from typing import Any
 
 from peewee import Field, ModelSelect
 
-from engine.store import prepared
-from engine.store.models import database
+from engine.database import prepared
+from engine.database.models import database
 
 
 class PreparedSelect:

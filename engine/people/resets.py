@@ -5,11 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from engine.database.db import database
+from engine.database.models import utcnow
+from engine.database.models.people import PasswordReset, User
 from engine.people import passwords, sessions, tokens, users
 from engine.people.errors import PeopleError
-from engine.people.models import PasswordReset, User
-from engine.store.db import database
-from engine.store.models import utcnow
 
 # A link sent by email is short-lived; one an operator hands over by hand gets a day.
 BY_EMAIL = dt.timedelta(hours=1)

@@ -7,11 +7,11 @@ from typing import Any
 
 from peewee import fn
 
+from engine.database.db import database
+from engine.database.models import Workspace
+from engine.database.models.people import ROLES, Invitation, Membership, User
 from engine.people import audit
 from engine.people.errors import PeopleError
-from engine.people.models import ROLES, Invitation, Membership, User
-from engine.store.db import database
-from engine.store.models import Workspace
 
 RANK = {"member": 1, "admin": 2, "owner": 3}
 LABELS = {"owner": "Owner", "admin": "Admin", "member": "Member"}

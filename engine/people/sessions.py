@@ -11,10 +11,10 @@ from typing import Any
 from peewee import JOIN, ModelSelect
 
 from engine import runtime
+from engine.database.models import Workspace, utcnow
+from engine.database.models.people import Membership, User, WebSession
 from engine.people import tokens
-from engine.people.models import Membership, User, WebSession
 from engine.people.prepared import PreparedSelect
-from engine.store.models import Workspace, utcnow
 
 # The idle deadline moves on at most this often: a page view writes nothing when its
 # session was moved on less than this long ago (the idle time is then this much shorter).

@@ -19,12 +19,12 @@ import uuid
 from typing import Any
 
 from engine import runtime
+from engine.database.db import database
+from engine.database.models import Workspace, utcnow
+from engine.database.models.people import OidcIdentity, User
 from engine.people import audit, factors, invitations, roles, users
 from engine.people.errors import PeopleError
-from engine.people.models import OidcIdentity, User
 from engine.people.single_sign_on import Refused
-from engine.store.db import database
-from engine.store.models import Workspace, utcnow
 
 VIA = "single sign-on"
 _ROLE_VALUE = re.compile(r"([0-9a-fA-F-]{32,36}):(owner|admin|member)")

@@ -1,6 +1,6 @@
 """Two-factor sign-in with an authenticator app (TOTP, RFC 6238) and one-time recovery codes.
 
-The secret is kept encrypted at rest (engine/store/secrets.py), a code is accepted one time
+The secret is kept encrypted at rest (engine/database/secrets.py), a code is accepted one time
 step either side of now (clocks drift), and never twice: the step used last is kept and a
 code of that step or an earlier one is refused. Recovery codes have 80 random bits each, so
 a SHA-256 of the code is enough to keep them (no slow hash is needed against guessing), and
@@ -18,12 +18,12 @@ import pyotp
 from redis.exceptions import RedisError
 
 from engine import runtime
+from engine.database import generations
+from engine.database.db import database
+from engine.database.models import Workspace, utcnow
+from engine.database.models.people import RecoveryCode, TwoFactor, TwoFactorPolicy, User
 from engine.people import audit, passwords
 from engine.people.errors import PeopleError
-from engine.people.models import RecoveryCode, TwoFactor, TwoFactorPolicy, User
-from engine.store import generations
-from engine.store.db import database
-from engine.store.models import Workspace, utcnow
 
 ISSUER = "Herald"
 RECOVERY_CODES = 10

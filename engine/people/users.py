@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from email_validator import EmailNotValidError, validate_email
 
+from engine.database.models import utcnow
+from engine.database.models.people import User
 from engine.people import passwords
 from engine.people.errors import PeopleError
-from engine.people.models import User
-from engine.store.models import utcnow
 
 MAX_NAME = 200
 

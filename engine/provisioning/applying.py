@@ -12,11 +12,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from engine.database.db import database
 from engine.provisioning.checking import document_problems
 from engine.provisioning.document import ApplyError, Outcome
 from engine.provisioning.references import resolve_references
 from engine.provisioning.writing import Writer
-from engine.store.db import database
 
 
 def apply_document(doc: Any, *, production: bool = False,

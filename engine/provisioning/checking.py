@@ -12,9 +12,9 @@ from engine.catalog.keys import parse_time
 from engine.catalog.parts import all_parts
 from engine.catalog.sms_help import MAX_HELP_TEXT
 from engine.catalog.topics import MAX_DESCRIPTION, name_problem
+from engine.database.models import PLANS
 from engine.plugins.manager import default_registry
 from engine.provisioning.document import NAME_RULE, ApplyError, valid_name, version_fields
-from engine.store.models import PLANS
 
 
 def _settings_or_none() -> Any:

@@ -6,13 +6,7 @@ import json
 from typing import Any
 
 from engine.catalog.keys import iso
-from engine.provisioning.document import version_fields
-from engine.provisioning.references import (
-    ReferenceNamer,
-    map_provider_urls,
-    without_credentials,
-)
-from engine.store.models import (
+from engine.database.models import (
     Account,
     ApiKey,
     Container,
@@ -23,9 +17,15 @@ from engine.store.models import (
     TemplateVersion,
     Workspace,
 )
-from engine.store.partial_models import Partial, PartialVersion
-from engine.store.recipient_models import Topic
-from engine.store.vocabulary import VersionStatus
+from engine.database.models.partials import Partial, PartialVersion
+from engine.database.models.recipients import Topic
+from engine.database.vocabulary import VersionStatus
+from engine.provisioning.document import version_fields
+from engine.provisioning.references import (
+    ReferenceNamer,
+    map_provider_urls,
+    without_credentials,
+)
 
 # Fields written only when set: a version without a topic reads as it did before topics.
 OMITTED_WHEN_NULL = ("topic",)

@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from engine.catalog import partials as catalog
+from engine.database import generations
+from engine.database.models import Workspace, utcnow
+from engine.database.models.partials import Partial, PartialVersion
+from engine.database.vocabulary import VersionStatus
 from engine.provisioning.document import ApplyError, Outcome
 from engine.rendering import compile_parts
-from engine.store import generations
-from engine.store.models import Workspace, utcnow
-from engine.store.partial_models import Partial, PartialVersion
-from engine.store.vocabulary import VersionStatus
 
 
 def write_partials(out: Outcome, workspace: Workspace, nodes: list[dict[str, Any]],

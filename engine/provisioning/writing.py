@@ -12,18 +12,8 @@ from typing import Any
 from engine.catalog import suppressions, topics
 from engine.catalog.keys import create_key, parse_time
 from engine.catalog.versions import compile_content, partial_problems
-from engine.provisioning.document import (
-    ApplyError,
-    Outcome,
-    version_content,
-    version_extras,
-    version_fields,
-)
-from engine.provisioning.partial_writing import write_partials
-from engine.senders.allowances import COUNTED
-from engine.senders.names import kept_value
-from engine.store import generations, secrets
-from engine.store.models import (
+from engine.database import generations, secrets
+from engine.database.models import (
     SENDER_ALLOWANCES,
     Account,
     ApiKey,
@@ -35,7 +25,17 @@ from engine.store.models import (
     Workspace,
     utcnow,
 )
-from engine.store.vocabulary import VersionStatus
+from engine.database.vocabulary import VersionStatus
+from engine.provisioning.document import (
+    ApplyError,
+    Outcome,
+    version_content,
+    version_extras,
+    version_fields,
+)
+from engine.provisioning.partial_writing import write_partials
+from engine.senders.allowances import COUNTED
+from engine.senders.names import kept_value
 
 
 def _sync(model: Any, values: dict[str, Any]) -> bool:

@@ -12,11 +12,11 @@ import uuid
 from dataclasses import dataclass, field
 
 from engine import runtime
+from engine.database.db import database
+from engine.database.models import Notification, Template, utcnow
+from engine.database.models.reports import NO_TEMPLATE, ReportDay, ReportRollup
 from engine.reports import lookup, projection, rollups
 from engine.reports.filters import ReportFilters
-from engine.store.db import database
-from engine.store.models import Notification, Template, utcnow
-from engine.store.report_models import NO_TEMPLATE, ReportDay, ReportRollup
 
 # The counts the Reports page shows, in order (docs/reports.md names them).
 LABELS = ("Accepted", "Delivered", "Bounced", "Failed", "Complained", "Opened", "Clicked",

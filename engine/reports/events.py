@@ -17,11 +17,11 @@ from peewee import IntegrityError, SqliteDatabase
 
 from engine.callbacks import recording as callbacks
 from engine.catalog import suppressions
+from engine.database.db import database
+from engine.database.models import Notification, utcnow
+from engine.database.models.reports import NotificationEvent
 from engine.formats.addresses import suppression_key
 from engine.plugins.event_contract import Reported
-from engine.store.db import database
-from engine.store.models import Notification, utcnow
-from engine.store.report_models import NotificationEvent
 
 log = logging.getLogger("herald.reports")
 

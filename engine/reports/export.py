@@ -13,13 +13,13 @@ import io
 import uuid
 from collections.abc import Iterator
 
+from engine.database.db import database
+from engine.database.models import Notification, Template
 from engine.formats.spreadsheet_cells import inert, pg_inert
 from engine.reports import lookup, projection
 from engine.reports.counts import template_names
 from engine.reports.feed import as_datetime, as_uuid, recipients
 from engine.reports.filters import ReportFilters
-from engine.store.db import database
-from engine.store.models import Notification, Template
 
 HEADER = ("correlationId", "notificationId", "createdAt", "templateId", "templateName",
           "versionNumber", "channel", "recipient", "status", "complained", "opened",

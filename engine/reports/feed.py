@@ -8,13 +8,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.database.db import database
+from engine.database.models import Notification
+from engine.database.vocabulary import shown_recipient
 from engine.reports import lookup, projection
 from engine.reports.counts import template_names
 from engine.reports.filters import FilterError, ReportFilters
 from engine.reports.recipients import payload_recipients
-from engine.store.db import database
-from engine.store.models import Notification
-from engine.store.vocabulary import shown_recipient
 
 PAGE_SIZE = 50
 

@@ -11,9 +11,9 @@ import re
 import uuid
 from dataclasses import dataclass
 
+from engine.database.models import utcnow
+from engine.database.vocabulary import NotificationStatus
 from engine.formats.addresses import suppression_key
-from engine.store.models import utcnow
-from engine.store.vocabulary import NotificationStatus
 
 # A report's statuses: the notification's own, with "bounced" in front of them (events.py).
 STATUSES = ("bounced", *(str(s) for s in NotificationStatus))

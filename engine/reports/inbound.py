@@ -4,8 +4,8 @@ days, from the number the `Recipient` filter names."""
 
 from __future__ import annotations
 
+from engine.database.models.recipients import InboundMessage
 from engine.reports.filters import ReportFilters
-from engine.store.recipient_models import InboundMessage
 
 SHOWN = 200
 

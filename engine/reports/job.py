@@ -9,9 +9,9 @@ import logging
 import threading
 
 from engine import runtime
+from engine.database import partitions
+from engine.database.db import database
 from engine.reports import lookup, retention, rollups
-from engine.store import partitions
-from engine.store.db import database
 
 log = logging.getLogger("herald.reports")
 LOCK_KEY = "herald:reports:lock"

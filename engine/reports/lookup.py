@@ -14,11 +14,11 @@ import time
 import uuid
 from typing import Any
 
+from engine.database.db import database
+from engine.database.models import Notification, Workspace, utcnow
+from engine.database.models.reports import NotificationLookup, ReportCursor
 from engine.reports.projection import HOST_PATTERN, LOOKUP, N, is_postgres
 from engine.reports.recipients import payload_recipients
-from engine.store.db import database
-from engine.store.models import Notification, Workspace, utcnow
-from engine.store.report_models import NotificationLookup, ReportCursor
 
 CURSOR = "lookup"
 # A row committed this long after its created_at is still indexed (an API process's

@@ -21,11 +21,11 @@ from urllib.parse import urlsplit
 
 from peewee import Database, PostgresqlDatabase
 
+from engine.database.db import database
+from engine.database.models import DeliveryAttempt, Notification, TrackingEvent
+from engine.database.models.reports import NotificationEvent, NotificationLookup
+from engine.database.secrets import recipient_hash
 from engine.reports.filters import ReportFilters
-from engine.store.db import database
-from engine.store.models import DeliveryAttempt, Notification, TrackingEvent
-from engine.store.report_models import NotificationEvent, NotificationLookup
-from engine.store.secrets import recipient_hash
 
 N = Notification._meta.table_name
 EVENTS = NotificationEvent._meta.table_name

@@ -9,12 +9,12 @@ import logging
 import time
 
 from engine import runtime
+from engine.database.db import database
+from engine.database.models import Notification, Workspace, utcnow
+from engine.database.models.reports import ReportDay
 from engine.reports import whole_months
 from engine.reports.projection import N
 from engine.reports.rollups import as_date, as_time
-from engine.store.db import database
-from engine.store.models import Notification, Workspace, utcnow
-from engine.store.report_models import ReportDay
 
 log = logging.getLogger("herald.reports")
 BATCH = 500

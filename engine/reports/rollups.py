@@ -21,11 +21,11 @@ from typing import Any
 
 from peewee import SqliteDatabase
 
+from engine.database.db import database
+from engine.database.models import Notification, Workspace, utcnow
+from engine.database.models.reports import NO_TEMPLATE, ReportDay, ReportRollup
 from engine.reports import projection
 from engine.reports.filters import ReportFilters
-from engine.store.db import database
-from engine.store.models import Notification, Workspace, utcnow
-from engine.store.report_models import NO_TEMPLATE, ReportDay, ReportRollup
 
 log = logging.getLogger("herald.reports")
 # How long after its creation a notification is surely committed (the API commits within

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from peewee import fn
 
-from engine.people.models import Invitation, Membership
-from engine.store.models import ApiKey, Sender, Suppression, Workspace, utcnow
+from engine.database.models import ApiKey, Sender, Suppression, Workspace, utcnow
+from engine.database.models.people import Invitation, Membership
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.database import notification_store
+from engine.database.db import database
+from engine.database.models import DeliveryAttempt, Notification, Template, TrackingEvent
+from engine.database.models.reports import NotificationEvent
+from engine.database.vocabulary import SuppressionScope, purged_at, shown_recipient
 from engine.reports import projection
 from engine.reports.filters import ReportFilters
 from engine.reports.recipients import payload_recipients
-from engine.store import notification_store
-from engine.store.db import database
-from engine.store.models import DeliveryAttempt, Notification, Template, TrackingEvent
-from engine.store.report_models import NotificationEvent
-from engine.store.vocabulary import SuppressionScope, purged_at, shown_recipient
 
 ANSWER_CHARS = 300
 TRACKED = {"open": "opened", "click": "clicked", "unsubscribe": "unsubscribed"}

@@ -8,9 +8,9 @@ from typing import Any
 
 from config.redaction import mask_secrets
 from engine.catalog.keys import iso
-from engine.store.models import DeliveryAttempt, Notification, TrackingEvent
-from engine.store.report_models import NotificationEvent
-from engine.store.vocabulary import purged_at, shown_recipient
+from engine.database.models import DeliveryAttempt, Notification, TrackingEvent
+from engine.database.models.reports import NotificationEvent
+from engine.database.vocabulary import purged_at, shown_recipient
 
 TRACKED = {"open": "opened", "click": "clicked", "unsubscribe": "unsubscribed"}
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import time
 
-from engine.store import partition_drops, partitions
-from engine.store.db import database
+from engine.database import partition_drops, partitions
+from engine.database.db import database
 
 CHECK_SECONDS = 3600.0
 _last_check = [float("-inf")]

@@ -14,26 +14,21 @@ from typing import Any
 from peewee import fn
 
 from engine.catalog import suppression_cache
+from engine.database import generations
+from engine.database.db import database
+from engine.database.models import Notification, Suppression, Workspace
+from engine.database.models.inbox import CaughtWebhook, InboxMessage
+from engine.database.models.lists import RecipientList
+from engine.database.models.people import AuditEvent, User
+from engine.database.models.recipients import InboundMessage
+from engine.database.models.reports import NotificationLookup
+from engine.database.models.retention import PurgeWaiting
+from engine.database.secrets import recipient_hash
 from engine.formats.addresses import suppression_key
 from engine.people import audit
-from engine.people.models import AuditEvent, User
 from engine.reports import lookup
 from engine.reports.recipients import payload_recipients
 from engine.retention import scrub
-from engine.store import generations
-from engine.store.db import database
-from engine.store.models import (
-    CaughtWebhook,
-    InboxMessage,
-    Notification,
-    RecipientList,
-    Suppression,
-    Workspace,
-)
-from engine.store.recipient_models import InboundMessage
-from engine.store.report_models import NotificationLookup
-from engine.store.retention_models import PurgeWaiting
-from engine.store.secrets import recipient_hash
 
 BATCH = 500
 # A list being sent is left to finish (its job reads its rows); any other list loses the
@@ -119,7 +114,7 @@ def _lists(workspace_id: Any, key: str, done: Counter) -> None:
 
 def _suppression(workspace_id: Any, key: str, done: Counter) -> None:
     """The address's suppression, kept as its keyed hash: the claim checks the recipients'
-    hashes too once the workspace has one (engine/store/notification_store.py)."""
+    hashes too once the workspace has one (engine/database/notification_store.py)."""
     rows = list(Suppression.select().where(Suppression.workspace == workspace_id,
                                            Suppression.address == key))
     if not rows:

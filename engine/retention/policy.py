@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.store import generations
-from engine.store.models import Workspace
+from engine.database import generations
+from engine.database.models import Workspace
 
 MIN_DAYS = 1
 MAX_DAYS = 3650

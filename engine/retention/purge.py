@@ -21,12 +21,13 @@ from collections import Counter
 from typing import Any
 
 from engine import runtime
+from engine.database.db import database
+from engine.database.models import Notification, Workspace, utcnow
+from engine.database.models.lists import RecipientList
+from engine.database.models.recipients import InboundMessage
+from engine.database.models.retention import PurgeMark, PurgeWaiting
 from engine.people import audit
 from engine.retention import scrub
-from engine.store.db import database
-from engine.store.models import Notification, RecipientList, Workspace, utcnow
-from engine.store.recipient_models import InboundMessage
-from engine.store.retention_models import PurgeMark, PurgeWaiting
 
 log = logging.getLogger("herald.retention")
 BATCH = 500  # notifications a transaction: what one batch holds locked

@@ -17,20 +17,14 @@ from typing import Any
 
 from peewee import Cast, PostgresqlDatabase, Value, fn
 
+from engine.database.db import database
+from engine.database.models import DeliveryAttempt, Notification, TrackingEvent, utcnow
+from engine.database.models.callbacks import Callback
+from engine.database.models.inbox import CaughtWebhook, InboxMessage
+from engine.database.models.reports import NotificationEvent, NotificationLookup
+from engine.database.secrets import recipient_hash
+from engine.database.vocabulary import HASH_PREFIX, PURGED_KEY, NotificationStatus, purged_at
 from engine.reports.recipients import payload_recipients
-from engine.store.callback_models import Callback
-from engine.store.db import database
-from engine.store.models import (
-    CaughtWebhook,
-    DeliveryAttempt,
-    InboxMessage,
-    Notification,
-    TrackingEvent,
-    utcnow,
-)
-from engine.store.report_models import NotificationEvent, NotificationLookup
-from engine.store.secrets import recipient_hash
-from engine.store.vocabulary import HASH_PREFIX, PURGED_KEY, NotificationStatus, purged_at
 
 # Final: nothing will be sent for it again (a cancelled one's list was cancelled).
 FINISHED = (NotificationStatus.DELIVERED, NotificationStatus.FAILED,

@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from engine.database.models import Account, Sender
 from engine.senders.allowances import templates_using
 from engine.senders.domains import status_at
 from engine.senders.errors import SenderError
 from engine.senders.names import kept_value
-from engine.store.models import Account, Sender
 
 
 def find_account(ident: str) -> Account:

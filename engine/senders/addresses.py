@@ -15,14 +15,14 @@ from typing import Any
 from email_validator import EmailNotValidError, validate_email
 
 from engine import runtime
+from engine.database import generations
+from engine.database.db import database
+from engine.database.models import Account, Sender, Workspace, utcnow
 from engine.formats.addresses import suppression_key
 from engine.formats.header_text import CONTROLS
 from engine.plugins.contracts import DeliveryError
 from engine.senders import allowances, mail
 from engine.senders.errors import SenderError
-from engine.store import generations
-from engine.store.db import database
-from engine.store.models import Account, Sender, Workspace, utcnow
 
 LINK_HOURS = 48
 MAX_POSTAL = 500

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 from peewee import SqliteDatabase
 
-from engine.formats.addresses import ascii_form, bare_address
-from engine.plugins.manager import default_registry
-from engine.senders.errors import SenderError
-from engine.store.db import database
-from engine.store.models import (
+from engine.database.db import database
+from engine.database.models import (
     SENDER_ALLOWANCES,
     Account,
     Sender,
@@ -22,6 +19,9 @@ from engine.store.models import (
     TemplateVersion,
     Workspace,
 )
+from engine.formats.addresses import ascii_form, bare_address
+from engine.plugins.manager import default_registry
+from engine.senders.errors import SenderError
 
 COUNTED = {"domain": ("pending", "verified", "failed"), "address": ("pending", "verified")}
 NOUNS = {"domain": ("domain", "domains"), "address": ("single sender", "single senders")}

@@ -13,9 +13,9 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from engine.database.models import Sender
 from engine.plugins.contracts import DkimKey
 from engine.senders.names import SELECTORS, selector_of
-from engine.store.models import Sender
 
 KEY_BITS = 2048
 SIGNING_SELECTOR = SELECTORS[0]

@@ -19,12 +19,12 @@ from typing import Any
 from peewee import SqliteDatabase
 
 from engine import dns_resolver, runtime
+from engine.database.db import database
+from engine.database.models import Account, Sender, Workspace, utcnow
 from engine.senders import allowances, dkim_keys, mail
 from engine.senders.dns_checks import VERIFIED, check_records
 from engine.senders.errors import SenderError
 from engine.senders.names import issued_records, parse_domain, target_label
-from engine.store.db import database
-from engine.store.models import Account, Sender, Workspace, utcnow
 
 REQUEST_DAYS = 7
 GRACE = dt.timedelta(hours=72)

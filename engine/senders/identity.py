@@ -12,11 +12,11 @@ import threading
 import time
 from typing import Any
 
+from engine.database import generations
+from engine.database.models import Sender
 from engine.formats.addresses import bare_address, suppression_key
 from engine.senders.dkim_keys import signing_key
 from engine.senders.names import return_path_host
-from engine.store import generations
-from engine.store.models import Sender
 
 KEEP_SECONDS = 5.0  # a backstop: the account's generation is what keeps an answer current
 _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import logging
 
+from engine.database.models import Sender, Workspace
+from engine.database.models.people import Membership, User
 from engine.people import mail as people_mail
-from engine.people.models import Membership, User
 from engine.plugins.contracts import DeliveryError
-from engine.store.models import Sender, Workspace
 
 log = logging.getLogger("herald.senders")
 

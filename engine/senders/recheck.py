@@ -12,10 +12,10 @@ import logging
 import threading
 
 from engine import runtime
+from engine.database.db import database
+from engine.database.models import Sender, utcnow
 from engine.senders.domains import check_domain
 from engine.senders.errors import SenderError
-from engine.store.db import database
-from engine.store.models import Sender, utcnow
 
 log = logging.getLogger("herald.senders")
 EVERY = dt.timedelta(hours=1)

@@ -1,7 +1,7 @@
 """The send itself: render, commit the notification row, enqueue its job, answer 202.
 
 ``accept`` is the one way a notification enters the pipeline: the API's send, the editor's
-test send (engine/authoring/test_sends.py) and any other sender of the house insert the row
+test send (engine/authoring/draft_sends.py) and any other sender of the house insert the row
 and enqueue its job through it, so what an accepted notification is (its row, its queue,
 its event) is decided here once.
 """
@@ -14,20 +14,21 @@ import uuid
 from typing import Any
 
 from engine.catalog import keycache
+from engine.database import notification_store
+from engine.database.db import database
+from engine.database.vocabulary import NotificationStatus
+from engine.delivery.queue import enqueue_notification, enqueue_notifications, is_bulk
 from engine.errors import ApiError
 from engine.observability import metrics
 from engine.observability.outages import dependency_of, incidents
 from engine.plugins.manager import default_registry
-from engine.sending import idempotency, limits
+from engine.queue import unheard_commits
+from engine.sending import allowance, idempotency
 from engine.sending.admission import admit
 from engine.sending.group_commit import GroupCommit
 from engine.sending.idempotency import ACCEPTED_MESSAGE, IdempotencyKey, Replayed
 from engine.sending.payload import payload, render_parts, rendering_failed
 from engine.sending.resolution import Resolved
-from engine.store import notification_store, unheard_commits
-from engine.store.db import database
-from engine.store.queueing import enqueue_notification, enqueue_notifications, is_bulk
-from engine.store.vocabulary import NotificationStatus
 
 log = logging.getLogger("herald.api")
 
@@ -55,7 +56,7 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
         if keyed is not None:
             idempotency.release(keyed, workspace_id, correlation_id, account_id)
         else:
-            limits.refund(account_id)
+            allowance.give_back(account_id)
         raise
     keycache.touch(key)
     return {"accepted": True, "correlationId": correlation_id, "message": ACCEPTED_MESSAGE}
@@ -80,7 +81,7 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
 
     Raises only while inserting (nothing is accepted then: the caller gives back what it
     took; a database lost meanwhile may have committed the row unheard, so its id is
-    marked for the reconciler to drop, engine/store/unheard_commits.py). Once the row is
+    marked for the reconciler to drop, engine/queue/unheard_commits.py). Once the row is
     committed the notification is accepted: a job that cannot be enqueued is left to the
     reconciler. ``keyed``: the Idempotency-Key the row is unique by, its record written
     with the job. ``is_test``: an editor's test send (no allowance, left out of reports

@@ -3,7 +3,7 @@ D1's order (docs/api.md) with one Redis round trip per request.
 
 Everything that needs no Redis is decided first, from per-process caches where they hold;
 then one script checks that those cached answers are still current (their generations,
-engine/store/generations.py), counts the request in its rate-limit windows and takes the
+engine/database/generations.py), counts the request in its rate-limit windows and takes the
 allowance; errors are then raised in D1's order. When a cached answer was out of date the
 script changes nothing and the request is decided again from the database.
 """
@@ -15,11 +15,11 @@ from typing import Any
 from engine import runtime
 from engine.catalog import keycache
 from engine.catalog.keycache import KeyInfo
+from engine.database import generations
 from engine.errors import ApiError
 from engine.sending import idempotency, limits
 from engine.sending.idempotency import IdempotencyKey
 from engine.sending.resolution import Resolved, resolve_request
-from engine.store import generations
 
 # Decisions made before the last one may use the caches; the last reads only the database,
 # so a request never loops on a scope that changes under it.

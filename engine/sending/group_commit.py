@@ -9,7 +9,7 @@ anyway, so a send alone takes the path it always took. A send still answers 202 
 its own row is committed and its job enqueued (or, Redis gone, left to the reconciler, as
 before). A row that the database refuses fails its own send only: the group is then
 inserted row by row. A database lost fails the whole group (its commit may have happened
-unheard: engine/store/unheard_commits.py).
+unheard: engine/queue/unheard_commits.py).
 
 Measured (docs/performance.md): under the bench's load half the sends join a group of two
 to four, and the machine spends about a tenth less CPU per send.

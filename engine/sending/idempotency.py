@@ -7,7 +7,7 @@ was accepted, each followed by the body's digest and the first answer's correlat
   anything: a replay, a reuse with another body and a request racing the first are answered
   without touching the rate-limit windows or the allowance; otherwise it counts as usual
   and, for a request that passed everything, writes the pending record in the same call;
-- the enqueue script marks the record done (engine/store/queueing.py), kept 24 hours;
+- the enqueue script marks the record done (engine/queue/queueing.py), kept 24 hours;
 - a request refused after admission (a render error, the database) gives its allowance unit
   back and drops its pending record in one call, so a corrected retry proceeds.
 
@@ -29,11 +29,12 @@ from typing import Any
 from peewee import IntegrityError
 
 from engine import runtime
+from engine.database import generations
+from engine.database.models import Notification, utcnow
 from engine.errors import ApiError
-from engine.sending import limits
-from engine.store import generations, unheard_commits
-from engine.store.models import Notification, utcnow
-from engine.store.redis_scripts import DirectScript
+from engine.queue import unheard_commits
+from engine.queue.redis_scripts import DirectScript
+from engine.sending import allowance, limits
 
 HEADER = "Idempotency-Key"
 KEEP_SECONDS = 24 * 3600
@@ -61,8 +62,8 @@ if code == 0 and ARGV[5] == '1' then
 end
 return {code}
 """)
-_RELEASE = """
-if KEYS[1] ~= '' then redis.call('DECR', KEYS[1]) end
+_RELEASE = allowance.GIVE_BACK_FUNCTION + """
+give_back_allowance(KEYS[1])
 if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 return 1
 """
@@ -161,10 +162,11 @@ def admit(idem: IdempotencyKey, workspace_id: str, correlation_id: str, ip: str,
     if code in (REPLAY, IN_FLIGHT):
         _answer_of(_text(reply[1]), idem, record)
     if code == limits.ALLOWANCE_MISSING and account_id is not None:
-        code = limits.rebuild_and_take(keys[2], account_id, monthly_limit)
+        code = limits.OK if allowance.rebuild_and_take(account_id, monthly_limit) \
+            else limits.ALLOWANCE_EXHAUSTED
         if code == limits.OK and not runtime.redis().set(
                 record, idem.pending(correlation_id), nx=True, ex=PENDING_SECONDS):
-            limits.refund(account_id)  # another request took the key meanwhile
+            allowance.give_back(account_id)  # another request took the key meanwhile
             _answer_of(None, idem, record)
     return limits.Verdict(code, retry_after)
 
@@ -204,7 +206,7 @@ def release(idem: IdempotencyKey, workspace_id: str, correlation_id: str,
     """Not accepted after all: the allowance unit back and the pending record gone (only
     ours: a record another request wrote since is left alone)."""
     _script("idempotency_release", _RELEASE)(
-        keys=[limits.allowance_key(account_id), idem.record(workspace_id)],
+        keys=[allowance.key(account_id), idem.record(workspace_id)],
         args=[idem.pending(correlation_id)])
 
 
@@ -213,7 +215,7 @@ def insert_once(insert: Callable[[], None], idem: IdempotencyKey, workspace_id: 
     notification in this workspace (Redis had lost the record), answer as the record would.
 
     A notification older than the 24 hours lets go of the key and the insert runs again.
-    The row found may be one whose send was answered 503 (engine/store/unheard_commits.py):
+    The row found may be one whose send was answered 503 (engine/queue/unheard_commits.py):
     this answer names it, so it is delivered after all.
     """
     try:

@@ -11,14 +11,14 @@ from engine import runtime
 from engine.catalog import snapshots
 from engine.catalog.keycache import KeyInfo
 from engine.catalog.variants import part_text, pick
+from engine.database.models import Account, Template, TemplateVersion, Workspace
+from engine.database.vocabulary import VersionStatus
 from engine.errors import ApiError, FieldErrors
 from engine.plugins.channel_contract import Channel, SendRequest
 from engine.plugins.manager import default_registry, provider_url
 from engine.rendering import PartialSet
 from engine.sending.recipients import resolve
 from engine.sending.validation import validate_request
-from engine.store.models import Account, Template, TemplateVersion, Workspace
-from engine.store.vocabulary import VersionStatus
 
 
 @dataclass

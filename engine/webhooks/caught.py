@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.store.callback_models import Callback
-from engine.store.models import CaughtWebhook, Notification, Workspace
+from engine.database.models import Notification, Workspace
+from engine.database.models.callbacks import Callback
+from engine.database.models.inbox import CaughtWebhook
 from engine.webhooks.signatures import TOLERANCE_SECONDS, verify_webhook
 
 KEPT_BODY_BYTES = 1024 * 1024  # a rendered part is at most 1,048,576 characters

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import dns.resolver
 
+from engine.database.vocabulary import Outcome
 from engine.plugins.contracts import parse_retry_after
-from engine.store.vocabulary import Outcome
 from engine.webhooks.destinations import DestinationError, DestinationUnavailable, check_destination
 from engine.webhooks.headers import unsendable_headers
 from engine.webhooks.plain_transport import post_plain

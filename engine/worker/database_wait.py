@@ -1,5 +1,5 @@
 """The delivery slots wait out a lost database, as the worker's Redis client waits out a
-lost Redis (engine/store/redis_outages.py): one line when it begins, one when it ends, for
+lost Redis (engine/queue/redis_outages.py): one line when it begins, one when it ends, for
 the process however many slots wait.
 
 A delivery that failed because the database went away leaves its row ``queued`` or
@@ -13,9 +13,9 @@ import logging
 import threading
 import time
 
+from engine.database.db import database, drop_connection
 from engine.observability.outages import DATABASE_DOWN, one_line
-from engine.store import redis_outages
-from engine.store.db import database, drop_connection
+from engine.queue import redis_outages
 
 log = logging.getLogger("herald.delivery")
 FIRST_PAUSE = 0.2

@@ -5,11 +5,13 @@ delivery (the claim, the render, the send, the outcome's commit and its plugin e
 runs on one of ``--concurrency`` delivery threads, the slots:
 
 - **Handed over at dequeue.** The worker's queue class takes a job only when a slot is free
-  (``room``) and hands a delivery job's notification to the slots the moment RQ dequeues it
-  (``hand``); the job itself returns at once (``taken``). RQ's loop never waits for a send:
-  it heartbeats, checks the scheduler and takes the next job while deliveries are in
-  flight. Delivery waits on the network (a relay's 200 ms a message), so threads, which
-  the database and provider code already suit, hold many at a cost of a stack each.
+  (``room``) and, the moment RQ dequeues a delivery job, hands its notification to the
+  slots (``hand_delivery``), which call the delivery (engine/delivery/jobs.py) directly.
+  The worker class then settles the job without RQ's execution (``taken``): RQ's loop
+  never waits for a send. It heartbeats, checks the scheduler and takes the next job
+  while deliveries are in flight. Delivery waits on the network (a relay's 200 ms a
+  message), so threads, which the database and provider code already suit, hold many at
+  a cost of a stack each.
 - **Each workspace its share.** At most ``per_workspace`` deliveries of one workspace are in
   flight in this process (``HERALD_WORKSPACE_CONCURRENCY``, by default a quarter of the
   slots); the queue's take passes a full workspace's turn (``full``), so its jobs stay in
@@ -19,19 +21,20 @@ runs on one of ``--concurrency`` delivery threads, the slots:
   yet recorded: what a crash may send twice (docs/delivery.md).
 - **Leases.** Each delivery in flight has a lease in Redis (engine/worker/inflight.py): the
   reconciler never takes a live delivery's row for a crashed one.
-- **Errors.** RQ has counted the job done when its delivery fails (the database or Redis
-  gone; any other exception the job records as an outcome, engine/delivery/jobs.py): the
-  error is logged with the notification id, and the row, still ``queued`` or ``sending``,
-  waits for the reconciler, as after a crash.
+- **Errors.** The job is settled when its delivery fails (the database or Redis gone; any
+  other exception the delivery records as an outcome, engine/delivery/jobs.py): the error
+  is logged with the notification id, and the row, still ``queued`` or ``sending``, waits
+  for the reconciler, as after a crash.
 - **Waiting** (``waiting``): whether a delivery waits for a slot (handed and not started,
   or RQ's loop waiting for room); a long fan-out asks it to know when to yield its slot
   (engine/delivery/fair_share.py).
 - **Shutdown** (SIGTERM, the end of a burst): RQ's loop takes no more jobs, and ``close``
   waits for every delivery in flight, each bounded by its provider's deadline.
 
-Anything else that calls the job (the fork-per-job worker, tests) delivers inside it. The job
-meets the slots only through engine/delivery/handing.py, which this module installs them in:
-the job knows nothing of the process.
+Where RQ runs a delivery job itself (the fork-per-job worker, a job the slots did not take,
+tests) the job delivers inside it, with RQ's own records of it. A delivery meets the slots
+only through engine/delivery/handing.py (whether another waits), which this module installs
+them in: the delivery knows nothing of the process.
 """
 
 from __future__ import annotations
@@ -44,9 +47,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from engine.database.db import database, release_connection
 from engine.delivery import handing
+from engine.delivery.jobs import deliver_notification
 from engine.observability.outages import dependency_of
-from engine.store.db import database, release_connection
 from engine.worker.database_wait import wait_for_database
 from engine.worker.inflight import Leases
 
@@ -181,7 +185,28 @@ def installed() -> DeliverySlots | None:
     return slots if isinstance(slots, DeliverySlots) else None
 
 
-# What a job asks (engine/delivery/handing.py), here too for the worker's own callers.
-hand = handing.hand
-waiting = handing.waiting
-taken = handing.taken
+def hand(key: str, work: Callable[[], Any], workspace: str | None = None) -> bool:
+    """Run ``work`` for the job ``key`` (of ``workspace``) in a slot; False (nothing run)
+    without the slots."""
+    slots = installed()
+    if slots is None:
+        return False
+    slots.hand(key, work, workspace)
+    return True
+
+
+def hand_delivery(notification_id: str, workspace: str | None = None) -> bool:
+    """Deliver the notification in a slot, the delivery called directly; False (nothing
+    handed) without the slots."""
+    return hand(notification_id, lambda: deliver_notification(notification_id), workspace)
+
+
+def taken(key: str) -> bool:
+    """For the job ``key``: True when its work was handed to the slots (the worker settles
+    the job without running it); False when RQ must run it."""
+    slots = installed()
+    return slots.take(key) if slots is not None else False
+
+
+def waiting() -> bool:
+    return handing.waiting()

@@ -11,7 +11,7 @@ import logging
 import threading
 
 from engine import runtime
-from engine.store.queueing import QUEUE_NAME, queue
+from engine.queue.queueing import QUEUE_NAME, queue
 
 log = logging.getLogger("herald.lists")
 SWEEP = "engine.lists.sweeping.sweep"

@@ -16,9 +16,9 @@ from rq.job import Job
 
 from engine import runtime
 from engine.catalog.keys import iso
-from engine.store.models import Notification, utcnow
-from engine.store.queueing import QUEUE_NAMES, queue
-from engine.store.vocabulary import NotificationStatus
+from engine.database.models import Notification, utcnow
+from engine.database.vocabulary import NotificationStatus
+from engine.queue.queueing import QUEUE_NAMES, queue
 
 
 def _aware(value: dt.datetime) -> dt.datetime:

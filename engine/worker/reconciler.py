@@ -7,7 +7,7 @@ engine/worker/inflight.py) is left alone. A row whose attempts reached its chann
 maximum is ended instead: however its attempts
 ended (a crash, a database gone), a notification is never tried more often than that. A
 row whose send was answered 503 though the database committed it unheard is deleted
-(engine/store/unheard_commits.py).
+(engine/queue/unheard_commits.py).
 
 A queued row is taken up once it is ``HERALD_RECONCILE_AFTER_SECONDS`` old, except when the
 worker knows Redis lost jobs (it restarted, was emptied or was away: redis_watch,
@@ -28,16 +28,18 @@ from rq.job import Job, JobStatus
 from rq.scripts import release_lock
 
 from engine import runtime
+from engine.database import notification_facts
+from engine.database.db import database, drop_connection
+from engine.database.models import DeliveryAttempt, Notification, utcnow
+from engine.database.vocabulary import NotificationStatus, Outcome
 from engine.delivery import outcome_events
 from engine.delivery.attempts import attempt_row
+from engine.delivery.queue import JOB_FUNCTION, enqueue_notification
 from engine.delivery.retry import max_attempts
 from engine.observability.outages import DATABASE_DOWN
 from engine.plugins.manager import default_registry
-from engine.store import notification_facts, redis_outages, unheard_commits
-from engine.store.db import database, drop_connection
-from engine.store.models import DeliveryAttempt, Notification, utcnow
-from engine.store.queueing import JOB_FUNCTION, enqueue_notification, queue
-from engine.store.vocabulary import NotificationStatus, Outcome
+from engine.queue import redis_outages, unheard_commits
+from engine.queue.queueing import queue
 from engine.worker import inflight
 from engine.worker.redis_watch import RedisWatch
 
@@ -148,7 +150,7 @@ def _take_up(row: Notification, kind: str, condition: Any) -> str:
 
 def _drop(row: Notification, condition: Any) -> int:
     """Delete a row whose send was answered 503 though the database committed it unheard
-    (engine/store/unheard_commits.py): its sender was told nothing was accepted. 1, or 0
+    (engine/queue/unheard_commits.py): its sender was told nothing was accepted. 1, or 0
     when a job took it meanwhile."""
     if not Notification.delete().where(Notification.id == row.id, condition).execute():
         return 0

@@ -14,7 +14,7 @@ PID 1, renewing the lock, and no live worker can take the scheduler over. Here:
   scheduler killed outright (SIGKILL of the whole process group) frees the lock soon;
 - a scheduler that lost its lock to another (after Redis lost it) ends, where RQ's would
   idle on; its worker starts one again when the lock is free;
-- a lost Redis is waited out (engine/store/redis_outages.py), quietly: the worker's own
+- a lost Redis is waited out (engine/queue/redis_outages.py), quietly: the worker's own
   line says so.
 """
 
@@ -34,7 +34,7 @@ from redis.exceptions import RedisError
 from rq.scheduler import RQScheduler, run
 from rq.scripts import ACQUIRE_OR_REFRESH_LOCK_SCRIPT, acquire_or_refresh_lock
 
-from engine.store import redis_clients, redis_outages
+from engine.queue import redis_clients, redis_outages
 from engine.worker import lifeline
 from engine.worker.process_log import configure_logging
 

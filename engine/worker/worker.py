@@ -3,7 +3,7 @@
 One worker process runs an RQ worker (engine/worker/worker_class.py), its delivery slots
 and its reconciler thread; it ends on SIGTERM or SIGINT (after the delivery in hand, exit 0)
 or on a configuration error (exit 2), never because Redis went away: its Redis client waits
-for it (engine/store/redis_outages.py), and an RQ work loop that ends on its own is started
+for it (engine/queue/redis_outages.py), and an RQ work loop that ends on its own is started
 again. With ``--processes N`` a parent keeps N of them (engine/worker/supervisor.py).
 """
 
@@ -23,13 +23,13 @@ from config.settings import ConfigError, Settings, load_settings
 from engine import runtime
 from engine.callbacks import jobs as callback_jobs
 from engine.callbacks.sweep import run_periodically as sweep_callbacks
+from engine.database.db import wait_for_pooled_connections
 from engine.plugins.manager import check_providers
+from engine.queue import redis_outages
+from engine.queue.queueing import WORKER_QUEUE_NAMES
 from engine.reports.job import run_periodically as report_job
 from engine.retention.purge import run_periodically as purge_data
 from engine.senders.recheck import run_periodically as recheck_senders
-from engine.store import redis_outages
-from engine.store.db import wait_for_pooled_connections
-from engine.store.queueing import WORKER_QUEUE_NAMES
 from engine.worker import handoff, lifeline
 from engine.worker.list_sweep import run_periodically as sweep_lists
 from engine.worker.process_log import configure_logging

@@ -3,7 +3,7 @@
 What RQ's worker lacks, added where RQ's worker class is meant to be extended:
 
 - **Redis lost is a wait.** The worker's client retries a lost connection until Redis is
-  back (engine/store/redis_outages.py). RQ's bookkeeping around a job that fails anyway (a
+  back (engine/queue/redis_outages.py). RQ's bookkeeping around a job that fails anyway (a
   Redis error of another kind) is logged and the worker goes on: the database is the record
   of the notification, and the delivery slots or the reconciler take it up.
 - **The scheduler follows its worker** (engine/worker/scheduler.py), and a worker checks
@@ -11,7 +11,7 @@ What RQ's worker lacks, added where RQ's worker class is meant to be extended:
   somewhere, starting it here when its lock is free or its process here died. Stopping,
   the worker waits ``SCHEDULER_STOP_SECONDS`` for it, then kills it.
 - **Each workspace takes its turn**: jobs are taken from the workspaces' lanes of each
-  queue in turn (engine/store/lanes.py), not first come, first served.
+  queue in turn (engine/queue/lanes.py), not first come, first served.
 - **Idle workers look around**: the dequeue blocks ``DEQUEUE_SECONDS`` at a time (RQ: 405),
   then heartbeats and checks the scheduler.
 - **Redis restarted empty**: the worker writes its RQ record again (redis_watch), so
@@ -43,10 +43,8 @@ from rq.exceptions import DequeueTimeout, StopRequested
 from rq.job import Job
 from rq.worker import WorkerStatus
 
-from engine.delivery.handing import installed as handing_installed
-from engine.delivery.jobs import hand_over
-from engine.store import lanes, redis_outages
-from engine.store.queueing import JOB_FUNCTION
+from engine.delivery.queue import JOB_FUNCTION
+from engine.queue import lanes, redis_outages
 from engine.worker import handoff, redis_watch
 from engine.worker.scheduler import HeraldScheduler
 
@@ -174,7 +172,7 @@ def _notification_of(job: Job) -> str | None:
 def _hand_over(job: Job, workspace: str | None) -> None:
     notification_id = _notification_of(job)
     if notification_id is not None:
-        hand_over(notification_id, workspace)
+        handoff.hand_delivery(notification_id, workspace)
 
 
 class _Unattended:
@@ -256,7 +254,6 @@ class _Unattended:
         except StopRequested:  # a signal while idle: RQ's loop must see it
             raise
         except Exception as error:  # RQ's bookkeeping around the job; the job catches its own
-            handoff.taken(job.id)  # the delivery handed over goes on; settle it quietly
             if not redis_outages.waiting_stopped():
                 log.warning("RQ's bookkeeping of job %s failed (%s): the database keeps the "
                             "notification and the reconciler takes it up if needed", job.id,
@@ -360,17 +357,17 @@ class HeraldWorker(_Unattended, SimpleWorker):
 
     def execute_job(self, job: Job, queue: Queue) -> None:
         """A delivery job whose notification a delivery slot took is settled here,
-        without RQ's execution: RQ's records of it (the started registry, its execution,
-        its status, its result) would say only that it handed its notification over, which
-        the database records better, and writing them was a third of the worker's CPU per
-        email (docs/performance.md). Anything else, and a delivery the slots did not take,
-        runs as RQ runs it."""
+        without RQ's execution: the slot calls the delivery itself, the database records
+        what became of it, and RQ's records of the job (the started registry, its
+        execution, its status, its result) were a third of the worker's CPU per email
+        (docs/performance.md). Anything else, and a delivery the slots did not take, runs
+        as RQ runs it: the job function delivers, and RQ files it finished or failed."""
         notification_id = _notification_of(job)
-        if notification_id is None or handing_installed() is None:
+        if notification_id is None or handoff.installed() is None:
             return super().execute_job(job, queue)
         self._settling = True  # a SIGTERM now stops the loop after this job, not inside it
         try:
-            # As the job itself asks; never waits: the delivery runs in its slot.
+            # Never waits: the delivery runs in its slot.
             taken = handoff.taken(notification_id)
         finally:
             self._settling = False

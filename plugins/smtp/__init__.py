@@ -4,10 +4,8 @@ message, DSN, and clear outcome classes."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import smtplib
-import socket
 import ssl
 import threading
 import time
@@ -20,16 +18,25 @@ from engine.plugin_api import (
     PermanentError,
     ProviderContext,
     SendResult,
-    SuppressedError,
     TransientError,
     hookimpl,
 )
-from plugins.smtp.clients import OutOfTime, Smtp, SmtpSsl, message_deadline
+from plugins.smtp.clients import (
+    OutOfTime,
+    Smtp,
+    SmtpSsl,
+    failure_reason,
+    message_deadline,
+    plain_connect,
+    quit_and_close,
+)
 from plugins.smtp.exchange import (
     Envelope,
     accepted,
     classified,
     dsn_options,
+    for_one,
+    merged,
     settled,
     utf8_option,
 )
@@ -71,7 +78,7 @@ class SmtpProvider:
         if not 0 < self.timeout <= MAX_TIMEOUT:  # nan too: a socket refuses it at the first send
             raise refused
         egress = context.egress if context is not None else None
-        self._open_socket = egress.connect if egress is not None else _plain_connect
+        self._open_socket = egress.connect if egress is not None else plain_connect
         # Kept connections not in use, the most recent last: a message or a fan-out's lane
         # takes one for as long as it sends, then gives it back while it is in step. At most
         # ``connections`` are kept (a fan-out's lanes come and go; their connections stay).
@@ -122,7 +129,7 @@ class SmtpProvider:
             where = f"SMTP server {self.host}:{self.port}"
             what = (f"{where} answered, but the session failed" if answered
                     else f"cannot reach {where}")
-            raise TransientError(f"{what}: {err}", reason=_reason(err)) from None
+            raise TransientError(f"{what}: {err}", reason=failure_reason(err)) from None
         return conn
 
     def _no_answer(self, heard: bool) -> TransientError:
@@ -174,14 +181,14 @@ class SmtpProvider:
                 if len(self._idle) < self.pool:
                     self._idle.append(conn)
                     return
-        _quit(conn)
+        quit_and_close(conn)
 
     def close(self) -> None:
         """Close every kept connection (worker shutdown, tests)."""
         with self._lock:
             idle, self._idle = self._idle, []
         for conn in idle:
-            _quit(conn)
+            quit_and_close(conn)
 
     def send(self, message: OutboundEmail) -> SendResult:
         """Send ``message`` within its deadline; with one envelope sender per recipient
@@ -191,7 +198,7 @@ class SmtpProvider:
         try:
             with self._connection_slot():
                 if message.envelope_senders and len(message.recipients) > 1:
-                    return _merged([(to, _outcome(self._send_one, _for_one(message, to)))
+                    return merged([(to, _outcome(self._send_one, for_one(message, to)))
                                     for to in message.recipients])
                 return self._send_one(message)
         finally:
@@ -329,72 +336,13 @@ class SmtpProvider:
             self._give_back(conn)  # still in step
             raise classified(err) from None
         except smtplib.SMTPResponseException as err:
-            _quit(conn)  # refused at the server's word: leave politely
+            quit_and_close(conn)  # refused at the server's word: leave politely
             raise classified(err) from None
         except (OSError, smtplib.SMTPException) as err:
             conn.close()
             raise classified(err) from None
         self._give_back(conn)
         return accepted(message, refused)
-
-
-def _for_one(message: OutboundEmail, to: str) -> OutboundEmail:
-    """``message`` as the transaction to ``to`` alone, with that recipient's MAIL FROM."""
-    senders = message.envelope_senders or {}
-    return dataclasses.replace(message, envelope_sender=senders.get(to, message.envelope_sender),
-                               envelope_senders=None, envelope_recipients=[to])
-
-
-def _merged(outcomes: list[tuple[str, SendResult | DeliveryError]]) -> SendResult:
-    """One message's result from its per-recipient transactions: accepted when any
-    recipient was; the others rejected (a hard bounce listed to be suppressed). When none
-    was, the error: a transient one if any (the message is tried again), else the first."""
-    results = [o for _, o in outcomes if isinstance(o, SendResult)]
-    errors = [(to, o) for to, o in outcomes if isinstance(o, DeliveryError)]
-    if not results:
-        transient = [e for _, e in errors if isinstance(e, TransientError)]
-        raise (transient or [errors[0][1]])[0]
-    merged = SendResult(provider_message_id=results[0].provider_message_id)
-    for result in results:
-        merged.rejected.update(result.rejected)
-        merged.bounced.extend(result.bounced)
-    for to, err in errors:
-        transient = " (transient)" if isinstance(err, TransientError) else ""
-        merged.rejected[to] = f"{err}{transient}"
-        if isinstance(err, SuppressedError):
-            merged.bounced.append(to)
-    return merged
-
-
-def _plain_connect(host: str, port: int, timeout: float | None) -> socket.socket:
-    """The operator's own setting: trusted, connected as smtplib would."""
-    return socket.create_connection((host, port), timeout)
-
-
-def _reason(err: BaseException) -> str:
-    """A short fixed phrase for a failed connection: what a page may show (never the
-    server's words, which may be any service's banner)."""
-    if isinstance(err, ssl.SSLError):
-        return "TLS"
-    cause: BaseException | None = err
-    while cause is not None:  # smtplib wraps a read that timed out as a disconnection
-        if isinstance(cause, TimeoutError):
-            return "timed out"
-        cause = cause.__cause__ or cause.__context__
-    if isinstance(err, TimeoutError):
-        return "timed out"
-    if isinstance(err, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(err, smtplib.SMTPException):
-        return "not an SMTP server, or it refused the session"
-    return "network error"
-
-
-def _quit(conn: smtplib.SMTP) -> None:
-    """QUIT, then close (smtplib skips the close when the QUIT fails)."""
-    with contextlib.suppress(OSError, smtplib.SMTPException):
-        conn.quit()
-    conn.close()
 
 
 def _outcome(send: Callable[[OutboundEmail], SendResult],

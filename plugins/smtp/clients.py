@@ -3,6 +3,7 @@ and every step of a message's exchange given only the time left to its deadline.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import smtplib
 import socket
@@ -112,3 +113,34 @@ class SmtpSsl(_Deadlined, smtplib.SMTP_SSL):
     def _get_socket(self, host, port, timeout):
         sock = self._herald_connect(host, port, self._left())
         return self.context.wrap_socket(sock, server_hostname=self._host)
+
+
+def plain_connect(host: str, port: int, timeout: float | None) -> socket.socket:
+    """The operator's own setting: trusted, connected as smtplib would."""
+    return socket.create_connection((host, port), timeout)
+
+
+def failure_reason(err: BaseException) -> str:
+    """A short fixed phrase for a failed connection: what a page may show (never the
+    server's words, which may be any service's banner)."""
+    if isinstance(err, ssl.SSLError):
+        return "TLS"
+    cause: BaseException | None = err
+    while cause is not None:  # smtplib wraps a read that timed out as a disconnection
+        if isinstance(cause, TimeoutError):
+            return "timed out"
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(err, TimeoutError):
+        return "timed out"
+    if isinstance(err, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(err, smtplib.SMTPException):
+        return "not an SMTP server, or it refused the session"
+    return "network error"
+
+
+def quit_and_close(conn: smtplib.SMTP) -> None:
+    """QUIT, then close (smtplib skips the close when the QUIT fails)."""
+    with contextlib.suppress(OSError, smtplib.SMTPException):
+        conn.quit()
+    conn.close()

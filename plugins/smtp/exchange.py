@@ -3,6 +3,7 @@ mean as the engine's outcomes. Used by the SMTP provider (plugins/smtp); not a p
 
 from __future__ import annotations
 
+import dataclasses
 import smtplib
 from collections.abc import Callable
 
@@ -202,3 +203,31 @@ def _hard_bounce(code: int, text: bytes | str) -> bool:
 
 def _envid(message_id: str | None) -> str:
     return (message_id or "").strip("<>").replace("+", "2B").replace("=", "3D")[:100] or "herald"
+
+
+def for_one(message: OutboundEmail, to: str) -> OutboundEmail:
+    """``message`` as the transaction to ``to`` alone, with that recipient's MAIL FROM."""
+    senders = message.envelope_senders or {}
+    return dataclasses.replace(message, envelope_sender=senders.get(to, message.envelope_sender),
+                               envelope_senders=None, envelope_recipients=[to])
+
+
+def merged(outcomes: list[tuple[str, SendResult | DeliveryError]]) -> SendResult:
+    """One message's result from its per-recipient transactions: accepted when any
+    recipient was; the others rejected (a hard bounce listed to be suppressed). When none
+    was, the error: a transient one if any (the message is tried again), else the first."""
+    results = [o for _, o in outcomes if isinstance(o, SendResult)]
+    errors = [(to, o) for to, o in outcomes if isinstance(o, DeliveryError)]
+    if not results:
+        transient = [e for _, e in errors if isinstance(e, TransientError)]
+        raise (transient or [errors[0][1]])[0]
+    merged = SendResult(provider_message_id=results[0].provider_message_id)
+    for result in results:
+        merged.rejected.update(result.rejected)
+        merged.bounced.extend(result.bounced)
+    for to, err in errors:
+        transient = " (transient)" if isinstance(err, TransientError) else ""
+        merged.rejected[to] = f"{err}{transient}"
+        if isinstance(err, SuppressedError):
+            merged.bounced.append(to)
+    return merged

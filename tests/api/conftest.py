@@ -6,7 +6,7 @@ from cli.app import create_app
 from engine import runtime
 from engine.catalog import keycache
 from engine.delivery import providers
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.support.smtp_server import start_smtp
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from cli.app import create_app
 from engine.catalog import keycache
-from engine.store.models import Notification
+from engine.database.models import Notification
 from tests import factories
 from tests.api.test_channels_send import _body, post
 

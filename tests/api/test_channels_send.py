@@ -10,7 +10,7 @@ import time
 from cli.app import create_app
 from engine.catalog import keycache, snapshots
 from engine.catalog.keys import revoke_key
-from engine.store.models import ApiKey, Notification, TemplateVersion
+from engine.database.models import ApiKey, Notification, TemplateVersion
 from tests import factories
 
 SEND = "/api/v1/notifications/send"

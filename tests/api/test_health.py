@@ -12,7 +12,7 @@ from redis import Redis
 from cli.app import create_app
 from engine.catalog import keycache
 from engine.observability.outages import incidents
-from engine.store.embedded_redis import free_port, start_redis
+from engine.queue.embedded_redis import free_port, start_redis
 from tests.api.test_send import post
 
 

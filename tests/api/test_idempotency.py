@@ -11,9 +11,9 @@ from redis import Redis
 
 from cli.app import create_app
 from engine.catalog import keycache, snapshots
+from engine.database.models import Account, Notification
+from engine.queue.queueing import queue
 from engine.sending import idempotency
-from engine.store.models import Account, Notification
-from engine.store.queueing import queue
 from tests import factories
 
 SEND = "/api/v1/notifications/send"

@@ -9,7 +9,7 @@ from redis import Redis
 
 from cli.app import create_app
 from engine.catalog import keycache
-from engine.store.models import Account, Notification
+from engine.database.models import Account, Notification
 
 SEND = "/api/v1/notifications/send"
 

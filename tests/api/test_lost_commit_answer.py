@@ -13,9 +13,9 @@ import pytest
 from redis import Redis
 
 from cli.app import create_app
+from engine.database.models import Notification
 from engine.observability.outages import incidents
-from engine.store.models import Notification
-from engine.store.queueing import QUEUE_NAME, queue
+from engine.queue.queueing import QUEUE_NAME, queue
 from engine.worker import reconciler
 from tests.api.test_send import post
 from tests.support.tcp_proxy import TcpProxy

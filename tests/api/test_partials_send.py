@@ -8,9 +8,9 @@ import pytest
 
 from engine.catalog import partials
 from engine.catalog.versions import VersionError, publish
-from engine.store.models import Notification, Template, TemplateVersion
-from engine.store.partial_models import PartialVersion
-from engine.store.vocabulary import VersionStatus
+from engine.database.models import Notification, Template, TemplateVersion
+from engine.database.models.partials import PartialVersion
+from engine.database.vocabulary import VersionStatus
 from tests import factories
 
 from .test_send import post

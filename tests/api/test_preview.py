@@ -3,8 +3,8 @@ from __future__ import annotations
 import base64
 import json
 
+from engine.database.models import Container, Notification, Project, Suppression
 from engine.delivery.tracking import unsubscribe_url
-from engine.store.models import Container, Notification, Project, Suppression
 from tests import factories
 
 PREVIEW = "/api/v1/notifications/preview"

@@ -9,7 +9,7 @@ from schemathesis.specs.openapi.checks import ignored_auth, positive_data_accept
 
 from cli.app import create_app
 from engine import runtime
-from engine.store.models import Notification
+from engine.database.models import Notification
 from tests import factories
 
 # Business rules (a valid address, a non-blank key) are stricter than JSON Schema can say,

@@ -7,7 +7,7 @@ from redis import Redis
 from rq import Queue
 
 from engine.catalog.keys import revoke_key
-from engine.store.models import ApiKey, Notification
+from engine.database.models import ApiKey, Notification
 from tests import factories
 
 SEND = "/api/v1/notifications/send"
@@ -191,7 +191,7 @@ def test_body_over_10_mb_is_a_bare_413(client, tenant):
 
 
 def test_version_resolution_errors(client, tenant):
-    from engine.store.models import TemplateVersion
+    from engine.database.models import TemplateVersion
 
     key = tenant["key"]
     assert post(client, {**tenant["body"], "versionNumber": 7}, key).json[

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.store.models import Notification
+from engine.database.models import Notification
 from engine.webhooks.headers import validate_webhook_headers
 from tests import factories
 from tests.api.test_send import errors, post

@@ -12,8 +12,8 @@ from email import policy
 import pytest
 
 from engine.catalog import suppressions
+from engine.database.models import Notification, Suppression
 from engine.delivery.jobs import deliver_notification
-from engine.store.models import Notification, Suppression
 from tests import factories
 
 SEND = "/api/v1/notifications/send"

@@ -14,9 +14,9 @@ from email import policy
 import pytest
 
 from engine.catalog import topics
+from engine.database.models import Notification, Suppression, TrackingEvent
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.tracking import make_token
-from engine.store.models import Notification, Suppression, TrackingEvent
 from tests import factories
 
 SEND = "/api/v1/notifications/send"

@@ -6,9 +6,10 @@ import json
 import re
 import uuid
 
+from engine.database.models import Notification, Suppression, TrackingEvent
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.tracking import apply_tracking, click_url, open_url, unsubscribe_url
-from engine.store.models import InboxMessage, Notification, Suppression, TrackingEvent
 from tests import factories
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import datetime as dt
 
 from engine.catalog.keys import create_key
-from engine.store.models import utcnow
+from engine.database.models import utcnow
 from tests import factories
 
 FIELDS = {"isValid", "tenantId", "apiKeyId", "name", "status", "createdAt", "lastUsedAt",

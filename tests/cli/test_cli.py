@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine.store.embedded_redis import free_port
-from engine.store.models import ApiKey, Template, TemplateVersion, Workspace
+from engine.database.models import ApiKey, Template, TemplateVersion, Workspace
+from engine.queue.embedded_redis import free_port
 from tests.conftest import TEST_SECRET_KEY
 from tests.engine.provisioning.sample_document import TPL_ID, WS_ID, sample
 
@@ -135,9 +135,9 @@ def test_secret_rotate_prints_the_new_secret_once(herald, tmp_path):
 
 
 def test_secret_rotate_inbound_prints_the_new_url_and_is_audit_logged(herald, tmp_path):
+    from engine.database.models.people import AuditEvent
     from engine.inbound import workspace_secrets
     from engine.people.audit import OPERATOR
-    from engine.people.models import AuditEvent
 
     herald("apply", write(tmp_path, sample()))
     url = ("inbound", "url", "--workspace", WS_ID, "--provider", "postmark")

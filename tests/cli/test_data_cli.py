@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from engine.database.models import Notification, utcnow
 from engine.retention import policy
-from engine.store.models import Notification, utcnow
 from tests import factories
 from tests.cli.test_cli import herald  # noqa: F401 -- the fixture
 

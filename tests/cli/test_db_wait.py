@@ -10,8 +10,8 @@ import subprocess
 import sys
 import time
 
-from engine.store.embedded_redis import free_port
-from engine.store.migrations import MIGRATIONS
+from engine.database.migrations import MIGRATIONS
+from engine.queue.embedded_redis import free_port
 from tests.conftest import TEST_SECRET_KEY
 
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 import yaml
 
-from engine.store.models import Workspace
+from engine.database.models import Workspace
 from tests.cli.test_cli import herald, write  # noqa: F401 -- the fixture
 from tests.engine.provisioning.sample_document import WS_ID, sample
 
@@ -111,7 +111,7 @@ def test_production_apply_refuses_the_dev_inbox_as_the_setting_does(
 ])
 def test_no_start_up_error_echoes_a_password(herald, tmp_path, setting, value,  # noqa: F811
                                              command):
-    from engine.store.embedded_redis import free_port
+    from engine.queue.embedded_redis import free_port
 
     password = "Pw'with space@and:colon"
     env = {**herald.env, setting: value.format(pw=password, port=free_port())}

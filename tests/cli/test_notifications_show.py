@@ -12,17 +12,12 @@ from redis import Redis
 from rq import Worker
 from rq.job import Job
 
+from engine.database.models import Notification, TrackingEvent, utcnow
 from engine.delivery.jobs import deliver_notification
+from engine.delivery.queue import JOB_FUNCTION, enqueue_notification
+from engine.queue.embedded_redis import free_port
+from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME, queue
 from engine.reports.events import Reported, record
-from engine.store.embedded_redis import free_port
-from engine.store.models import Notification, TrackingEvent, utcnow
-from engine.store.queueing import (
-    BULK_QUEUE_NAME,
-    JOB_FUNCTION,
-    QUEUE_NAME,
-    enqueue_notification,
-    queue,
-)
 from tests import factories
 from tests.cli.test_cli import herald  # noqa: F401 -- the fixture
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 from tests.conftest import TEST_SECRET_KEY
 
 PASSWORD = "pw-never-shown-3141"
@@ -57,7 +57,7 @@ def test_a_redis_that_refuses_the_password_is_a_configuration_error(settings, tm
     """Refused (exit 2: a restart would only repeat it), not unreachable (exit 1)."""
     from redis import Redis
 
-    from engine.store.embedded_redis import start_redis
+    from engine.queue.embedded_redis import start_redis
 
     server = start_redis()
     try:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 
 from engine.catalog.keys import parse_time
+from engine.database.models import utcnow
+from engine.database.models.people import Invitation
 from engine.people import invitations, resets, users
-from engine.people.models import Invitation
-from engine.store.models import utcnow
 from tests import factories
 from tests.cli.test_cli import herald  # noqa: F401 -- the fixture
 
@@ -65,8 +65,8 @@ def test_reset_2fa_turns_it_off_and_ends_every_session(herald):  # noqa: F811
 def test_factors_are_listed_and_one_is_removed_with_every_session(herald):  # noqa: F811
     import pyotp
 
+    from engine.database.models.people import AuditEvent, OidcIdentity, Passkey
     from engine.people import audit, roles, sessions, two_factor
-    from engine.people.models import AuditEvent, OidcIdentity, Passkey
 
     ws = factories.workspace()
     ada = users.create("ada@example.com", "Ada", "correct horse battery")

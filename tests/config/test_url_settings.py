@@ -6,7 +6,7 @@ import pytest
 from redis.connection import parse_url
 
 from config.settings import ConfigError, load_settings
-from engine.store.db import make_database
+from engine.database.db import make_database
 
 PASSWORD = "S3cr'Qx p@ssZ"  # a quote, a blank and an @: what a pattern-based mask misses
 

@@ -14,8 +14,8 @@ import pytest
 
 from engine.callbacks import recording, targets
 from engine.callbacks.recording import Outcome
-from engine.store.callback_models import Callback
-from engine.store.models import utcnow
+from engine.database.models import utcnow
+from engine.database.models.callbacks import Callback
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.https_receiver import Scripted

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 from engine.webhooks.signatures import verify_webhook
 from tests.e2e.test_herald_dev import _get, _port_open
 

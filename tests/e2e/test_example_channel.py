@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.database.models import DeliveryAttempt, Notification
 from engine.plugins import manager
-from engine.store.models import DeliveryAttempt, Notification
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.vendor_server import VendorServer
 
@@ -59,7 +59,7 @@ def _apply(settings, plugin: Path, tmp_path: Path, url: str) -> dict:
 def test_a_chat_template_is_applied_sent_and_delivered_by_a_worker(settings, chat_plugin,
                                                                    chat_server, tmp_path):
     from cli.app import create_app
-    from engine.store.models import Template
+    from engine.database.models import Template
 
     assert "chat" in manager.default_registry().channels
     applied = _apply(settings, chat_plugin, tmp_path,

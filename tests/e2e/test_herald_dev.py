@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 
 
 def _port_open(port: int) -> bool:

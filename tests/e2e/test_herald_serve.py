@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 

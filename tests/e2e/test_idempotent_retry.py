@@ -13,10 +13,10 @@ from werkzeug.serving import make_server
 
 from cli.app import create_app
 from engine import runtime
+from engine.database.models import Notification
 from engine.delivery import providers
-from engine.store.embedded_redis import free_port
-from engine.store.models import Notification
-from engine.store.queueing import QUEUE_NAME
+from engine.queue.embedded_redis import free_port
+from engine.queue.queueing import QUEUE_NAME
 from tests import factories
 from tests.support.rq_workers import PromptSimpleWorker
 from tests.support.smtp_server import start_smtp

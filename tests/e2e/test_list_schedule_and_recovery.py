@@ -20,8 +20,10 @@ import pytest
 from peewee import fn
 from redis import Redis
 
+from engine.database.models import Account, Notification, utcnow
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.lists import RecipientList
 from engine.lists import scheduling, sending, sweeping, uploads
-from engine.store.models import Account, InboxMessage, Notification, RecipientList, utcnow
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.web.authoring_support import wait_for

@@ -18,8 +18,8 @@ import pytest
 import requests
 from redis import Redis
 
-from engine.store.embedded_redis import free_port
-from engine.store.models import RecipientList
+from engine.database.models.lists import RecipientList
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.web.conftest import PASSWORD, make_user

@@ -14,7 +14,7 @@ import pytest
 
 from config.redaction import install_log_masking, mask_secrets
 from engine.delivery.tracking import click_url, open_url, unsubscribe_url
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 from tests.conftest import TEST_SECRET_KEY
 from tests.e2e.test_herald_serve import _answer
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from engine.store.embedded_redis import free_port, start_redis
-from engine.store.models import Notification
+from engine.database.models import Notification
+from engine.queue.embedded_redis import free_port, start_redis
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.processes import wait_for

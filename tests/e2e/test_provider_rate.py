@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from engine.delivery.pacing import PacedProvider, rate_of
-from engine.store.embedded_redis import free_port
-from engine.store.queueing import enqueue_notification
+from engine.delivery.queue import enqueue_notification
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.e2e.test_worker_durability import _delivered, _stop, _wait, _worker_env
 from tests.support.smtp_server import start_smtp

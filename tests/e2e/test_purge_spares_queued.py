@@ -9,11 +9,11 @@ import datetime as dt
 
 import pytest
 
+from engine.database.models import Notification, utcnow
+from engine.delivery.queue import enqueue_notification
+from engine.queue.embedded_redis import free_port
 from engine.retention import policy
 from engine.retention.purge import purge
-from engine.store.embedded_redis import free_port
-from engine.store.models import Notification, utcnow
-from engine.store.queueing import enqueue_notification
 from tests import factories
 from tests.e2e.test_worker_durability import _delivered, _stop, _wait, _worker
 from tests.support.smtp_server import start_smtp

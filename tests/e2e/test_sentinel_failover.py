@@ -11,8 +11,8 @@ import time
 import pytest
 import requests
 
-from engine.store.embedded_redis import free_port
-from engine.store.models import Notification
+from engine.database.models import Notification
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.e2e.test_operations import _answers, _start, _stop

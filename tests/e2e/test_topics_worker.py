@@ -18,9 +18,9 @@ import pytest
 from cli.app import create_app
 from engine import runtime
 from engine.catalog import topics
+from engine.database.models import Notification, Suppression
 from engine.delivery import providers
-from engine.store.embedded_redis import free_port
-from engine.store.models import Notification, Suppression
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.smtp_server import start_smtp

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+from engine.database import secrets
+from engine.database.models import DeliveryAttempt, Notification, Workspace, utcnow
 from engine.delivery.jobs import deliver_notification
-from engine.store import secrets
-from engine.store.models import DeliveryAttempt, Notification, Workspace, utcnow
 from engine.webhooks.signatures import verify_webhook
 from tests import factories
 from tests.support.https_receiver import Scripted

@@ -12,10 +12,10 @@ import pytest
 from peewee import fn
 from redis import Redis
 
+from engine.database.models import DeliveryAttempt, Notification
 from engine.delivery.jobs import CHECKPOINT_ROWS
-from engine.store.embedded_redis import free_port
-from engine.store.models import DeliveryAttempt, Notification
-from engine.store.queueing import enqueue_notification
+from engine.delivery.queue import enqueue_notification
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.smtp_server import start_smtp
@@ -199,8 +199,8 @@ def test_reconciler_re_enqueues_a_job_that_left_the_queue_but_never_started(sett
     """The window a SIGKILL can hit: the job hash says queued, the queue list no longer has it."""
     import datetime as dt
 
-    from engine.store.models import utcnow
-    from engine.store.queueing import queue
+    from engine.database.models import utcnow
+    from engine.queue.queueing import queue
     from engine.worker.reconciler import reconcile
 
     (nid,) = _burst(1)

@@ -26,10 +26,11 @@ from redis import Redis
 from rq import Queue, Worker
 
 from cli.app import create_app
-from engine.store.db import database
-from engine.store.embedded_redis import EmbeddedRedis, free_port, start_redis
-from engine.store.models import Notification
-from engine.store.queueing import JOB_FUNCTION, QUEUE_NAME
+from engine.database.db import database
+from engine.database.models import Notification
+from engine.delivery.queue import JOB_FUNCTION
+from engine.queue.embedded_redis import EmbeddedRedis, free_port, start_redis
+from engine.queue.queueing import QUEUE_NAME
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.processes import children, descendants, parent_of, running, wait_for

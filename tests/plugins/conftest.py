@@ -4,7 +4,7 @@ import pytest
 
 from engine.catalog import keycache
 from engine.delivery import providers
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 from plugins.smtp import SmtpProvider
 from tests.support.smtp_server import start_smtp
 

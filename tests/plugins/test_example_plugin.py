@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from engine.database.models import Notification
 from engine.delivery.jobs import deliver_notification
 from engine.plugins import manager
-from engine.store.models import Notification
 from tests import factories
 
 
@@ -56,9 +56,9 @@ def test_the_installed_provider_brings_its_events(installed_example, settings, t
     (Herald's, as for a built-in: never Postmark's, never another workspace's), matched by
     message id, recorded."""
     from cli.app import create_app
+    from engine.database.models import Suppression
+    from engine.database.models.reports import NotificationEvent
     from engine.inbound import workspace_secrets
-    from engine.store.models import Suppression
-    from engine.store.report_models import NotificationEvent
 
     log = tmp_path / "mail.jsonl"
     own = json.dumps({"plugin": "example-log", "url": f"example-log://{log}"})
@@ -99,8 +99,8 @@ def test_the_installed_provider_gets_its_url_and_rotation_from_the_cli(installed
     import subprocess
     import sys
 
+    from engine.database.models.people import AuditEvent
     from engine.inbound import workspace_secrets
-    from engine.people.models import AuditEvent
     from tests.conftest import TEST_SECRET_KEY
 
     env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,

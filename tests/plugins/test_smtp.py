@@ -12,11 +12,11 @@ import pytest
 
 from engine import sending
 from engine.catalog import suppression_cache
+from engine.database.models import DeliveryAttempt, Notification, Suppression
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.formats.message_bytes import message_bytes
 from engine.plugins.manager import default_registry
-from engine.store.models import DeliveryAttempt, Notification, Suppression
 from plugins.smtp import SmtpProvider
 from tests import factories
 
@@ -269,7 +269,7 @@ def test_a_data_accepted_after_every_recipient_was_refused_is_ended_cleanly(smtp
 
 def test_unreachable_server_is_transient():
     from engine.plugins.contracts import TransientError
-    from engine.store.embedded_redis import free_port
+    from engine.queue.embedded_redis import free_port
 
     provider = SmtpProvider(f"smtp://127.0.0.1:{free_port()}?tls=none&timeout=2")
     with pytest.raises(TransientError, match="cannot reach SMTP server"):
@@ -329,7 +329,7 @@ def tls(tmp_path_factory):
 
 @pytest.mark.parametrize("mode", ["starttls", "ssl"])
 def test_tls_modes_with_authentication(mode, tls, monkeypatch):
-    from engine.store.embedded_redis import free_port
+    from engine.queue.embedded_redis import free_port
     from tests.support.smtp_server import start_smtp
 
     context, ca_file = tls

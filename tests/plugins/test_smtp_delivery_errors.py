@@ -10,9 +10,9 @@ import logging
 import pytest
 
 from engine import runtime
+from engine.database.models import DeliveryAttempt, Notification, utcnow
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
-from engine.store.models import DeliveryAttempt, Notification, utcnow
 from engine.worker.reconciler import reconcile
 from tests import factories
 

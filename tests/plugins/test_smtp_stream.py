@@ -14,13 +14,13 @@ import pytest
 from peewee import DatabaseError
 
 from channels.email import EmailChannel
+from engine.database.models import DeliveryAttempt, Notification, Suppression, utcnow
 from engine.delivery import providers
 from engine.delivery.jobs import CHECKPOINT_ROWS, deliver_notification
 from engine.delivery.message_lanes import AHEAD_PER_LANE
 from engine.formats.message_bytes import message_bytes
 from engine.plugins.contracts import PermanentError, SendResult, SuppressedError, TransientError
 from engine.plugins.manager import default_registry
-from engine.store.models import DeliveryAttempt, Notification, Suppression, utcnow
 from plugins.smtp.exchange import dot_stuffed
 from tests import factories
 

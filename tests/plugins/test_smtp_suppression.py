@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from engine.catalog import suppressions
+from engine.database.models import Suppression
 from engine.delivery.jobs import deliver_notification
 from engine.formats.addresses import suppression_key
-from engine.store.models import Suppression
 from tests import factories
 
 

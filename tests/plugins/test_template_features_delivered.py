@@ -9,9 +9,9 @@ import json
 from email import policy
 
 from cli.app import create_app
+from engine.database.models import Notification
 from engine.delivery.jobs import deliver_notification
 from engine.reports.trace import trace
-from engine.store.models import Notification
 from tests import factories
 
 SEND = "/api/v1/notifications/send"

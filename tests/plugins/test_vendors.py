@@ -118,7 +118,7 @@ def test_postmark_retry_after_as_an_http_date_is_honoured(postmark):
 
 
 def test_postmark_unreachable_is_transient():
-    from engine.store.embedded_redis import free_port
+    from engine.queue.embedded_redis import free_port
 
     provider = PostmarkProvider(f"postmark://{TOKEN}@127.0.0.1:{free_port()}?scheme=http")
     with pytest.raises(TransientError):

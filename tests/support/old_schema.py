@@ -10,9 +10,9 @@ from pathlib import Path
 
 from peewee import Database, SqliteDatabase
 
-from engine.store.db import database
-from engine.store.migrations import MIGRATIONS
-from engine.store.models import SchemaVersion
+from engine.database.db import database
+from engine.database.migrations import MIGRATIONS
+from engine.database.models import SchemaVersion
 
 
 @contextmanager

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from peewee import Database
 
-from engine.store.db import database, make_database
+from engine.database.db import database, make_database
 
 
 @contextmanager

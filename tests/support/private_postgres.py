@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 
 
 def find_bin(name: str) -> str | None:

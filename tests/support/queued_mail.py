@@ -6,7 +6,7 @@ from __future__ import annotations
 from rq import Queue
 
 from engine import runtime
-from engine.store.queueing import QUEUE_NAME
+from engine.queue.queueing import QUEUE_NAME
 
 JOB_PREFIX = "engine.people.outbox."  # its jobs' functions (engine/people/outbox.py)
 

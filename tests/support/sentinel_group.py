@@ -14,7 +14,7 @@ from pathlib import Path
 
 from redis import Redis
 
-from engine.store.embedded_redis import find_redis_server, free_port
+from engine.queue.embedded_redis import find_redis_server, free_port
 from tests.support.processes import wait_for
 
 SERVICE = "herald"

@@ -11,7 +11,7 @@ import contextlib
 import socket
 import threading
 
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 
 
 class TcpProxy:

@@ -83,7 +83,7 @@ def serving_app(base_settings: Settings, host: str = "127.0.0.1") -> Iterator[Li
     """The API's app factory, web application included, on a loopback port, its public URL
     at ``host`` (``localhost`` for WebAuthn, which takes no IP address)."""
     from cli.app import create_app
-    from engine.store.db import database
+    from engine.database.db import database
 
     app = None
     gate = RequestGate()

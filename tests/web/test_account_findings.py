@@ -9,10 +9,10 @@ import re
 import pytest
 
 from engine import runtime
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.people import Membership, WebSession
 from engine.people import invitations, roles, users
 from engine.people.errors import PeopleError
-from engine.people.models import Membership, WebSession
-from engine.store.models import InboxMessage
 from tests import factories
 from tests.support.queued_mail import run_queued_mail
 from tests.web.conftest import PASSWORD, make_user

@@ -9,8 +9,8 @@ import time
 import pyotp
 from playwright.sync_api import Browser, Page, expect
 
+from engine.database.models.people import Membership
 from engine.people import invitations
-from engine.people.models import Membership
 from tests import factories
 from tests.web.axe import violations
 from tests.web.conftest import PASSWORD, make_user, sign_in
@@ -152,7 +152,7 @@ def test_ending_another_session_signs_it_out_at_once(page: Page, browser: Browse
 
 
 def test_a_real_worker_sends_the_reset_mail_the_request_queued(page: Page, live):
-    from engine.store.models import InboxMessage
+    from engine.database.models.inbox import InboxMessage
     from tests.web.authoring_support import running_worker, wait_for
 
     make_user("ada@example.com", factories.workspace(), "owner", "Ada")

@@ -6,7 +6,7 @@ from playwright.sync_api import Page, expect
 
 from engine import runtime
 from engine.catalog.keys import create_key
-from engine.store.models import ApiKey
+from engine.database.models import ApiKey
 from tests import factories
 from tests.web.conftest import PASSWORD, csrf_token, make_user, sign_in
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import requests
 from playwright.sync_api import Page, expect
 
-from engine.sending import limits
-from engine.store.models import InboxMessage, Notification, Template, TemplateVersion
+from engine.database.models import Notification, Template, TemplateVersion
+from engine.database.models.inbox import InboxMessage
+from engine.sending import allowance
 from tests import factories
 from tests.web.authoring_support import (
     click_when_ready,
@@ -92,7 +93,7 @@ def test_done_when(page: Page, live):
         assert test.headers["X-SVC-Test"] == "true" and test.to == ["mia@example.net"]
         flagged = Notification.get(Notification.id == test.notification_id)
         assert flagged.is_test and flagged.status == "delivered"
-        assert limits.used_this_month(str(ws.account_id)) == 1  # the API send alone
+        assert allowance.used_this_month(str(ws.account_id)) == 1  # the API send alone
 
     # Version 2, then Restore of version 1: a draft with version 1's text.
     replace_text(page, "Body", "<h1>Version two for {{name}}</h1>")

@@ -8,7 +8,8 @@ import re
 from playwright.sync_api import Browser, Page, expect
 
 from engine.catalog import versions
-from engine.store.models import InboxMessage, Template, TemplateVersion
+from engine.database.models import Template, TemplateVersion
+from engine.database.models.inbox import InboxMessage
 from tests import factories
 from tests.support.https_receiver import Scripted
 from tests.web.authoring_support import (

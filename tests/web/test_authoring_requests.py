@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.catalog import versions
-from engine.store.models import Container, Notification, Project, Template, TemplateVersion
+from engine.database.models import Container, Notification, Project, Template, TemplateVersion
 from tests import factories
 from tests.web.conftest import PASSWORD, make_user
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from engine.authoring import hierarchy
-from engine.store.models import Container, Template
+from engine.database.models import Container, Template
 from tests import factories
 from tests.web.conftest import make_user, sign_in
 

@@ -10,8 +10,8 @@ import threading
 import requests
 from playwright.sync_api import Page, expect
 
-from engine.store.callback_models import Callback
-from engine.store.models import Workspace
+from engine.database.models import Workspace
+from engine.database.models.callbacks import Callback
 from tests import factories
 from tests.support.https_receiver import Scripted
 from tests.support.processes import wait_for

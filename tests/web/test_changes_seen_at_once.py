@@ -18,8 +18,8 @@ import requests
 from playwright.sync_api import Page, expect
 
 from engine.catalog import suppressions
-from engine.store.embedded_redis import free_port
-from engine.store.models import ApiKey, Notification, Template
+from engine.database.models import ApiKey, Notification, Template
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.web.authoring_support import herald, herald_env, replace_text
 from tests.web.conftest import make_user, open_editor, sign_in

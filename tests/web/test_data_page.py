@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from engine.people.models import AuditEvent
-from engine.store.models import Workspace
+from engine.database.models import Workspace
+from engine.database.models.people import AuditEvent
 from tests import factories
 from tests.web.axe import violations
 from tests.web.conftest import csrf_token, make_user, sign_in
@@ -58,8 +58,8 @@ def test_a_member_cannot_see_or_change_the_data_settings(page: Page, live):
 def test_a_purged_notification_says_so_on_its_reports_page(page: Page, live):
     import datetime as dt
 
+    from engine.database.models import utcnow
     from engine.retention.purge import purge
-    from engine.store.models import utcnow
 
     ws = factories.workspace(retention_days=7)
     make_user("mia@example.com", ws, "member", "Mia")
@@ -77,7 +77,7 @@ def test_a_purged_notification_says_so_on_its_reports_page(page: Page, live):
 
 def test_an_admin_erases_a_recipient_after_confirming(page: Page, live):
     from engine.catalog import suppressions
-    from engine.store.models import Notification, Suppression
+    from engine.database.models import Notification, Suppression
 
     ws = factories.workspace()
     make_user("ada@example.com", ws, "owner", "Ada")
@@ -106,7 +106,7 @@ def test_an_admin_erases_a_recipient_after_confirming(page: Page, live):
 
 
 def test_a_member_cannot_erase(page: Page, live):
-    from engine.store.models import Notification
+    from engine.database.models import Notification
 
     ws = factories.workspace()
     make_user("max@example.com", ws, "member", "Max")

@@ -14,8 +14,9 @@ import time
 import requests
 from playwright.sync_api import Browser, Page, expect
 
+from engine.database.models import Notification, Workspace
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import deliver_notification
-from engine.store.models import InboxMessage, Notification, Workspace
 from engine.webhooks.signatures import verify_webhook
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY

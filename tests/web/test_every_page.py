@@ -16,9 +16,10 @@ from playwright.sync_api import Browser, Page
 
 from engine.authoring import hierarchy
 from engine.catalog import suppressions, topics
+from engine.database.models import Account
+from engine.database.models.inbox import InboxMessage
 from engine.people import invitations, resets, users
 from engine.senders import addresses, domains
-from engine.store.models import Account, InboxMessage
 from tests import factories
 from tests.web.axe import violations
 from tests.web.conftest import make_user, sign_in

@@ -10,8 +10,8 @@ from pathlib import Path
 from playwright.sync_api import Browser, Page, expect
 
 from engine.authoring import hierarchy
+from engine.database.models import Account
 from engine.senders import domains
-from engine.store.models import Account
 from tests import factories
 from tests.web.conftest import make_user, sign_in
 from tests.web.test_senders_page import zoned  # noqa: F401 (a fixture)
@@ -95,7 +95,7 @@ def test_the_dev_inbox_is_linked_and_its_json_link_opens_the_messages(page: Page
 
 
 def test_use_the_default_provider_asks_first(page: Page, live):
-    from engine.store.models import Workspace
+    from engine.database.models import Workspace
 
     ws = factories.workspace()
     ws.email_provider = json.dumps({"plugin": "smtp",

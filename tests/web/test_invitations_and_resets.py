@@ -8,9 +8,10 @@ import re
 
 from playwright.sync_api import Page, expect
 
+from engine.database.models import utcnow
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.people import Invitation, Membership
 from engine.people import invitations, users
-from engine.people.models import Invitation, Membership
-from engine.store.models import InboxMessage, utcnow
 from tests import factories
 from tests.support.queued_mail import run_queued_mail
 from tests.web.conftest import PASSWORD, make_user, sign_in

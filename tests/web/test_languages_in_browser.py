@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from engine.store.models import TemplateVersion
-from engine.store.vocabulary import VersionStatus
+from engine.database.models import TemplateVersion
+from engine.database.vocabulary import VersionStatus
 from tests import factories
 from tests.web.authoring_support import replace_text
 from tests.web.axe import violations

@@ -9,8 +9,8 @@ import time
 import pyotp
 
 from cli.app import create_app
+from engine.database.models.people import Passkey
 from engine.people import two_factor
-from engine.people.models import Passkey
 from tests import factories
 from tests.web.conftest import PASSWORD, make_user
 from tests.web.test_account_findings import Browser

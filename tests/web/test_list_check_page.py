@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from engine.store.models import Notification, RecipientList
+from engine.database.models import Notification
+from engine.database.models.lists import RecipientList
 from tests import factories
 from tests.web.axe import violations
 from tests.web.conftest import make_user, sign_in

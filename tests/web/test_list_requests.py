@@ -7,9 +7,10 @@ import io
 
 import pytest
 
-from engine.people.models import AuditEvent
-from engine.store.models import Notification, RecipientList
-from engine.store.queueing import BULK_QUEUE_NAME
+from engine.database.models import Notification
+from engine.database.models.lists import RecipientList
+from engine.database.models.people import AuditEvent
+from engine.queue.queueing import BULK_QUEUE_NAME
 from tests import factories
 from tests.web.conftest import make_user
 from tests.web.test_authoring_requests import Client

@@ -44,8 +44,8 @@ def test_the_rendered_message_is_in_a_sandboxed_frame_beside_its_text(page: Page
 def test_a_purged_notification_has_no_frame(page: Page, live):
     import datetime as dt
 
+    from engine.database.models import utcnow
     from engine.retention.purge import purge
-    from engine.store.models import utcnow
 
     ws = factories.workspace(retention_days=7)
     make_user("mia@example.com", ws, "member", "Mia")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from engine.catalog import partials
-from engine.store.partial_models import Partial
+from engine.database.models.partials import Partial
 from tests import factories
 from tests.web.authoring_support import replace_text
 from tests.web.axe import violations

@@ -17,9 +17,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from playwright.sync_api import Page, expect
 
+from engine.database.models import Workspace
+from engine.database.models.people import Passkey
 from engine.people import audit, passkeys
-from engine.people.models import Passkey
-from engine.store.models import Workspace
 from tests import factories
 from tests.web.axe import violations
 from tests.web.conftest import LiveServer, csrf_token, make_user, serving_app, sign_in
@@ -79,8 +79,8 @@ def test_a_passkey_is_added_signs_in_alone_and_is_removed(page: Page, here, auth
 
 
 def test_a_passkey_meets_a_workspaces_two_factor_requirement(page: Page, here, authenticator):
+    from engine.database.models.people import User
     from engine.people import two_factor
-    from engine.people.models import User
 
     ws = factories.workspace()
     user = make_user("ada@example.com", ws, "owner", "Ada")

@@ -12,7 +12,7 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
-from engine.store.models import Notification, Project, Template
+from engine.database.models import Notification, Project, Template
 from tests import factories
 from tests.support.vendor_server import VendorServer
 from tests.web.authoring_support import replace_text, running_worker, wait_for

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from engine import runtime
-from engine.store.models import Workspace
+from engine.database.models import Workspace
 from tests import factories
 from tests.support.recording_listener import RecordingListener
 from tests.web.conftest import make_user, sign_in

@@ -7,8 +7,8 @@ import json
 
 from playwright.sync_api import Page, expect
 
-from engine.store.embedded_redis import free_port
-from engine.store.models import Workspace
+from engine.database.models import Workspace
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.support.smtp_server import start_smtp
 from tests.web.axe import violations

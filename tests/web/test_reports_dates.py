@@ -8,7 +8,7 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from engine.store.models import utcnow
+from engine.database.models import utcnow
 from tests import factories
 from tests.web.axe import violations
 from tests.web.conftest import make_user, sign_in

@@ -37,7 +37,7 @@ def test_an_unknown_url_is_the_page_not_found_page_for_a_browser(page: Page, liv
 
 
 def test_a_uk_from_number_publishes_and_a_spaced_test_recipient_is_taken(page: Page, live):
-    from engine.store.models import InboxMessage
+    from engine.database.models.inbox import InboxMessage
     from tests.web.authoring_support import click_when_ready, replace_text, running_worker
     from tests.web.authoring_support import wait_for as wait_until
 
@@ -98,7 +98,7 @@ def test_senders_and_the_audit_log_say_times_in_words(page: Page, zoned, zone): 
 
 
 def test_the_dev_inbox_is_styled_links_back_and_shows_sms_text(page: Page, live):
-    from engine.store.models import InboxMessage
+    from engine.database.models.inbox import InboxMessage
 
     InboxMessage.create(channel="sms", sender="+447700900123", to=["+447911123456"], cc=[],
                         bcc=[], subject=None, text="Your code is 123456", html=None,
@@ -153,7 +153,8 @@ def test_restore_is_offered_on_previous_versions_not_the_live_one(page: Page, li
 
 
 def test_send_one_message_goes_through_the_worker_and_counts_in_reports(page: Page, live):
-    from engine.store.models import InboxMessage, Notification
+    from engine.database.models import Notification
+    from engine.database.models.inbox import InboxMessage
     from tests.web.authoring_support import running_worker
     from tests.web.authoring_support import wait_for as wait_until
     from tests.web.test_reports_page import count
@@ -210,7 +211,7 @@ def test_an_edit_handed_over_behind_the_pages_own_slower_save_is_kept(page: Page
     was refused as a conflict, the last edit lost. Here the page sends both as it does, in
     that order (its form as JSON, the second with keepalive), from the same basis."""
     from engine.catalog import versions
-    from engine.store.models import Template
+    from engine.database.models import Template
     from tests.web.authoring_support import replace_text
 
     ws = factories.workspace()
@@ -250,7 +251,7 @@ def test_an_edit_handed_over_behind_the_pages_own_slower_save_is_kept(page: Page
 
 def test_compare_marks_changed_words_and_restores_this_version(page: Page, live):
     from engine.catalog import versions
-    from engine.store.models import Template
+    from engine.database.models import Template
     from tests.web.authoring_support import replace_text
 
     ws = factories.workspace()

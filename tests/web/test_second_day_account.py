@@ -60,7 +60,7 @@ def test_recovery_codes_download_regenerate_and_two_factor_off(page: Page, live)
 
 
 def test_sessions_say_which_and_sign_out_everywhere_else(page: Page, live, browser):
-    from engine.people.models import WebSession
+    from engine.database.models.people import WebSession
 
     ws = factories.workspace()
     make_user("ada@example.com", ws, "owner", "Ada")
@@ -156,7 +156,7 @@ def test_a_reports_row_links_by_its_recipient_and_channels_have_marks(page: Page
 
 
 def test_a_notification_from_a_list_links_to_its_list(page: Page, live):
-    from engine.store.models import RecipientList
+    from engine.database.models.lists import RecipientList
 
     ws = factories.workspace()
     make_user("mia@example.com", ws, "member", "Mia")

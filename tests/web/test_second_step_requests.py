@@ -9,9 +9,9 @@ import time
 import pyotp
 import pytest
 
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.people import WebSession
 from engine.people import two_factor
-from engine.people.models import WebSession
-from engine.store.models import InboxMessage
 from tests import factories
 from tests.support.queued_mail import run_queued_mail
 from tests.web.conftest import make_user

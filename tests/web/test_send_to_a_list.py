@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, expect
 
-from engine.people.models import AuditEvent
-from engine.store.models import InboxMessage, Notification, RecipientList
-from engine.store.queueing import BULK_QUEUE_NAME
+from engine.database.models import Notification
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.lists import RecipientList
+from engine.database.models.people import AuditEvent
+from engine.queue.queueing import BULK_QUEUE_NAME
 from tests import factories
 from tests.web.authoring_support import running_worker, wait_for
 from tests.web.axe import violations

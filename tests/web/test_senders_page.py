@@ -11,8 +11,9 @@ from playwright.sync_api import Page, expect
 
 from engine import runtime
 from engine.catalog import snapshots
+from engine.database.models import Sender
+from engine.database.models.inbox import InboxMessage
 from engine.senders import identity
-from engine.store.models import InboxMessage, Sender
 from tests import factories
 from tests.web.conftest import make_user, sign_in
 

@@ -8,10 +8,11 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from engine.catalog import suppressions
-from engine.people.models import Membership
-from engine.store.db import database
-from engine.store.embedded_redis import free_port
-from engine.store.models import InboxMessage, Suppression, Workspace
+from engine.database.db import database
+from engine.database.models import Suppression, Workspace
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.people import Membership
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.support.smtp_server import start_smtp
 from tests.web.conftest import csrf_token, make_user, sign_in

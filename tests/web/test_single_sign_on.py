@@ -16,9 +16,9 @@ import requests
 from playwright.sync_api import Page, expect
 
 from engine import runtime
+from engine.database.models import Workspace
+from engine.database.models.people import Membership, User
 from engine.people import audit, invitations, resets, single_sign_on
-from engine.people.models import Membership, User
-from engine.store.models import Workspace
 from tests import factories
 from tests.support.processes import wait_for
 from tests.web.axe import violations

@@ -11,8 +11,8 @@ import requests
 from joserfc.jwk import RSAKey
 
 from engine import runtime
+from engine.database.models.people import OidcIdentity, User
 from engine.people import single_sign_on
-from engine.people.models import OidcIdentity, User
 from tests import factories
 from tests.support.app_server import serving
 from tests.support.crafted_oidc import Crafted, provider_app
@@ -99,7 +99,7 @@ def test_an_answer_with_another_state_is_refused(live, crafted):
 
 
 def test_a_roles_claim_gives_the_roles_it_names_and_keeps_the_last_owner(live, crafted):
-    from engine.people.models import Membership
+    from engine.database.models.people import Membership
 
     mine, other, promoted = (factories.workspace() for _ in range(3))
     ada = make_user("ada@example.com", mine, "owner", "Ada")

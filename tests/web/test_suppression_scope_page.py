@@ -8,9 +8,9 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from engine.catalog import suppressions
+from engine.database.models import Suppression
 from engine.delivery.tracking import unsubscribe_url
 from engine.reports import events
-from engine.store.models import Suppression
 from tests import factories
 from tests.web.conftest import csrf_token, make_user, sign_in
 

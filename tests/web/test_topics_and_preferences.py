@@ -16,11 +16,11 @@ from playwright.sync_api import Page, expect
 
 from engine import runtime
 from engine.catalog import suppressions, topics
+from engine.database.models import Suppression, TemplateVersion, Workspace
+from engine.database.models.recipients import Topic
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
-from engine.store.embedded_redis import free_port
-from engine.store.models import Suppression, TemplateVersion, Workspace
-from engine.store.recipient_models import Topic
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.support.smtp_server import start_smtp
 from tests.web.axe import violations
@@ -136,8 +136,8 @@ def test_the_preferences_page_saves_topics_and_unsubscribes_from_all(page: Page,
 
 
 def test_the_reports_inbound_filter_shows_the_messages_people_sent_in(page: Page, live):
-    from engine.store.models import utcnow
-    from engine.store.recipient_models import InboundMessage
+    from engine.database.models import utcnow
+    from engine.database.models.recipients import InboundMessage
 
     ws = factories.workspace()
     make_user("mia@example.com", ws, "member", "Mia")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import requests
 from playwright.sync_api import Page, expect
 
+from engine.database.models.people import AuditEvent
+from engine.database.models.reports import NotificationEvent
 from engine.inbound import workspace_secrets
-from engine.people.models import AuditEvent
-from engine.store.report_models import NotificationEvent
 from tests import factories
 from tests.engine.inbound.test_postmark_webhooks import bounce
 from tests.web.conftest import csrf_token, make_user, sign_in

@@ -5,20 +5,20 @@ One blueprint (blueprint.py); one module per page, each registering its routes o
 from __future__ import annotations
 
 from web.authoring import (
+    draft_sends,
     editor,
     lists,
     manage,
     one_message,
     partials,
     preview,
-    test_sends,
     tree,
     versions,
 )
 from web.authoring.blueprint import blueprint
 
 # Imported for their routes.
-MODULES = (editor, lists, manage, one_message, partials, preview, test_sends, tree,
+MODULES = (draft_sends, editor, lists, manage, one_message, partials, preview, tree,
            versions)
 
 __all__ = ["MODULES", "blueprint"]

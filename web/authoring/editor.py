@@ -28,10 +28,10 @@ from engine.authoring.drafts import Basis, DraftConflict, DraftError
 from engine.authoring.publishing import Problem, PublishRefused
 from engine.catalog import topics
 from engine.catalog.versions import RETENTION
+from engine.database.models import Template, TemplateVersion
 from engine.people import audit
 from engine.plugins.channel_contract import EditorField
 from engine.plugins.manager import default_registry
-from engine.store.models import Template, TemplateVersion
 from web.authoring import frames, loading, own_saves, snippets
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view

@@ -23,8 +23,8 @@ from flask_login import current_user
 from engine import runtime
 from engine.authoring import drafts, previews, samples
 from engine.authoring.previews import EditorPreview
-from engine.store import redis_scripts
-from engine.store.models import Template
+from engine.database.models import Template
+from engine.queue import redis_scripts
 from web.authoring import loading
 from web.core import errors
 from web.permissions import workspace_view

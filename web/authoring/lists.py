@@ -8,6 +8,8 @@ from __future__ import annotations
 from flask import abort, g, redirect, render_template, request, url_for
 
 from engine.authoring import finding, previews
+from engine.database.models import Template
+from engine.database.models.lists import RecipientList
 from engine.lists import (
     background,
     cancelling,
@@ -22,7 +24,6 @@ from engine.lists import (
 from engine.lists.checking import Checked, Problem
 from engine.lists.rows import recipient_column
 from engine.people import audit
-from engine.store.models import RecipientList, Template
 from web.authoring import frames, loading
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view

@@ -11,9 +11,9 @@ from flask_login import current_user
 
 from engine.authoring import finding
 from engine.catalog import snapshots
+from engine.database.models import Container, Project, Template
 from engine.formats import json_limits
 from engine.plugins.manager import default_registry
-from engine.store.models import Container, Project, Template
 from web import throttle
 from web.core import errors
 

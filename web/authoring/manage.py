@@ -10,10 +10,10 @@ from flask import g, redirect, render_template, url_for
 
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
+from engine.database.models import Container, Project, Template
 from engine.people import audit
 from engine.plugins.channel_contract import BaseChannel, Channel
 from engine.plugins.manager import default_registry
-from engine.store.models import Container, Project, Template
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
 from web.authoring.forms import ConfirmForm, DefaultsForm, MoveForm, RenameForm

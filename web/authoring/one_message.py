@@ -11,11 +11,11 @@ from typing import Any
 from flask import abort, flash, g, redirect, render_template, request, url_for
 
 from engine.authoring import samples
+from engine.database.models import Template
 from engine.lists import one_message
 from engine.lists.rows import recipient_column
 from engine.people import audit
 from engine.plugins.manager import default_registry
-from engine.store.models import Template
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view

@@ -17,7 +17,7 @@ import re
 from engine import runtime
 from engine.authoring.drafts import Basis
 from engine.catalog import versions
-from engine.store.models import Template, TemplateVersion
+from engine.database.models import Template, TemplateVersion
 
 KEEP_SECONDS = 3600
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")

@@ -12,9 +12,9 @@ from engine.authoring import compare as comparing
 from engine.authoring import partial_editing as editing
 from engine.authoring.drafts import Basis
 from engine.catalog import partials as catalog
+from engine.database.models.partials import Partial
+from engine.database.vocabulary import VersionStatus
 from engine.people import audit
-from engine.store.partial_models import Partial
-from engine.store.vocabulary import VersionStatus
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
 from web.permissions import workspace_view

@@ -7,8 +7,8 @@ import json
 import shlex
 from typing import Any
 
+from engine.database.models import Template, Workspace
 from engine.plugins.manager import default_registry
-from engine.store.models import Template, Workspace
 
 
 def request_body(workspace: Workspace, template: Template, tags: dict[str, str],

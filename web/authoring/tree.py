@@ -7,9 +7,9 @@ from flask import g, redirect, render_template, request, url_for
 
 from engine.authoring import finding, hierarchy
 from engine.authoring.hierarchy import HierarchyError
+from engine.database.models import Container, Project
 from engine.people import audit
 from engine.plugins.manager import default_registry
-from engine.store.models import Container, Project
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
 from web.authoring.editor import notice

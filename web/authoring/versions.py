@@ -8,9 +8,9 @@ from flask import abort, g, redirect, render_template, request, url_for
 from engine.authoring import compare as comparing
 from engine.authoring import drafts, finding
 from engine.catalog.versions import VersionError, get_version
+from engine.database.models import Template, TemplateVersion
+from engine.database.vocabulary import VersionStatus
 from engine.people import audit
-from engine.store.models import Template, TemplateVersion
-from engine.store.vocabulary import VersionStatus
 from web.authoring import loading
 from web.authoring.blueprint import blueprint
 from web.authoring.editor import notice

@@ -5,9 +5,9 @@ from __future__ import annotations
 from flask import Blueprint, current_app, g, redirect, url_for
 from flask_login import current_user, login_required
 
+from engine.database.vocabulary import HASH_PREFIX
 from engine.formats.times import in_words
 from engine.people import roles
-from engine.store.vocabulary import HASH_PREFIX
 from web.core import errors
 from web.permissions import can
 

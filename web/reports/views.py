@@ -7,10 +7,10 @@ import uuid
 
 from flask import Blueprint, Response, abort, g, render_template, request, stream_with_context
 
+from engine.database.models.lists import RecipientList
 from engine.lists import progress
 from engine.plugins.manager import default_registry
 from engine.reports import counts, export, feed, filters, inbound, timeline
-from engine.store.models import RecipientList
 from web.authoring.frames import framed
 from web.core import errors
 from web.permissions import workspace_view

@@ -12,8 +12,8 @@ from flask import abort, flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
 from engine.catalog.keys import KeyLifecycleError, create_key, key_in, keys_of, revoke_key
+from engine.database.models import ApiKey, utcnow
 from engine.people import audit
-from engine.store.models import ApiKey, utcnow
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import ApiKeyForm, mark

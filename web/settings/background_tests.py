@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from engine import runtime
-from engine.store.db import database
+from engine.database.db import database
 
 RESULT_SECONDS = 600
 log = logging.getLogger("herald.web")

@@ -16,9 +16,9 @@ from flask_login import current_user
 from engine import runtime
 from engine.callbacks import manual, targets
 from engine.callbacks.sending import FAILED, Sent
+from engine.database.models import Workspace
+from engine.database.models.callbacks import Callback
 from engine.people import audit
-from engine.store.callback_models import Callback
-from engine.store.models import Workspace
 from web.permissions import workspace_view
 from web.settings.background_tests import Busy, callback_tests
 from web.settings.blueprint import blueprint

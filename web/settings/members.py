@@ -6,10 +6,10 @@ from flask import abort, flash, g, redirect, render_template, request, url_for
 from flask_login import current_user
 
 from engine import runtime
+from engine.database.models.people import Membership
 from engine.formats.scripts import mixed_scripts, spelled_out
 from engine.people import invitations, outbox, roles, two_factor
 from engine.people.errors import PeopleError
-from engine.people.models import Membership
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import InviteForm, mark

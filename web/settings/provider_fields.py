@@ -11,8 +11,8 @@ import time
 from urllib.parse import quote
 
 from config.redaction import MASK, mask_url
+from engine.database import secrets
 from engine.errors import UndecryptableSecret
-from engine.store import secrets
 
 SEAL_TTL = 1800  # seconds a refused form's sealed credential stays usable
 # A host name (letters, digits, hyphens, dots) or an IPv4 address; IPv6 is checked apart.

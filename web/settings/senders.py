@@ -7,11 +7,11 @@ from __future__ import annotations
 from flask import abort, flash, g, redirect, render_template, url_for
 from flask_login import current_user
 
+from engine.database.models import Sender
 from engine.people import audit
 from engine.senders import accounts, addresses, domains
 from engine.senders.allowances import templates_using
 from engine.senders.errors import SenderError
-from engine.store.models import Sender
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.forms import DomainForm, SingleSenderForm, mark

@@ -10,11 +10,11 @@ from flask_login import current_user
 
 from engine.catalog import suppressions as suppression_list
 from engine.catalog import topics as topic_list
+from engine.database.db import database
+from engine.database.models import Suppression
+from engine.database.vocabulary import topic_scope
 from engine.people import audit, users
 from engine.people.errors import PeopleError
-from engine.store.db import database
-from engine.store.models import Suppression
-from engine.store.vocabulary import topic_scope
 from web.permissions import workspace_view
 from web.settings.blueprint import blueprint
 from web.settings.csv_files import SCOPES, CsvRefused, read_rows, write_rows

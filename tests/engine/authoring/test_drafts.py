@@ -8,8 +8,8 @@ from engine.authoring import compare, drafts, publishing, samples
 from engine.authoring.drafts import Basis, DraftConflict, DraftError
 from engine.authoring.publishing import PublishRefused
 from engine.catalog import versions
+from engine.database.models import Template, TemplateVersion
 from engine.provisioning.document import version_content, version_extras
-from engine.store.models import Template, TemplateVersion
 from tests import factories
 
 

@@ -7,7 +7,7 @@ import pytest
 from engine.authoring import hierarchy
 from engine.authoring.hierarchy import HierarchyError
 from engine.catalog.versions import publish
-from engine.store.models import Container, Notification, Project, Template, TemplateVersion
+from engine.database.models import Container, Notification, Project, Template, TemplateVersion
 from tests import factories
 
 

@@ -6,15 +6,16 @@ import pytest
 from redis import Redis
 
 from api.previews import preview_json
-from engine.authoring import previews, test_sends
-from engine.authoring.test_sends import SendTestRefused
+from engine.authoring import draft_sends, previews
+from engine.authoring.draft_sends import SendTestRefused
 from engine.catalog import keycache
+from engine.database.models import Notification, TemplateVersion
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import deliver_notification
-from engine.sending import limits
+from engine.queue.queueing import QUEUE_NAME
+from engine.sending import allowance
 from engine.sending.preview import build_preview
 from engine.sending.resolution import resolve_request
-from engine.store.models import InboxMessage, Notification, TemplateVersion
-from engine.store.queueing import QUEUE_NAME
 from tests import factories
 
 TAGS = {"name": "Ada <3"}
@@ -103,29 +104,29 @@ def test_a_test_send_runs_the_pipeline_flagged_and_counts_against_nothing(ws, se
                                   defaults={"to": ["team@example.com"],
                                             "bcc": ["audit@example.com"]})
     draft = {**_live(template).content, "subject": "Draft {{name}}"}
-    sent = test_sends.send_test(ws, template, draft, TAGS, "me@example.net", 2)
+    sent = draft_sends.send_test(ws, template, draft, TAGS, "me@example.net", 2)
     assert sent.is_test and sent.status == "queued" and sent.version_number == 2
     assert sent.payload["to"] == ["me@example.net"] and sent.payload["bcc"] == []
     assert sent.payload["headers"]["X-SVC-Test"] == "true"
     assert not sent.payload["trackOpens"] and not sent.payload["trackClicks"]
     redis = Redis.from_url(settings.redis_url)
     assert redis.lrange(f"rq:queue:{QUEUE_NAME}", 0, -1) == [str(sent.id).encode()]
-    assert limits.used_this_month(str(ws.account_id)) == 0
-    assert not redis.exists(limits.allowance_key(str(ws.account_id)))
+    assert allowance.used_this_month(str(ws.account_id)) == 0
+    assert not redis.exists(allowance.key(str(ws.account_id)))
     assert deliver_notification(str(sent.id)) == "delivered"
     (message,) = InboxMessage.select()
     assert message.subject == "Draft Ada <3" and message.to == ["me@example.net"]
     assert message.headers["X-SVC-Test"] == "true"
     assert "https://x.example/" in message.html and "/t/" not in message.html
-    outcome = test_sends.outcome(ws, template, sent.id)
+    outcome = draft_sends.outcome(ws, template, sent.id)
     assert (outcome.status, outcome.final, outcome.recipient) == (
         "delivered", True, "me@example.net")
-    assert test_sends.outcome(factories.workspace(), template, sent.id) is None
+    assert draft_sends.outcome(factories.workspace(), template, sent.id) is None
 
 
 def test_a_webhook_test_is_flagged_in_a_header_no_request_can_set(ws):
     hook = factories.template(ws, "webhook")
-    sent = test_sends.send_test(ws, hook, _live(hook).content, {"id": "7"},
+    sent = draft_sends.send_test(ws, hook, _live(hook).content, {"id": "7"},
                                 "https://127.0.0.1/hook")
     assert sent.payload["headers"] == {"X-Service-Test": "true"}
     assert sent.payload["url"] == "https://127.0.0.1/hook" and sent.payload["body"] == \
@@ -144,7 +145,7 @@ def test_a_test_send_that_cannot_go_says_why_and_queues_nothing(
         ws, channel, recipient, content, message):
     template = factories.template(ws, channel)
     with pytest.raises(SendTestRefused, match=message):
-        test_sends.send_test(ws, template, {**_live(template).content, **content}, {},
+        draft_sends.send_test(ws, template, {**_live(template).content, **content}, {},
                              recipient)
     assert not Notification.select().exists()
 
@@ -153,14 +154,14 @@ def test_webhook_tests_need_the_plan_that_delivers_webhooks(settings):
     ws = factories.workspace(factories.account(webhook_delivery=False))
     hook = factories.template(ws, "webhook")
     with pytest.raises(SendTestRefused, match="plan"):
-        test_sends.send_test(ws, hook, _live(hook).content, {}, "https://127.0.0.1/h")
+        draft_sends.send_test(ws, hook, _live(hook).content, {}, "https://127.0.0.1/h")
 
 
 def test_test_sends_are_limited_per_workspace_and_minute(ws):
     template = factories.template(ws)
     content = _live(template).content
-    for _ in range(test_sends.TEST_SENDS_PER_MINUTE):
-        test_sends.send_test(ws, template, content, {}, "me@example.net")
+    for _ in range(draft_sends.TEST_SENDS_PER_MINUTE):
+        draft_sends.send_test(ws, template, content, {}, "me@example.net")
     with pytest.raises(SendTestRefused, match="test sends a minute"):
-        test_sends.send_test(ws, template, content, {}, "me@example.net")
-    assert Notification.select().count() == test_sends.TEST_SENDS_PER_MINUTE
+        draft_sends.send_test(ws, template, content, {}, "me@example.net")
+    assert Notification.select().count() == draft_sends.TEST_SENDS_PER_MINUTE

@@ -15,11 +15,11 @@ from engine.callbacks import jobs as callback_jobs
 from engine.callbacks import targets
 from engine.callbacks.jobs import send_callbacks
 from engine.catalog import suppressions
+from engine.database.models.callbacks import Callback
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.tracking import open_url
+from engine.queue.queueing import CALLBACK_QUEUE_NAME, WORKER_QUEUE_NAMES
 from engine.reports import events
-from engine.store.callback_models import Callback
-from engine.store.queueing import CALLBACK_QUEUE_NAME, WORKER_QUEUE_NAMES
 from engine.worker.worker_class import HeraldWorker
 from tests import factories
 from tests.support.https_receiver import Scripted
@@ -84,7 +84,7 @@ def test_a_webhook_notification_is_called_back_with_its_destination(called_back,
 @pytest.mark.parametrize("threaded", [False, True])
 def test_the_worker_serves_the_callbacks_queue_after_deliveries(called_back, receiver,
                                                                 threaded):
-    from engine.store.queueing import enqueue_notification
+    from engine.delivery.queue import enqueue_notification
 
     n = factories.notification(called_back, factories.email_payload())
     enqueue_notification(str(n.id), workspace=n.workspace_id)

@@ -12,12 +12,12 @@ from engine import runtime
 from engine.callbacks import recording, targets
 from engine.callbacks.jobs import send_callbacks
 from engine.callbacks.manual import replay, send_test
+from engine.database import secrets
+from engine.database.models import Workspace, utcnow
+from engine.database.models.callbacks import Callback
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
-from engine.store import secrets
-from engine.store.callback_models import Callback
-from engine.store.embedded_redis import free_port
-from engine.store.models import Workspace, utcnow
+from engine.queue.embedded_redis import free_port
 from engine.webhooks.signatures import verify_webhook
 from tests import factories
 from tests.support.https_receiver import Scripted

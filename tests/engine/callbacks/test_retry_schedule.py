@@ -11,9 +11,9 @@ from rq import Queue
 
 from engine.callbacks.jobs import send_callbacks
 from engine.callbacks.queue import JOB_FUNCTION
-from engine.store.callback_models import Callback
-from engine.store.models import utcnow
-from engine.store.queueing import CALLBACK_QUEUE_NAME
+from engine.database.models import utcnow
+from engine.database.models.callbacks import Callback
+from engine.queue.queueing import CALLBACK_QUEUE_NAME
 from tests.engine.callbacks.test_callbacks import _email, called_back, smtp  # noqa: F401
 from tests.support.https_receiver import Scripted
 

@@ -6,7 +6,7 @@ import time
 
 from engine.catalog import snapshots
 from engine.catalog.versions import publish
-from engine.store.models import TemplateVersion
+from engine.database.models import TemplateVersion
 from tests import factories
 
 

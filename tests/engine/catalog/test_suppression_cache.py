@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from engine.catalog import suppression_cache, suppressions
-from engine.store import notification_store
-from engine.store.models import Suppression
+from engine.database import notification_store
+from engine.database.models import Suppression
 from tests import factories
 
 

@@ -14,9 +14,10 @@ import pytest
 from peewee import DatabaseError
 
 from engine import runtime
+from engine.database.models import DeliveryAttempt, Notification, utcnow
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import MAX_EMAIL_ATTEMPTS, deliver_notification
-from engine.store.models import DeliveryAttempt, InboxMessage, Notification, utcnow
-from engine.store.queueing import queue
+from engine.queue.queueing import queue
 from engine.worker.reconciler import reconcile
 from tests import factories
 

@@ -14,7 +14,7 @@ from engine import runtime
 from engine.delivery import breaker
 from engine.plugins.manager import check_providers
 from engine.plugins.provider_order import label
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 from tests.conftest import TEST_SECRET_KEY
 
 KEY = breaker.breaker_key(None, "smtp://user:secret@mx1.example:587")

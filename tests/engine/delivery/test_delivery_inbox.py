@@ -7,8 +7,9 @@ from email import policy
 
 import pytest
 
+from engine.database.models import DeliveryAttempt, Notification, Suppression
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import deliver_notification
-from engine.store.models import DeliveryAttempt, InboxMessage, Notification, Suppression
 from tests import factories
 
 

@@ -7,13 +7,14 @@ import pytest
 from redis import Redis
 
 from engine import runtime
+from engine.database.models import DeliveryAttempt, Notification
+from engine.database.models.inbox import InboxMessage
 from engine.delivery import providers
 from engine.delivery.breaker import breaker_key
 from engine.delivery.jobs import deliver_notification
 from engine.provisioning import apply_document
+from engine.queue.embedded_redis import free_port
 from engine.reports.timeline import timeline
-from engine.store.embedded_redis import free_port
-from engine.store.models import DeliveryAttempt, InboxMessage, Notification
 from tests import factories
 from tests.support.smtp_server import start_smtp
 from tests.support.vendor_server import VendorServer
@@ -121,7 +122,7 @@ def test_a_hard_bounce_does_not_fail_over(configure, servers):
     assert row.providers_tried == [{"provider": f"smtp://127.0.0.1:{primary.port}",
                                     "outcome": "suppressed", "error": row.error}]
     assert secondary.received == []
-    from engine.store.models import Suppression
+    from engine.database.models import Suppression
 
     assert Suppression.get(Suppression.workspace == ws).address == "gone@example.net"
 
@@ -183,7 +184,7 @@ def test_a_workspace_provider_list_from_apply_fails_over(configure, servers, set
                                   {"plugin": "smtp", "url": dead},
                                   {"plugin": "smtp", "url": f"smtp://127.0.0.1:{live.port}"}]}]}]}
     apply_document(document)
-    from engine.store.models import Workspace
+    from engine.database.models import Workspace
 
     ws = Workspace.get(Workspace.name == "W")
     status, row = _delivered(ws)

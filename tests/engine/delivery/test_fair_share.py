@@ -12,11 +12,11 @@ import pytest
 from redis import Redis
 
 from engine import runtime
+from engine.database.models import DeliveryAttempt, Notification
 from engine.delivery import providers
-from engine.delivery.jobs import deliver_notification, hand_over
-from engine.store.embedded_redis import free_port
-from engine.store.models import DeliveryAttempt, Notification
-from engine.store.queueing import BULK_QUEUE_NAME, QUEUE_NAME
+from engine.delivery.jobs import deliver_notification
+from engine.queue.embedded_redis import free_port
+from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME
 from engine.worker import handoff
 from tests import factories
 from tests.support.smtp_server import start_smtp
@@ -52,10 +52,10 @@ def test_a_fan_out_yields_to_a_waiting_delivery_and_resumes_as_the_same_attempt(
         to=["ada@example.org"], subject="reset"))
     handoff.start()
     try:
-        hand_over(str(news.id))  # as RQ's dequeue does
+        handoff.hand_delivery(str(news.id))  # as RQ's dequeue does
         assert handoff.taken(str(news.id))
         _until(lambda: len(smtp.received) >= 3, "the fan-out to be under way")
-        hand_over(str(reset.id))  # waits for the thread: the fan-out yields to it
+        handoff.hand_delivery(str(reset.id))  # waits for the thread: the fan-out yields to it
         assert handoff.taken(str(reset.id))  # returns once the fan-out's slice ended
         _until(lambda: Notification.get_by_id(reset.id).status == "delivered", "the reset")
     finally:
@@ -85,7 +85,7 @@ def test_without_a_delivery_waiting_a_fan_out_runs_to_its_end(settings, smtp):
         emailType="Marketing", to=RECIPIENTS))
     handoff.start()
     try:
-        hand_over(str(news.id))
+        handoff.hand_delivery(str(news.id))
         assert handoff.taken(str(news.id))
     finally:
         handoff.close()  # waits for the delivery in hand
@@ -117,10 +117,10 @@ def test_a_fan_out_whose_last_slice_met_only_suppressed_recipients_still_failed(
     """An earlier slice failed a recipient for good; the slice left finds its one recipient
     suppressed since: the notification failed (with that error), it was not 'suppressed'."""
     from engine.catalog import suppressions
+    from engine.database import notification_store
+    from engine.database.vocabulary import Outcome
     from engine.delivery.outcomes import message_row
     from engine.plugins.contracts import PermanentError
-    from engine.store import notification_store
-    from engine.store.vocabulary import Outcome
 
     ws = factories.workspace()
     news = factories.notification(ws, factories.email_payload(

@@ -10,10 +10,10 @@ import pytest
 from redis import Redis
 
 from engine import runtime
+from engine.database.models import DeliveryAttempt
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
-from engine.store.embedded_redis import free_port
-from engine.store.models import DeliveryAttempt
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.support.recording_listener import RecordingListener
 from tests.support.smtp_server import start_smtp

@@ -15,10 +15,12 @@ from channels.email import EmailChannel
 from cli.app import create_app
 from engine import runtime
 from engine.catalog import keycache
+from engine.database.models import Notification, utcnow
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.message_lanes import send_all
+from engine.delivery.queue import enqueue_notification
 from engine.plugins.contracts import SendResult
-from engine.store.models import InboxMessage, Notification, utcnow
-from engine.store.queueing import BULK_QUEUE_NAME, QUEUE_NAME, QUEUE_NAMES, enqueue_notification
+from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME, QUEUE_NAMES
 from engine.worker.reconciler import reconcile
 from engine.worker.worker_class import HeraldWorker
 from tests import factories

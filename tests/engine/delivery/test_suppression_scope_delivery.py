@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from engine.catalog import suppressions
+from engine.database.models.inbox import InboxMessage
 from engine.delivery.jobs import deliver_notification
-from engine.store.models import InboxMessage
 from tests import factories
 
 

@@ -14,13 +14,13 @@ import time
 import pytest
 
 from engine import runtime
+from engine.database.models import DeliveryAttempt, Suppression
+from engine.database.models.reports import NotificationEvent
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.providers import close_all
 from engine.delivery.return_path import envelope_sender
+from engine.queue.embedded_redis import free_port
 from engine.reports.timeline import timeline
-from engine.store.embedded_redis import free_port
-from engine.store.models import DeliveryAttempt, Suppression
-from engine.store.report_models import NotificationEvent
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.engine.inbound.reports_mail import arf, dsn

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import requests
 
+from engine.database.models import Suppression, Workspace
+from engine.database.models.inbound import InboundSecret
+from engine.database.models.people import AuditEvent
+from engine.database.models.reports import NotificationEvent
 from engine.inbound import workspace_secrets
 from engine.people.audit import OPERATOR
-from engine.people.models import AuditEvent
-from engine.store.inbound_models import InboundSecret
-from engine.store.models import Suppression, Workspace
-from engine.store.report_models import NotificationEvent
 from tests import factories
 from tests.engine.inbound.test_postmark_webhooks import bounce, post, sent
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from engine.database.models import Suppression
+from engine.database.models.reports import NotificationEvent
 from engine.inbound.mail_reports import MalformedReport, parse
 from engine.reports import events
-from engine.store.models import Suppression
-from engine.store.report_models import NotificationEvent
 from tests import factories
 from tests.engine.inbound.reports_mail import QMAIL, arf, dsn
 
@@ -64,7 +64,7 @@ def test_three_soft_bounces_in_seven_days_suppress_the_address(settings):
 def test_soft_bounces_older_than_the_window_do_not_count(settings):
     import datetime as dt
 
-    from engine.store.models import utcnow
+    from engine.database.models import utcnow
 
     ws = factories.workspace()
     n = factories.notification(ws, factories.email_payload(to=["ada@example.net"]))

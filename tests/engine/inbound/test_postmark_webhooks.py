@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import requests
 
+from engine.database.models import Suppression
+from engine.database.models.reports import NotificationEvent
 from engine.delivery.jobs import deliver_notification
 from engine.inbound import workspace_secrets
 from engine.reports.counts import counts
 from engine.reports.filters import parse
-from engine.store.models import Suppression
-from engine.store.report_models import NotificationEvent
 from tests import factories
 
 

@@ -14,11 +14,11 @@ import requests
 from engine.callbacks import targets
 from engine.callbacks.jobs import send_callbacks
 from engine.catalog import sms_help
+from engine.database.models import Suppression, utcnow
+from engine.database.models.callbacks import Callback
+from engine.database.models.recipients import InboundMessage
 from engine.delivery.jobs import deliver_notification
 from engine.reports import filters, inbound
-from engine.store.callback_models import Callback
-from engine.store.models import Suppression, utcnow
-from engine.store.recipient_models import InboundMessage
 from engine.webhooks.signatures import verify_webhook
 from plugins.twilio.events import signature
 from tests import factories

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import requests
 
+from engine.database.models import Suppression
+from engine.database.models.reports import NotificationEvent
 from engine.delivery.jobs import deliver_notification
 from engine.reports.timeline import timeline
-from engine.store.models import Suppression
-from engine.store.report_models import NotificationEvent
 from plugins.twilio.events import signature
 from tests import factories
 from tests.engine.inbound.conftest import SID, TOKEN

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from engine.catalog import suppressions
+from engine.database.models import Account, Notification
+from engine.database.models.lists import RecipientList
 from engine.lists import checking, reading, uploads
-from engine.store.models import Account, Notification, RecipientList
 from tests import factories
 
 

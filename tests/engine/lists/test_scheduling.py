@@ -10,10 +10,11 @@ import pytest
 from redis import Redis
 from rq.job import Job
 
+from engine.database.models import Account, Notification, utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import cancelling, progress, recovery, scheduling, sending, sweeping, uploads
-from engine.sending import limits
-from engine.store.models import Account, Notification, RecipientList, utcnow
-from engine.store.queueing import BULK_QUEUE_NAME
+from engine.queue.queueing import BULK_QUEUE_NAME
+from engine.sending import allowance
 from tests import factories
 
 CSV = b"email address,name\nada@example.net,Ada\ngrace@example.net,Grace\n"
@@ -60,7 +61,7 @@ def test_a_scheduled_list_starts_once_when_its_time_comes(kept, redis):
     assert shown.sentence.startswith("Scheduled for ") and "(Europe/London)" in shown.sentence
     assert sweeping.sweep()["started"] == 0 and _list_jobs(redis) == []
     # No allowance is taken while it waits.
-    assert redis.get(limits.allowance_key(str(kept.workspace.account_id))) in (None, b"0")
+    assert redis.get(allowance.key(str(kept.workspace.account_id))) in (None, b"0")
     redis.flushall()  # a Redis restart: the schedule is the row, it stays
     later = when + dt.timedelta(seconds=1)
     assert scheduling.start_due(later) == 1
@@ -68,7 +69,7 @@ def test_a_scheduled_list_starts_once_when_its_time_comes(kept, redis):
     fresh = RecipientList.get_by_id(kept.id)
     assert (fresh.status, fresh.sent_by) == ("sending", "user-1")
     assert _list_jobs(redis) == [f"list-{kept.id.hex}-0"]
-    assert int(redis.get(limits.allowance_key(str(kept.workspace.account_id)))) == 2
+    assert int(redis.get(allowance.key(str(kept.workspace.account_id)))) == 2
 
 
 def test_a_list_whose_allowance_no_longer_suffices_fails_and_sends_nothing(kept, redis):

@@ -6,13 +6,16 @@ from __future__ import annotations
 import pytest
 from redis import Redis
 
+from engine.database.models import Account, Notification
+from engine.database.models.inbox import InboxMessage
+from engine.database.models.lists import RecipientList
 from engine.delivery.jobs import deliver_notification
-from engine.lists import cancelling, progress, recovery, sending, uploads
+from engine.errors import ApiError
+from engine.lists import cancelling, progress, recovery, rows, sending, uploads
 from engine.lists.sending import SendRefused
+from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME
 from engine.reports import filters
-from engine.sending import limits
-from engine.store.models import Account, InboxMessage, Notification, RecipientList
-from engine.store.queueing import BULK_QUEUE_NAME, QUEUE_NAME
+from engine.sending import allowance, validation
 from tests import factories
 
 ROWS = [("ada@example.net", "Ada"), ("grace@example.net", "Grace"),
@@ -93,6 +96,29 @@ def test_a_job_that_runs_again_accepts_no_row_twice(ws, redis):
     assert RecipientList.get_by_id(kept.id).accepted == len(ROWS)
 
 
+def test_a_checked_row_is_accepted_without_a_second_validation(ws, redis, monkeypatch):
+    """The upload's check ran the API's field rules on every row; the send takes each row
+    as a typed request built from it, and never runs them again."""
+    kept = _kept(ws)
+    checked: list[object] = []
+    monkeypatch.setattr(rows, "validate_request", checked.append)
+    monkeypatch.setattr(validation, "validate_request", checked.append)
+    sending.start(kept, None)
+    _run_jobs(redis)
+    assert checked == []
+    assert RecipientList.get_by_id(kept.id).accepted == len(ROWS)
+
+
+def test_a_list_takes_its_units_from_a_counter_redis_lost(ws, redis):
+    """Rebuilt from the database first, as a send's admission rebuilds it."""
+    factories.notification(ws, factories.email_payload())  # one unit used this month
+    kept = _kept(ws)
+    Account.update(monthly_limit=5).where(Account.id == ws.account_id).execute()
+    redis.delete(allowance.key(str(ws.account_id)))
+    sending.start(RecipientList.get_by_id(kept.id), None)
+    assert int(redis.get(allowance.key(str(ws.account_id)))) == 5
+
+
 def test_the_allowance_is_taken_for_the_whole_list_first(ws, redis):
     kept = _kept(ws)
     Account.update(monthly_limit=3).where(Account.id == ws.account_id).execute()
@@ -102,9 +128,9 @@ def test_the_allowance_is_taken_for_the_whole_list_first(ws, redis):
     assert Notification.select().count() == 0 and _queued(redis, BULK_QUEUE_NAME) == []
     Account.update(monthly_limit=10).where(Account.id == ws.account_id).execute()
     sending.start(RecipientList.get_by_id(kept.id), None)
-    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 4
+    assert int(redis.get(allowance.key(str(ws.account_id)))) == 4
     _run_jobs(redis)
-    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 4
+    assert int(redis.get(allowance.key(str(ws.account_id)))) == 4
 
 
 def test_a_cancelled_list_sends_no_row_it_had_not_accepted(ws, redis, monkeypatch):
@@ -124,7 +150,7 @@ def test_a_cancelled_list_sends_no_row_it_had_not_accepted(ws, redis, monkeypatc
     # The three rows never accepted, and the one taken back from the queue, gave their
     # allowance back.
     assert Notification.get().status == "cancelled" and kept.cancelled == 1
-    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 0
+    assert int(redis.get(allowance.key(str(ws.account_id)))) == 0
     assert cancelling.cancel(kept) is False
 
 
@@ -147,8 +173,8 @@ def test_a_cancel_stops_every_queued_row_and_reports_count_them(ws, redis):
                               "accepted, 3 taken back from the queue); 1 had already gone to "
                               "the provider.")
     # The three stopped rows gave their units back, and the database agrees on a rebuild.
-    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 1
-    assert limits.used_this_month(str(ws.account_id)) == 1
+    assert int(redis.get(allowance.key(str(ws.account_id)))) == 1
+    assert allowance.used_this_month(str(ws.account_id)) == 1
     chosen = filters.parse(ws.id, {"list": str(kept.id), "status": "cancelled"})
     from engine.reports import counts
 
@@ -170,17 +196,22 @@ def test_a_cancel_after_every_row_went_says_it_came_too_late(ws, redis):
     assert InboxMessage.select().count() == 4
 
 
-def test_a_row_the_send_refuses_is_recorded_and_the_rest_go(ws, redis):
+def test_a_row_the_send_refuses_is_recorded_and_the_rest_go(ws, redis, monkeypatch):
     kept = _kept(ws)
     sending.start(kept, None)
-    # The rows were checked; a send can still refuse one (here: a value made too long).
-    rows = kept.rows
-    rows[1][2] = ["x" * 9000]
-    RecipientList.update(rows=rows).where(RecipientList.id == kept.id).execute()
+    # The rows were checked; the channel's rules at the send can still refuse one.
+    real = rows.resolve_version
+
+    def resolve_version(body, *args, **kwargs):
+        if body["emailOptions"]["overrideRecipients"] == ["grace@example.net"]:
+            raise ApiError(422, "sender.not_verified", "not a verified sender")
+        return real(body, *args, **kwargs)
+
+    monkeypatch.setattr(rows, "resolve_version", resolve_version)
     _run_jobs(redis)
     kept = RecipientList.get_by_id(kept.id)
     assert kept.accepted == 3 and [r[0] for r in kept.refused] == [3]
-    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 3
+    assert int(redis.get(allowance.key(str(ws.account_id)))) == 3
 
 
 def test_the_list_is_a_reports_filter(ws, redis):
@@ -210,7 +241,7 @@ def test_a_list_whose_job_cannot_be_enqueued_is_not_left_sending(ws, redis, monk
         sending.start(kept, None)
     kept = RecipientList.get_by_id(kept.id)
     assert (kept.status, kept.sent_at) == ("checked", None)
-    assert int(redis.get(limits.allowance_key(str(ws.account_id)))) == 0
+    assert int(redis.get(allowance.key(str(ws.account_id)))) == 0
 
 
 def test_a_list_whose_job_redis_lost_goes_on_from_where_it_stood(ws, redis, monkeypatch):

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.database.models import utcnow
+from engine.database.models.lists import RecipientList
 from engine.lists import background, expiry, reading, uploads
-from engine.store.models import RecipientList, utcnow
 from tests import factories
 
 CSV = b"email address,name\nada@example.net,Ada\ngrace@example.net,Grace\n"

@@ -9,9 +9,10 @@ import datetime as dt
 import pytest
 from redis import Redis
 
+from engine.database.models import Notification
+from engine.database.models.lists import RecipientList
 from engine.lists import progress, recovery, scheduling, sending, uploads
-from engine.store.models import Notification, RecipientList
-from engine.store.queueing import BULK_QUEUE_NAME
+from engine.queue.queueing import BULK_QUEUE_NAME
 from tests import factories
 
 CSV = ("email address,name,Time Zone\n"

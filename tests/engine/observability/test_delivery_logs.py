@@ -9,12 +9,12 @@ import logging
 
 import pytest
 
+from engine.database.models import Notification, utcnow
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.providers import close_all
 from engine.observability.log_format import JsonFormatter, TextFormatter
 from engine.observability.metrics_registry import exposition
-from engine.store.embedded_redis import free_port
-from engine.store.models import Notification, utcnow
+from engine.queue.embedded_redis import free_port
 from engine.worker.process_log import configure_logging
 from engine.worker.reconciler import reconcile
 from tests import factories

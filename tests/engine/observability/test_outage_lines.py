@@ -15,7 +15,7 @@ from redis.retry import Retry
 
 from engine.observability.log_format import TextFormatter
 from engine.observability.outages import OutageFilter
-from engine.store.embedded_redis import free_port
+from engine.queue.embedded_redis import free_port
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import time
 import pyotp
 import pytest
 
+from engine.database.models import utcnow
+from engine.database.models.people import RecoveryCode, TwoFactor, WebSession
 from engine.people import passwords, sessions, two_factor, users
 from engine.people.errors import PeopleError
-from engine.people.models import RecoveryCode, TwoFactor, WebSession
-from engine.store.models import utcnow
 from tests import factories
 
 PASSWORD = "correct horse battery"
@@ -144,11 +144,11 @@ def test_verify_still_reads_a_long_password_set_before_the_64_rule(settings):
 
 
 def test_the_migration_step_adds_the_session_columns_and_tables(settings, tmp_path):
-    from engine.store.migrations import MIGRATIONS, _trustworthy_accounts, upgrade
+    from engine.database.migrations import MIGRATIONS, _trustworthy_accounts, upgrade
     from tests.support.old_schema import database_before
 
     with database_before(_trustworthy_accounts, tmp_path) as old:
-        from engine.people.models import PEOPLE_MODELS
+        from engine.database.models.people import PEOPLE_MODELS
 
         old.create_tables(PEOPLE_MODELS, safe=True)
         for column in ("last_seen_at", "user_agent"):

@@ -7,6 +7,10 @@ import logging
 
 import pytest
 
+from engine.database import prepared as store_prepared
+from engine.database.db import database
+from engine.database.models import utcnow
+from engine.database.models.people import Invitation, Membership, PasswordReset, WebSession
 from engine.people import (
     audit,
     invitations,
@@ -18,10 +22,6 @@ from engine.people import (
     users,
 )
 from engine.people.errors import PeopleError
-from engine.people.models import Invitation, Membership, PasswordReset, WebSession
-from engine.store import prepared as store_prepared
-from engine.store.db import database
-from engine.store.models import utcnow
 from tests import factories
 
 URL = "http://herald.test"

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from engine.database.models import Notification, Suppression
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.plugins.hookspecs import hookimpl
 from engine.plugins.manager import default_registry
-from engine.store.embedded_redis import free_port
-from engine.store.models import Notification, Suppression
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.support.https_receiver import Scripted
 from tests.support.smtp_server import start_smtp

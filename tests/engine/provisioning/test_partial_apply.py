@@ -6,9 +6,7 @@ import copy
 
 import pytest
 
-from engine.provisioning import ApplyError, apply_document
-from engine.provisioning.exporting import export_document
-from engine.store.models import (
+from engine.database.models import (
     Account,
     ApiKey,
     Container,
@@ -17,6 +15,8 @@ from engine.store.models import (
     TemplateVersion,
     Workspace,
 )
+from engine.provisioning import ApplyError, apply_document
+from engine.provisioning.exporting import export_document
 from tests.engine.provisioning.sample_document import TPL_ID, WS_ID, sample
 
 PROVIDER = {"plugin": "smtp", "url": "smtp://mx1.example:587?tls=starttls"}

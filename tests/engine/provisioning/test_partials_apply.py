@@ -7,9 +7,9 @@ import copy
 import pytest
 
 from engine.catalog import partials
+from engine.database.models import Workspace
 from engine.provisioning import ApplyError, apply_document
 from engine.provisioning.exporting import export_document
-from engine.store.models import Workspace
 
 
 def document(footer_versions: list[dict], body: str = "{{#> layout}}Hi {{name}}{{/layout}}"

@@ -7,9 +7,9 @@ import copy
 
 import pytest
 
+from engine.database.models import Workspace
 from engine.provisioning import ApplyError, apply_document
 from engine.provisioning.exporting import export_document
-from engine.store.models import Workspace
 from tests.engine.provisioning.sample_document import WS_ID, sample
 
 

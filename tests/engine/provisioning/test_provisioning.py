@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
+from engine.database.models import ApiKey, Template, TemplateVersion, Workspace
 from engine.provisioning import ApplyError, apply_document
 from engine.provisioning.exporting import export_document
-from engine.store.models import ApiKey, Template, TemplateVersion, Workspace
 from tests.engine.provisioning.sample_document import (
     TPL_ID,
     WELCOME,

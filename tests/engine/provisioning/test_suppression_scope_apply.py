@@ -8,9 +8,9 @@ import copy
 import pytest
 
 from engine.catalog import suppressions
+from engine.database.models import Suppression, Workspace
 from engine.provisioning import ApplyError, apply_document
 from engine.provisioning.exporting import export_document
-from engine.store.models import Suppression, Workspace
 
 
 def document(entries: list) -> dict:

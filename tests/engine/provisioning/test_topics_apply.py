@@ -8,10 +8,10 @@ import copy
 
 import pytest
 
+from engine.database.models import Suppression, TemplateVersion, Workspace
+from engine.database.models.recipients import Topic
 from engine.provisioning import ApplyError, apply_document
 from engine.provisioning.exporting import export_document
-from engine.store.models import Suppression, TemplateVersion, Workspace
-from engine.store.recipient_models import Topic
 from tests.conftest import _empty_tables
 
 

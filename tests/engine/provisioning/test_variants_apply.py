@@ -6,9 +6,9 @@ import copy
 
 import pytest
 
+from engine.database.models import TemplateVersion
 from engine.provisioning import ApplyError, apply_document
 from engine.provisioning.exporting import export_document
-from engine.store.models import TemplateVersion
 
 
 def document(version: dict) -> dict:

@@ -7,9 +7,9 @@ import copy
 
 import pytest
 
+from engine.database.models import ApiKey, Template, Workspace
 from engine.provisioning import ApplyError, apply_document
 from engine.provisioning.exporting import export_document
-from engine.store.models import ApiKey, Template, Workspace
 from tests.engine.provisioning.sample_document import TPL_ID, WELCOME, WS_ID, sample, welcome
 
 

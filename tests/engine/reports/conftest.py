@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from engine.store.models import DeliveryAttempt, Notification, TrackingEvent, utcnow
+from engine.database.models import DeliveryAttempt, Notification, TrackingEvent, utcnow
 from tests import factories
 
 
@@ -54,7 +54,7 @@ def get(n: Notification) -> Notification:
 @pytest.fixture
 def db_text(settings):
     """Every value of every table, as text (tests/support/database_text.py)."""
-    from engine.store.db import database
+    from engine.database.db import database
     from tests.support.database_text import every_value
 
     return lambda: every_value(database.obj)

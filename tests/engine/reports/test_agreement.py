@@ -6,12 +6,12 @@ import csv
 import datetime as dt
 import io
 
+from engine.database.models import utcnow
 from engine.reports import counts as counts_module
 from engine.reports import events, job
 from engine.reports.export import HEADER, export_csv
 from engine.reports.feed import feed
 from engine.reports.filters import parse
-from engine.store.models import utcnow
 
 LABEL_OF = {"delivered": "Delivered", "bounced": "Bounced", "failed": "Failed"}
 
@@ -129,7 +129,7 @@ def test_test_sends_never_count(run):
 
 
 def test_the_export_quotes_what_a_spreadsheet_would_run(run):
-    from engine.store.models import Template
+    from engine.database.models import Template
 
     Template.update(name="=HYPERLINK(\"http://evil\")").where(
         Template.id == run.templates[0].id).execute()
@@ -144,7 +144,7 @@ def test_the_export_quotes_what_a_spreadsheet_would_run(run):
 def test_a_sign_and_a_digit_do_not_exempt_a_formula(run):
     """Issue 37, finding 4: ``-1+HYPERLINK(...)`` and ``+1+1@...`` start with a sign and a
     digit yet are no number: quoted. A cell wholly a number stays as it is."""
-    from engine.store.models import Template
+    from engine.database.models import Template
 
     Template.update(name='-1+HYPERLINK("http://evil","x")').where(
         Template.id == run.templates[0].id).execute()

@@ -11,16 +11,18 @@ from urllib.parse import urlsplit
 
 from engine.callbacks import targets
 from engine.catalog import suppressions
+from engine.database.models import Notification
+from engine.database.models.callbacks import Callback
+from engine.database.models.inbox import CaughtWebhook, InboxMessage
+from engine.database.models.lists import RecipientList
+from engine.database.models.people import AuditEvent
+from engine.database.models.retention import PurgeWaiting
 from engine.delivery.jobs import deliver_notification
 from engine.people import audit
-from engine.people.models import AuditEvent
 from engine.reports import events
 from engine.reports.counts import counts
 from engine.reports.filters import parse
 from engine.retention.erasure import erase
-from engine.store.callback_models import Callback
-from engine.store.models import CaughtWebhook, InboxMessage, Notification, RecipientList
-from engine.store.retention_models import PurgeWaiting
 from tests import factories
 from tests.cli.test_cli import herald  # noqa: F401 -- the fixture
 
@@ -109,7 +111,7 @@ def test_erase_through_the_command_line(run, herald):  # noqa: F811
 
 
 def test_erasing_a_number_takes_its_sms_and_what_it_texted_in(run, db_text):
-    from engine.store.recipient_models import InboundMessage
+    from engine.database.models.recipients import InboundMessage
 
     sms = run.sent(to=("+14155550199",), channel="sms", template=2)
     InboundMessage.create(workspace=run.ws, provider="twilio", message_id="SM1",

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-from engine.people.models import AuditEvent
+from engine.database.models import DeliveryAttempt, Notification, TrackingEvent, utcnow
+from engine.database.models.people import AuditEvent
+from engine.database.models.retention import PurgeWaiting
 from engine.reports.feed import feed
 from engine.reports.filters import parse
 from engine.retention import policy
 from engine.retention.purge import due, purge
-from engine.store.models import DeliveryAttempt, Notification, TrackingEvent, utcnow
-from engine.store.retention_models import PurgeWaiting
 from tests.engine.reports.conftest import get
 from tests.engine.reports.test_agreement import assert_agree, mixed
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+from engine.database.models.reports import NotificationLookup, ReportCursor
 from engine.reports import job
-from engine.store.report_models import NotificationLookup, ReportCursor
 from engine.worker import worker
 
 

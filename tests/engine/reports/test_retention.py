@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+from engine.database.models import DeliveryAttempt, Notification, TrackingEvent, utcnow
+from engine.database.models.reports import ReportDay
 from engine.reports import job, retention
 from engine.reports.counts import counts
 from engine.reports.feed import feed
 from engine.reports.filters import parse
-from engine.store.models import DeliveryAttempt, Notification, TrackingEvent, utcnow
-from engine.store.report_models import ReportDay
 
 
 def test_old_notifications_are_pruned_and_their_counts_kept(run, monkeypatch):

@@ -4,9 +4,9 @@ timeline says what each entry suppresses and which recipients are on the list no
 from __future__ import annotations
 
 from engine.catalog import suppressions
+from engine.database.models import Suppression, TrackingEvent
 from engine.reports import events
 from engine.reports.timeline import timeline
-from engine.store.models import Suppression, TrackingEvent
 
 
 def test_a_complaint_widens_an_unsubscribe_and_soft_bounces_suppress_all(run):

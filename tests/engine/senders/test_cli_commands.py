@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from engine.store.models import Account, InboxMessage, Sender
+from engine.database.models import Account, Sender
+from engine.database.models.inbox import InboxMessage
 from tests import factories
 
 

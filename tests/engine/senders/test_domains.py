@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
+from engine.database.models import Account, Sender, utcnow
 from engine.senders.domains import add_domain, check_domain, describe
 from engine.senders.errors import SenderError
-from engine.store.models import Account, Sender, utcnow
 from tests.engine.senders.helpers import by_purpose, publish
 
 T0 = dt.datetime(2026, 3, 2, 9, 0, 0)

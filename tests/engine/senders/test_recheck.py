@@ -8,10 +8,11 @@ import time
 
 import pytest
 
+from engine.database.models import Account, Sender
+from engine.database.models.inbox import InboxMessage
 from engine.senders import mail, recheck
 from engine.senders.domains import add_domain, check_domain, describe
 from engine.senders.recheck import recheck_due
-from engine.store.models import Account, InboxMessage, Sender
 from engine.worker.worker import PERIODIC_TASKS, start_periodic_tasks
 from tests import factories
 from tests.engine.senders.helpers import publish

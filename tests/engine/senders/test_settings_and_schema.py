@@ -61,9 +61,9 @@ def test_step_6_adds_the_flow_to_a_sender_table_of_before(tmp_path):
     ASCII form (an ASCII twin already there wins)."""
     from peewee import SqliteDatabase
 
-    from engine.store.db import database
-    from engine.store.migrations import _sender_verification
-    from engine.store.models import Account, Sender
+    from engine.database.db import database
+    from engine.database.migrations import _sender_verification
+    from engine.database.models import Account, Sender
 
     old = SqliteDatabase(str(tmp_path / "old.sqlite3"))
     previous = database.obj
@@ -103,8 +103,8 @@ def test_step_6_on_the_database_under_test_restores_every_column(db):
     from peewee import SqliteDatabase
     from playhouse.migrate import PostgresqlMigrator, SqliteMigrator, migrate
 
-    from engine.store.migrations import _sender_verification
-    from engine.store.models import Sender
+    from engine.database.migrations import _sender_verification
+    from engine.database.models import Sender
     from tests import factories
 
     account = factories.account()  # declares example.com, as apply would have

@@ -8,9 +8,10 @@ import re
 import pytest
 
 from cli.app import create_app
+from engine.database.models import Account, Sender
+from engine.database.models.inbox import InboxMessage
 from engine.senders.addresses import add_address, confirm, resend
 from engine.senders.errors import SenderError
-from engine.store.models import Account, InboxMessage, Sender
 
 POSTAL = "Acme Ltd\n1 Harbour Road\nPortsmouth PO1 1AA"
 

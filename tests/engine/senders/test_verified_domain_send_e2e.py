@@ -13,11 +13,11 @@ import pytest
 
 from cli.app import create_app
 from engine.catalog import snapshots
+from engine.database.models import Account, Notification
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.return_path import notification_of
-from engine.store.embedded_redis import free_port
-from engine.store.models import Account, Notification
+from engine.queue.embedded_redis import free_port
 from tests import factories
 from tests.support.smtp_server import start_smtp
 

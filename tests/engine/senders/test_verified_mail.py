@@ -12,16 +12,17 @@ import pytest
 
 from cli.app import create_app
 from engine.catalog import snapshots
+from engine.database.models import Sender
+from engine.database.models.inbox import InboxMessage
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.delivery.return_path import notification_of
 from engine.provisioning import apply_document
+from engine.queue.embedded_redis import free_port
 from engine.senders.accounts import remove
 from engine.senders.addresses import add_address, confirm
 from engine.senders.domains import add_domain
 from engine.senders.errors import SenderError
-from engine.store.embedded_redis import free_port
-from engine.store.models import InboxMessage, Sender
 from tests import factories
 from tests.support.smtp_server import start_smtp
 

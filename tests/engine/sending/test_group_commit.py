@@ -9,11 +9,12 @@ import uuid
 import pytest
 from peewee import IntegrityError, OperationalError
 
+from engine.database import notification_store
+from engine.database.db import database
+from engine.database.models import Notification
+from engine.delivery.queue import enqueue_notifications
+from engine.queue.queueing import QUEUE_NAME, queue
 from engine.sending.group_commit import GroupCommit
-from engine.store import notification_store
-from engine.store.db import database
-from engine.store.models import Notification
-from engine.store.queueing import QUEUE_NAME, enqueue_notifications, queue
 from tests import factories
 from tests.support.processes import wait_for
 

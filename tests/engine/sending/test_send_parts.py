@@ -7,7 +7,7 @@ import time
 
 from engine import runtime
 from engine.formats.email_body import html_document, text_from_html
-from engine.sending import limits
+from engine.sending import allowance, limits
 from tests import factories
 
 
@@ -59,7 +59,7 @@ def test_allowance_is_taken_up_to_the_limit_and_given_back(settings):
     account = str(factories.account().id)
     assert [_take(account, 2) for _ in range(3)] == [
         limits.OK, limits.OK, limits.ALLOWANCE_EXHAUSTED]
-    limits.refund(account)
+    allowance.give_back(account)
     assert _take(account, 2) == limits.OK
     assert _take(account, 2) == limits.ALLOWANCE_EXHAUSTED
 
@@ -70,17 +70,17 @@ def test_a_lost_counter_is_rebuilt_from_accepted_non_test_notifications(settings
         factories.notification(ws, factories.email_payload())
     factories.notification(ws, factories.email_payload(), is_test=True)
     account = str(ws.account_id)
-    runtime.redis().delete(limits.allowance_key(account))
+    runtime.redis().delete(allowance.key(account))
     assert _take(account, 4) == limits.OK  # 3 counted from the database, this one is the 4th
-    assert int(runtime.redis().get(limits.allowance_key(account))) == 4
+    assert int(runtime.redis().get(allowance.key(account))) == 4
     assert _take(account, 4) == limits.ALLOWANCE_EXHAUSTED
 
 
 def test_the_allowance_key_is_per_utc_month():
     march = dt.datetime(2026, 3, 31, 23, 59, tzinfo=dt.UTC)
     april = dt.datetime(2026, 4, 1, 0, 0, tzinfo=dt.UTC)
-    assert limits.allowance_key("a", march) != limits.allowance_key("a", april)
-    assert limits.allowance_key("a", march).endswith(":2026-03")
+    assert allowance.key("a", march) != allowance.key("a", april)
+    assert allowance.key("a", march).endswith(":2026-03")
 
 
 def _same_minute(attempt) -> None:
@@ -100,7 +100,7 @@ def test_ip_window_is_checked_before_the_key_window_and_takes_nothing(settings):
         ip, key = f"198.51.100.{n}", f"k{n}"
         first = limits.check("send", ip, key, 1, 5, account, 10)
         second = limits.check("send", ip, key, 1, 5, account, 10)
-        used = int(runtime.redis().get(limits.allowance_key(account)))
+        used = int(runtime.redis().get(allowance.key(account)))
         other = [limits.check("send", f"203.0.113.{n}{i}", f"q{n}", 5, 1).code for i in (1, 2)]
 
         def verify() -> None:

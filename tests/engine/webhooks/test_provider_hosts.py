@@ -11,13 +11,13 @@ import socket
 import pytest
 
 from engine import runtime
+from engine.database.models import DeliveryAttempt
 from engine.delivery import providers
 from engine.delivery.jobs import deliver_notification
 from engine.people import mail
 from engine.plugins.contracts import DestinationRefused
 from engine.provisioning.checking import document_problems
-from engine.store.embedded_redis import free_port
-from engine.store.models import DeliveryAttempt
+from engine.queue.embedded_redis import free_port
 from engine.webhooks.provider_hosts import ProviderEgress, own_provider_problem
 from tests import factories
 from tests.support.recording_listener import RecordingListener

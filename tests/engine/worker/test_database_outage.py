@@ -12,8 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from engine import runtime
-from engine.delivery.jobs import hand_over
-from engine.store.models import Notification
+from engine.database.models import Notification
 from engine.worker import handoff
 from tests import factories
 from tests.support.processes import wait_for
@@ -73,7 +72,7 @@ def test_the_delivery_thread_waits_for_the_database_and_then_delivers(settings, 
     outage.cut()
     handoff.start()
     try:
-        hand_over(nid)
+        handoff.hand_delivery(nid)
         wait_for(lambda: any("database unreachable" in r.getMessage() for r in caplog.records),
                  30, "the outage line")
         outage.restore()

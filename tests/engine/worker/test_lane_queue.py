@@ -14,14 +14,10 @@ from redis import Redis
 from rq.exceptions import DequeueTimeout
 
 from engine import runtime
-from engine.store import lanes, notification_store
-from engine.store.queueing import (
-    BULK_QUEUE_NAME,
-    QUEUE_NAME,
-    WORKER_QUEUE_NAMES,
-    enqueue_notification,
-    queue,
-)
+from engine.database import notification_store
+from engine.delivery.queue import enqueue_notification
+from engine.queue import lanes
+from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME, WORKER_QUEUE_NAMES, queue
 from engine.worker import handoff
 from engine.worker.worker_class import ForkingHeraldWorker, HeraldWorker, _LaneQueue
 from tests import factories

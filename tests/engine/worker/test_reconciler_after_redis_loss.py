@@ -7,8 +7,9 @@ import threading
 from redis import Redis
 
 from engine import runtime
-from engine.store.models import Notification
-from engine.store.queueing import enqueue_notification, queue
+from engine.database.models import Notification
+from engine.delivery.queue import enqueue_notification
+from engine.queue.queueing import queue
 from engine.worker import redis_watch
 from engine.worker.reconciler import reconcile, reconcile_lost_now, run_periodically
 from tests import factories

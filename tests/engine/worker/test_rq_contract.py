@@ -4,7 +4,7 @@ The hand-off (engine/worker/handoff.py) extends RQ only where RQ is meant to be 
 a Worker subclass (SimpleWorker, no fork) whose ``queue_class`` is a Queue subclass. It
 relies on three things RQ does: the worker dequeues through ``queue_class.dequeue_any``, on
 its own thread, before it runs the job; the job runs in the worker's process with the
-arguments it was enqueued with; and a job enqueued by engine/store/queueing.py reads back
+arguments it was enqueued with; and a job enqueued by engine/queue/queueing.py reads back
 with ``func_name == JOB_FUNCTION``. The upgrade note (docs/operations.md) relies on the
 reconciler replacing a job whose function has another path.
 """
@@ -19,8 +19,9 @@ from rq import Queue
 from rq.job import Job, JobStatus
 
 from engine import runtime
-from engine.store.models import Notification, utcnow
-from engine.store.queueing import JOB_FUNCTION, QUEUE_NAME, enqueue_notification, queue
+from engine.database.models import Notification, utcnow
+from engine.delivery.queue import JOB_FUNCTION, enqueue_notification
+from engine.queue.queueing import QUEUE_NAME, queue
 from engine.worker.reconciler import reconcile
 from tests import factories
 from tests.support.rq_workers import PromptSimpleWorker

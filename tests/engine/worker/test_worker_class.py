@@ -15,10 +15,13 @@ from rq.exceptions import StopRequested
 from rq.worker import WorkerStatus
 
 from engine import runtime
-from engine.store import notification_store, redis_outages
-from engine.store.embedded_redis import free_port
-from engine.store.models import InboxMessage, Notification
-from engine.store.queueing import QUEUE_NAME, enqueue_notification, queue
+from engine.database import notification_store
+from engine.database.models import Notification
+from engine.database.models.inbox import InboxMessage
+from engine.delivery.queue import enqueue_notification
+from engine.queue import redis_outages
+from engine.queue.embedded_redis import free_port
+from engine.queue.queueing import QUEUE_NAME, queue
 from engine.worker import handoff
 from engine.worker.scheduler import LEASE_SECONDS, HeraldScheduler
 from engine.worker.worker_class import HeraldWorker

@@ -1,0 +1,32 @@
+"""Column types shared by the models: JSON as text (portable) and encrypted text."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from peewee import TextField
+
+from engine.database import secrets
+
+
+class JSONField(TextField):
+    """JSON stored as text so SQLite and PostgreSQL behave alike."""
+
+    def db_value(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    def python_value(self, value: str | None) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class EncryptedField(TextField):
+    """Text encrypted at rest with the key derived from HERALD_SECRET_KEY."""
+
+    def db_value(self, value: str | None) -> str | None:
+        return None if value is None else secrets.encrypt(value)
+
+    def python_value(self, value: str | None) -> str | None:
+        return None if value is None else secrets.decrypt(value)
