@@ -155,3 +155,52 @@ def test_every_decision_the_code_cites_has_its_section_in_the_api_page():
     cited = {(source.relative_to(ROOT).as_posix(), d) for source in sources
              for d in re.findall(r"\b(D\d{1,2})\b", source.read_text())}
     assert written and sorted(c for c in cited if c[1] not in written) == []
+
+
+def _table(heading: str) -> list[str]:
+    """The first cells of the table under ``heading`` in docs/architecture.md."""
+    section = ARCHITECTURE.split(f"\n## {heading}", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    return [row.split("|")[1].strip() for row in rows[1:] if not set(row) <= set("|- ")]
+
+
+def _packages() -> set[str]:
+    """Every top-level package of Herald and every package directly under engine/."""
+    tops = {"api", "web", "cli", "config", "channels", "plugins", "engine"}
+    inner = {f"engine/{path.parent.name}" for path in (ROOT / "engine").glob("*/__init__.py")}
+    return {*(top for top in tops if (ROOT / top / "__init__.py").exists()), *inner}
+
+
+def test_the_folder_table_names_every_package_once_and_only_real_ones():
+    cells = [re.findall(r"`([^`]+)/`", cell) for cell in _table("The folders")]
+    named = [folder for cell in cells for folder in cell]
+    assert sorted(set(named) - _packages()) == [], "named in the table, not in the tree"
+    assert sorted(_packages() - set(named) - {"engine"}) == [], "missing from the table"
+    assert sorted(f for f in set(named) if named.count(f) > 1) == [], "named twice"
+
+
+def _models() -> set[str]:
+    """Every model class with a table of its own, wherever in engine/ it is defined."""
+    import importlib
+    import pkgutil
+
+    import peewee
+
+    import engine
+
+    for module in pkgutil.walk_packages(engine.__path__, "engine."):
+        importlib.import_module(module.name)
+    found, todo = set(), [peewee.Model]
+    while todo:
+        for model in todo.pop().__subclasses__():
+            todo.append(model)
+            if model.__module__.startswith("engine.") and model.__subclasses__() == []:
+                found.add(model.__name__)
+    return found
+
+
+def test_the_data_model_table_names_every_model_and_only_real_ones():
+    named = {name.strip("` ") for cell in _table("Data model") for name in cell.split(",")}
+    models = _models()
+    assert sorted(named - models) == [], "named in the table, not a model"
+    assert sorted(models - named) == [], "models missing from the table"
