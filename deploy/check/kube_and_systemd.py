@@ -56,12 +56,14 @@ def kube_play_file(workdir: Path) -> Path:
 
 
 def check_kube_play(workdir: Path, env_file: Path, key: str) -> None:
-    # kube play reads a secretRef from a podman secret holding {name: base64(value)}.
+    # kube play reads a secretRef from a podman secret holding {name: base64(value)}. The
+    # worker's manifest publishes its /metrics, so it starts only with the metrics token.
     env = env_file_values(env_file)
     secret = workdir / "secret.json"
     secret.write_text(json.dumps({
         name: base64.b64encode(env[name].encode()).decode()
-        for name in ("HERALD_DATABASE_URL", "HERALD_SECRET_KEY", "HERALD_EMAIL_PROVIDER")}))
+        for name in ("HERALD_DATABASE_URL", "HERALD_SECRET_KEY", "HERALD_EMAIL_PROVIDER",
+                     "HERALD_METRICS_TOKEN")}))
     run("podman", "secret", "create", SECRET, str(secret))
     run(*COMPOSE, "stop", "worker")
     run("podman", "kube", "play", "--network", NETWORK, str(kube_play_file(workdir)))
