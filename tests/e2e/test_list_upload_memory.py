@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,9 +17,8 @@ import requests
 
 from engine.database.models import Account
 from engine.database.models.lists import RecipientList
-from engine.queue.embedded_redis import free_port
 from tests import factories
-from tests.conftest import TEST_SECRET_KEY
+from tests.support.serve_process import herald_serve
 from tests.web.conftest import PASSWORD, make_user
 
 pytestmark = pytest.mark.slow
@@ -49,28 +45,8 @@ def _worker_pid(master: int) -> int:
 
 @pytest.fixture
 def server(settings, tmp_path):
-    port = free_port()
-    env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
-           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
-           "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1",
-                             "--port", str(port), "--workers", "1"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                requests.get(url + "/", timeout=5)
-                break
-            except requests.ConnectionError:
-                assert proc.poll() is None and time.monotonic() < deadline, "no answer"
-                time.sleep(0.1)
-        yield url, _worker_pid(proc.pid), tmp_path
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
+    with herald_serve(settings, tmp_path) as (proc, port):
+        yield f"http://127.0.0.1:{port}", _worker_pid(proc.pid), tmp_path
 
 
 def _signed_in(url: str, email: str) -> tuple[requests.Session, str]:

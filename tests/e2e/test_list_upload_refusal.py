@@ -6,12 +6,8 @@ for the time their bodies take."""
 from __future__ import annotations
 
 import http.client
-import os
 import re
-import signal
 import socket
-import subprocess
-import sys
 import time
 
 import pytest
@@ -19,9 +15,8 @@ import requests
 from redis import Redis
 
 from engine.database.models.lists import RecipientList
-from engine.queue.embedded_redis import free_port
 from tests import factories
-from tests.conftest import TEST_SECRET_KEY
+from tests.support.serve_process import herald_serve
 from tests.web.conftest import PASSWORD, make_user
 
 pytestmark = pytest.mark.slow
@@ -31,27 +26,8 @@ FIRST_PART = 64 * 1024  # what each upload sends before it waits
 
 @pytest.fixture
 def server(settings, tmp_path):
-    port = free_port()
-    env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
-           "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
-           "HOME": str(tmp_path), "TMPDIR": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--host", "127.0.0.1",
-                             "--port", str(port), "--workers", "1"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                requests.get(f"http://127.0.0.1:{port}/", timeout=5)
-                break
-            except requests.ConnectionError:
-                assert proc.poll() is None and time.monotonic() < deadline, "no answer"
-                time.sleep(0.1)
+    with herald_serve(settings, tmp_path) as (_, port):
         yield port
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
 
 
 def _signed_in(url: str, email: str) -> tuple[str, str]:
