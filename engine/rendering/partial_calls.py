@@ -83,6 +83,9 @@ def partial_op(name: str, context: Callable | None, pairs: list[tuple[str, Calla
                 run(out, (value,), frame, st)
                 return
             inner: list[str] = []
+            # Indenting rewrites values with the text around them: no value keeps a
+            # place of its own (slots.py), so the render gives up noting them.
+            st.slots = None
             run(inner, (value,), frame, st)
             text = "".join(inner)
             # Counted before it is built: a wide indent on many lines multiplies the text.
