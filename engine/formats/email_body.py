@@ -89,9 +89,9 @@ def _styled(html: str) -> bool:
 
 @functools.cache
 def _inliner():  # type: ignore[no-untyped-def]
-    import css_inline
+    from engine.formats.css_inline_import import load
 
-    return css_inline.CSSInliner(keep_at_rules=True, load_remote_stylesheets=False,
+    return load().CSSInliner(keep_at_rules=True, load_remote_stylesheets=False,
                                  keep_link_tags=False)
 
 
