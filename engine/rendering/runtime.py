@@ -15,7 +15,7 @@ from .errors import RenderError
 from .expressions import MAX_LOAD_DEPTH, Ev, InvalidProgram, expression
 from .helpers import BLOCK_HELPERS, MAX_LOG_LINES, log_lines_left
 from .partial_calls import LANGUAGE, PARTIALS, partial_op
-from .slots import RenderedHtml
+from .slots import DISCARDED, RenderedHtml
 from .values import Tags, is_empty, js_string, push_context, truthy
 
 MAX_WORK = 2_000_000
@@ -45,8 +45,9 @@ class _State:
 
     def __init__(self, seconds: float, track: bool = False) -> None:
         # Where each value of an HTML part went in the output (slots.py): the CSS
-        # inliner's skeleton; None once a piece mixes values and text (indented partial).
-        self.slots: list[int] | None = [] if track else None
+        # inliner's skeleton; DISCARDED once a piece mixes values and text (an indented
+        # partial) or when the part is not HTML.
+        self.slots: list[int] = [] if track else DISCARDED
         self.size = 0
         self.work = 0
         self.depth = 0  # partials being rendered inside one another
@@ -67,22 +68,28 @@ class _State:
 
 # -- statements ---------------------------------------------------------------------
 def _out(ev: Ev, table: dict[int, str] | None, track: bool) -> Op:
-    if track:  # an HTML part: each value's place is noted (an unescaped one negated)
-        raw = table is None
+    if track and table is not None:  # an HTML part: each value's place is noted
 
         def tracked_op(out: list, c: tuple, d: dict, st: _State) -> None:
             v = ev(c, d)
-            s = v if v.__class__ is str else js_string(v)
-            if not raw:
-                s = s.translate(table)  # type: ignore[arg-type]
+            s = (v if v.__class__ is str else js_string(v)).translate(table)
             st.size += len(s)
             if st.size > MAX_PART_CHARS:
                 st.check()
-            slots = st.slots
-            if slots is not None:
-                slots.append(~len(out) if raw else len(out))
+            st.slots.append(len(out))
             out.append(s)
         return tracked_op
+    if track:  # `{{{x}}}` in an HTML part: noted negated
+
+        def tracked_raw_op(out: list, c: tuple, d: dict, st: _State) -> None:
+            v = ev(c, d)
+            s = v if v.__class__ is str else js_string(v)
+            st.size += len(s)
+            if st.size > MAX_PART_CHARS:
+                st.check()
+            st.slots.append(~len(out))
+            out.append(s)
+        return tracked_raw_op
 
     def op(out: list, c: tuple, d: dict, st: _State) -> None:
         v = ev(c, d)
@@ -285,6 +292,6 @@ def load(program: object, deadline_seconds: float = RENDER_DEADLINE_SECONDS,
         text = "".join(out)
         if len(text) > MAX_PART_CHARS:
             raise RenderError(f"rendered part is longer than {MAX_PART_CHARS:,} characters")
-        return text if st.slots is None else RenderedHtml.of(text, out, st.slots)
+        return text if st.slots is DISCARDED else RenderedHtml.of(text, out, st.slots)
     render.run = run  # type: ignore[attr-defined]  # what a partial call runs
     return render

@@ -9,6 +9,16 @@ other use: the extra fields are read only by the inliner.
 from __future__ import annotations
 
 
+class _Discarded(list):
+    """Slots no one will read: appending does nothing."""
+
+    def append(self, _: object) -> None:
+        return None
+
+
+DISCARDED: list[int] = _Discarded()
+
+
 class RenderedHtml(str):
     """The rendered text; ``pieces`` joined give it, ``slots`` are the indexes of the
     pieces that are values (``~index`` for a value written unescaped, `{{{x}}}`)."""
