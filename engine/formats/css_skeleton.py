@@ -73,12 +73,15 @@ def as_attribute(escaped: str) -> str:
 
 _TEXT_PROBE, _ATTRIBUTE_PROBE = as_text(_PROBE), as_attribute(_PROBE)
 _markers: list[str] = []
+_markers_lock = threading.Lock()
 
 
 def markers(count: int) -> list[str]:
-    """The first ``count`` markers (made once each)."""
-    while len(_markers) < count:
-        _markers.append(f"\n{OPEN}{len(_markers)}{_PROBE}{CLOSE}")
+    """At least the first ``count`` markers (made once each, marker i at index i)."""
+    if len(_markers) < count:
+        with _markers_lock:
+            _markers.extend(f"\n{OPEN}{i}{_PROBE}{CLOSE}"
+                            for i in range(len(_markers), count))
     return _markers
 
 
