@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import re
 
+from engine.formats.css_skeleton import inline_rendered
+
 _DOCUMENT = re.compile(r"<html[\s>]", re.IGNORECASE)
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
 _HTML_START = re.compile(r"<html", re.IGNORECASE)
@@ -13,8 +15,26 @@ _HTML_START = re.compile(r"<html", re.IGNORECASE)
 _STYLED = re.compile(r"<(?:style|link)[\s>/]", re.IGNORECASE)
 
 
+class _Document(str):
+    """A document built from a rendered body that remembers where its values went
+    (engine.rendering's RenderedHtml): ``source`` is (body, head), for inline_css."""
+
+    source: tuple[str, str | None]
+
+
 def html_document(body: str, head: str | None) -> str:
-    """Wrap a fragment in a document; a body that already is a document gets the head added."""
+    """Wrap a fragment in a document; a body that already is a document gets the head added.
+    A rendered body's document keeps the body and head: inline_css inlines its skeleton
+    once and puts the values back (engine/formats/css_skeleton.py)."""
+    made = _document(body, head)
+    if hasattr(body, "pieces") and made is not body:
+        document = _Document(made)
+        document.source = (body, head)
+        return document
+    return made
+
+
+def _document(body: str, head: str | None) -> str:
     head = head or ""
     if _DOCUMENT.search(body):
         if not head:
@@ -43,17 +63,35 @@ def inline_css(html: str) -> str:
     120 µs of a send's CPU (docs/performance.md)."""
     if not _STYLED.search(html):
         return html
+    source = getattr(html, "source", None)
+    if source is not None or hasattr(html, "pieces"):
+        body, head = source or (html, None)
+        fast = inline_rendered(body, head, _document if source else _same, _inline, _styled)
+        if fast is not None:
+            return fast
+    return _inline(html)
+
+
+def _inline(html: str) -> str:
     try:
-        return _inliner().inline(html)
+        return _inliner().inline(str(html))
     except ValueError:  # css_inline.InlineError
         return html
 
 
+def _same(body: str, head: str | None) -> str:
+    return body
+
+
+def _styled(html: str) -> bool:
+    return _STYLED.search(html) is not None
+
+
 @functools.cache
 def _inliner():  # type: ignore[no-untyped-def]
-    import css_inline
+    from engine.formats.css_inline_import import load
 
-    return css_inline.CSSInliner(keep_at_rules=True, load_remote_stylesheets=False,
+    return load().CSSInliner(keep_at_rules=True, load_remote_stylesheets=False,
                                  keep_link_tags=False)
 
 

@@ -9,8 +9,8 @@ The compiler is imported on first use: a process that only renders stored progra
 from __future__ import annotations
 
 import json
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 
 from .budget import render_budget, seconds_left
 from .cache import CACHED_TEXT_CHARS, LRU
@@ -62,14 +62,14 @@ def partials_used(text: str) -> set[str]:
     return used(text)
 
 
-@dataclass(frozen=True)
-class PartialSource:
-    """One partial's text as a render uses it: ``key`` names the content (a partial
-    version's id, for the cache), ``compiled`` is its stored program when published."""
+class PartialSource(namedtuple("PartialSource", ("key", "text", "compiled"),
+                               defaults=(None,))):
+    """One partial's text as a render uses it: ``key`` (str | None) names the content (a
+    partial version's id, for the cache), ``compiled`` is its stored program when
+    published. A named tuple: a dataclass imports `inspect`, which costs a fresh process
+    a few milliseconds before its first render."""
 
-    key: str | None
-    text: str
-    compiled: str | None = None
+    __slots__ = ()
 
 
 class PartialSet:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from .budget import MAX_PART_CHARS
 from .errors import RenderError
 from .expression_scanner import PARTIAL_BLOCK
+from .slots import DISCARDED
 from .values import extend, push_context
 
 PARTIALS = "\x00partials"  # data key: callable(name, language) -> runner or None
@@ -83,6 +84,9 @@ def partial_op(name: str, context: Callable | None, pairs: list[tuple[str, Calla
                 run(out, (value,), frame, st)
                 return
             inner: list[str] = []
+            # Indenting rewrites values with the text around them: no value keeps a
+            # place of its own (slots.py), so the render gives up noting them.
+            st.slots = DISCARDED
             run(inner, (value,), frame, st)
             text = "".join(inner)
             # Counted before it is built: a wide indent on many lines multiplies the text.

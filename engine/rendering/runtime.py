@@ -15,6 +15,7 @@ from .errors import RenderError
 from .expressions import MAX_LOAD_DEPTH, Ev, InvalidProgram, expression
 from .helpers import BLOCK_HELPERS, MAX_LOG_LINES, log_lines_left
 from .partial_calls import LANGUAGE, PARTIALS, partial_op
+from .slots import DISCARDED, RenderedHtml
 from .values import Tags, is_empty, js_string, push_context, truthy
 
 MAX_WORK = 2_000_000
@@ -40,9 +41,13 @@ class _State:
     """Output size and work done so far; checked at every program run (cheap) and
     against the clock every CHECK_EVERY units of work."""
 
-    __slots__ = ("deadline", "depth", "next_check", "size", "work")
+    __slots__ = ("deadline", "depth", "next_check", "size", "slots", "work")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, track: bool = False) -> None:
+        # Where each value of an HTML part went in the output (slots.py): the CSS
+        # inliner's skeleton; DISCARDED once a piece mixes values and text (an indented
+        # partial) or when the part is not HTML.
+        self.slots: list[int] = [] if track else DISCARDED
         self.size = 0
         self.work = 0
         self.depth = 0  # partials being rendered inside one another
@@ -62,7 +67,30 @@ class _State:
 
 
 # -- statements ---------------------------------------------------------------------
-def _out(ev: Ev, table: dict[int, str] | None) -> Op:
+def _out(ev: Ev, table: dict[int, str] | None, track: bool) -> Op:
+    if track and table is not None:  # an HTML part: each value's place is noted
+
+        def tracked_op(out: list, c: tuple, d: dict, st: _State) -> None:
+            v = ev(c, d)
+            s = (v if v.__class__ is str else js_string(v)).translate(table)
+            st.size += len(s)
+            if st.size > MAX_PART_CHARS:
+                st.check()
+            st.slots.append(len(out))
+            out.append(s)
+        return tracked_op
+    if track:  # `{{{x}}}` in an HTML part: noted negated
+
+        def tracked_raw_op(out: list, c: tuple, d: dict, st: _State) -> None:
+            v = ev(c, d)
+            s = v if v.__class__ is str else js_string(v)
+            st.size += len(s)
+            if st.size > MAX_PART_CHARS:
+                st.check()
+            st.slots.append(~len(out))
+            out.append(s)
+        return tracked_raw_op
+
     def op(out: list, c: tuple, d: dict, st: _State) -> None:
         v = ev(c, d)
         s = v if v.__class__ is str else js_string(v)
@@ -164,7 +192,7 @@ def _out_node(node: list, level: int, memo: dict,
     key = ("out", ev, node[2])
     op = memo.get(key)
     if op is None:
-        op = memo[key] = _out(ev, escapes if node[2] else None)
+        op = memo[key] = _out(ev, escapes if node[2] else None, memo[LANGUAGE] == "html")
     return op, weight
 
 
@@ -241,6 +269,7 @@ def load(program: object, deadline_seconds: float = RENDER_DEADLINE_SECONDS,
          language: str = "html") -> Callable[[Tags], str]:
     """Build the render function of one stored part, escaping for its ``language`` (a key
     of ESCAPES); raises InvalidProgram."""
+    track = language == "html"
     try:
         run = _program(program, 0, {LANGUAGE: language}, ESCAPES[language])
     except RecursionError as exc:  # pragma: no cover - depth is bounded above
@@ -249,7 +278,7 @@ def load(program: object, deadline_seconds: float = RENDER_DEADLINE_SECONDS,
     def render(tags: Tags, partials: Callable[[str, str], Op | None] | None = None) -> str:
         """``partials`` finds a partial's program runner by name and language."""
         out: list[str] = []
-        st = _State(deadline_seconds)
+        st = _State(deadline_seconds, track)
         token = log_lines_left.set([MAX_LOG_LINES])
         data: dict = {"root": tags}
         if partials is not None:
@@ -263,6 +292,6 @@ def load(program: object, deadline_seconds: float = RENDER_DEADLINE_SECONDS,
         text = "".join(out)
         if len(text) > MAX_PART_CHARS:
             raise RenderError(f"rendered part is longer than {MAX_PART_CHARS:,} characters")
-        return text
+        return text if st.slots is DISCARDED else RenderedHtml.of(text, out, st.slots)
     render.run = run  # type: ignore[attr-defined]  # what a partial call runs
     return render
