@@ -31,7 +31,6 @@ OTHER_MEANING = {
     "web/settings/members.py": "a person's email address (the form field)",
     "web/settings/csv_files.py": "the header of a suppression file's address column",
     "web/auth/single_sign_on.py": "an OpenID `amr` value (SMS one-time code), not a channel",
-    "engine/formats/css_inline_import.py": "Python's email package (css-inline imports it)",
 }
 # Lines that name a channel's value on purpose, each with why it must stay.
 KEPT_LINES = [

@@ -89,9 +89,9 @@ def _styled(html: str) -> bool:
 
 @functools.cache
 def _inliner():  # type: ignore[no-untyped-def]
-    from engine.formats.css_inline_import import load
+    import css_inline
 
-    return load().CSSInliner(keep_at_rules=True, load_remote_stylesheets=False,
+    return css_inline.CSSInliner(keep_at_rules=True, load_remote_stylesheets=False,
                                  keep_link_tags=False)
 
 
