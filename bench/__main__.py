@@ -21,6 +21,7 @@ TARGETS = {
     "email_delivery": ("ratio", 0.85),
     "webhook_delivery": ("ratio", 0.8),
     "callback_delivery": ("ratio", 0.5),
+    "callback_delivery_cpu": ("ratio", 0.5),  # the same runs, by the worker's CPU time
     "marketing_fanout": ("ratio", 1.0),
     "render_warm": ("max", 2.0),
     "render_cold": ("max", 50.0),

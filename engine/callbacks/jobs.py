@@ -8,29 +8,27 @@ were recorded.
   ones after it go on (spec 6.5 retries would otherwise hold a workspace for an hour), but
   a receiver that does not answer at all (timeout, refused connection, TLS) ends the pass:
   the rest wait for the retry instead of each costing the timeout again.
-- **Never holding deliveries.** In ``herald worker`` the job hands the pass to the
-  callbacks threads (as many as the worker's ``--concurrency``: each workspace's pass on
-  one, several workspaces at once) and returns at once (``start``); anything else that
-  runs the job (the fork-per-job worker, tests) sends inside it.
+- **Never holding deliveries.** In ``herald worker`` the worker takes a callbacks job as it
+  takes a delivery job: at dequeue it hands the workspace's pass to a pass slot of its own
+  (engine/worker/handoff.py: as many as ``--concurrency``, apart from the delivery slots,
+  each workspace's pass on one, several workspaces at once) through ``hand_over``, and
+  settles the job without running it. Where RQ runs the job (the fork-per-job worker,
+  tests) the job sends inside it, and its result is how many attempts it made.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from typing import Any
 
 from engine import runtime
 from engine.callbacks import queue
 from engine.callbacks.sending import DUE, RETRYING, attempt
-from engine.database.db import database, release_connection
 from engine.database.models import utcnow
 from engine.database.models.callbacks import Callback
-
-log = logging.getLogger("herald.callbacks")
 
 LOCK_SECONDS = 60  # a worker killed mid-pass frees it by then
 # The lock is renewed after an attempt once this long has passed since it was last set: it
@@ -39,59 +37,59 @@ LOCK_SECONDS = 60  # a worker killed mid-pass frees it by then
 # most, where it made one per attempt (issue 43: one of the four round trips of each).
 RENEW_AFTER = LOCK_SECONDS / 3
 BATCH = 100
-PASS_SECONDS = 5.0  # then the pass yields the thread to other workspaces' jobs
+PASS_SECONDS = 5.0  # then the pass yields its slot to other workspaces' jobs
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
 
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
-# Workspaces whose pass is handed over and not yet started: each outcome recorded enqueues
-# a job, and a burst of them (a fan-out's deliveries) would otherwise queue a pass each,
-# all but the first finding nothing after five round trips. The waiting pass reads every
-# row that is due when it starts, these included.
-_pending: set[str] = set()
+_waiting_lock = threading.Lock()
+# Workspaces whose pass is handed to a slot and not yet started: each outcome recorded
+# enqueues a job, and a burst of them (a fan-out's deliveries) would otherwise hand over a
+# pass each, all but the first finding nothing after five round trips. The waiting pass
+# reads every row that is due when it starts, these included.
+_waiting: set[str] = set()
 
 
 def _keys(workspace_id: str) -> tuple[str, str]:
     return f"herald:callbacks:lock:{workspace_id}", f"herald:callbacks:due:{workspace_id}"
 
 
-def send_callbacks(workspace_id: str) -> str:
-    """RQ entry point. Returns "handed over" in ``herald worker``, else how many were sent."""
-    # From here an outcome recorded asks for a job of its own (queue.enqueue): this one's
+def send_callbacks(workspace_id: str) -> int:
+    """RQ entry point, where RQ runs the job: the workspace's pass, inside the job; its
+    result is how many attempts it made."""
+    _started(workspace_id)
+    return drain(workspace_id)
+
+
+def _started(workspace_id: str) -> None:
+    # From here an outcome recorded asks for a job of its own (queue.enqueue): this job's
     # pass may already have read the rows.
     runtime.redis().delete(queue.queued_key(workspace_id))
-    executor = _executor
-    if executor is not None:
-        workspace_id = str(workspace_id)
-        with _executor_lock:
-            if workspace_id in _pending:
-                return "already handed over"
-            _pending.add(workspace_id)
-        try:
-            executor.submit(_safely, workspace_id)
-        except RuntimeError:  # the thread stopped meanwhile (close): send here
-            with _executor_lock:
-                _pending.discard(workspace_id)
-            return str(drain(workspace_id))
-        return "handed over"
-    return str(drain(workspace_id))
 
 
-def _safely(workspace_id: str) -> None:
-    with _executor_lock:  # a job from now on hands over a pass of its own
-        _pending.discard(workspace_id)
+def hand_over(workspace_id: str, hand: Callable[[Callable[[], int]], None]) -> bool:
+    """The job's start where the worker runs its pass in a slot (``hand``): the pass is
+    handed over unless one of the workspace's waits already. Returns whether it was."""
+    workspace_id = str(workspace_id)
+    _started(workspace_id)
+    with _waiting_lock:
+        if workspace_id in _waiting:
+            return False
+        _waiting.add(workspace_id)
     try:
-        runtime.ensure_own_connections()
-        database.connect(reuse_if_open=True)
-        drain(workspace_id)
-    except Exception:
-        # The rows stay due: the next job or the sweep (engine/callbacks/sweep.py) sends them.
-        log.exception("sending the callbacks of workspace %s failed", workspace_id)
-    finally:
-        release_connection()  # a pooled connection goes back for the other threads
+        hand(lambda: _pass_started(workspace_id))
+    except BaseException:
+        with _waiting_lock:
+            _waiting.discard(workspace_id)
+        raise
+    return True
+
+
+def _pass_started(workspace_id: str) -> int:
+    with _waiting_lock:  # a job from now on hands over a pass of its own
+        _waiting.discard(workspace_id)
+    return drain(workspace_id)
 
 
 def drain(workspace_id: Any) -> int:
@@ -157,21 +155,3 @@ def _wake_for_next_retry(workspace_id: str, now: Any) -> None:
     if row is not None:
         queue.enqueue(workspace_id, delay=max((row.next_attempt_at - now).total_seconds(),
                                               0.001))
-
-
-def start(threads: int = 1) -> None:
-    """The callbacks threads of this worker process (``herald worker``)."""
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(max_workers=max(1, threads),
-                                           thread_name_prefix="herald-callbacks")
-
-
-def close() -> None:
-    """Finish the passes handed over, then stop the thread."""
-    global _executor
-    with _executor_lock:
-        executor, _executor = _executor, None
-    if executor is not None:
-        executor.shutdown(wait=True)

@@ -1,6 +1,7 @@
 """The callbacks' own RQ queue, ``herald-callbacks``: workers serve it after the delivery
-queues, and its jobs hand their work to a thread of their own (engine/callbacks/jobs.py), so
-a slow receiver never holds a delivery. One job names a workspace, not a callback: it sends
+queues, and each job's pass runs on a pass slot of the worker, apart from the delivery slots
+(engine/callbacks/jobs.py, engine/worker/handoff.py), so a slow receiver never holds a
+delivery. One job names a workspace, not a callback: it sends
 whatever of that workspace is due, in order."""
 
 from __future__ import annotations

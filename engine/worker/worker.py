@@ -21,7 +21,6 @@ from redis.exceptions import AuthenticationError, AuthorizationError, RedisError
 
 from config.settings import ConfigError, Settings, load_settings
 from engine import runtime
-from engine.callbacks import jobs as callback_jobs
 from engine.callbacks.sweep import run_periodically as sweep_callbacks
 from engine.database.db import wait_for_pooled_connections
 from engine.plugins.manager import check_providers
@@ -82,13 +81,11 @@ def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False,
         wait_for_pooled_connections(POOL_WAIT_SECONDS)
         handoff.start(concurrency, handoff.workspace_share(
             concurrency, settings.workspace_concurrency))
-        callback_jobs.start(concurrency)  # a callback job hands its pass over
     try:
         _run_rq(burst, fork)
     finally:
         redis_outages.stop_waiting()
         handoff.close()
-        callback_jobs.close()
         stop.set()
         close_all()
     return 0

@@ -43,7 +43,6 @@ from rq.exceptions import DequeueTimeout, StopRequested
 from rq.job import Job
 from rq.worker import WorkerStatus
 
-from engine.delivery.queue import JOB_FUNCTION
 from engine.queue import lanes, redis_outages
 from engine.worker import handoff, redis_watch
 from engine.worker.scheduler import HeraldScheduler
@@ -103,9 +102,10 @@ def _text(value: bytes | str) -> str:
 
 
 class _HandingQueue(_LaneQueue):
-    """A lane queue that takes a job only when a delivery slot is free, passes the turn of
-    each workspace at its most in flight here, and hands a delivery job's notification to
-    the slots once dequeued (engine/worker/handoff.py)."""
+    """A lane queue that takes a job only when a delivery slot is free (a callbacks job
+    also only when a pass slot is), passes the turn of each workspace at its most in flight
+    here, and hands a delivery job's notification, or a callbacks job's pass, to the slots
+    once dequeued (engine/worker/handoff.py)."""
 
     _workspace: str | None = None  # the workspace of the job the last take gave
 
@@ -121,7 +121,8 @@ class _HandingQueue(_LaneQueue):
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             if not slots.room(left):
                 raise DequeueTimeout(timeout, queue_keys)
-            taken = lanes.take_turn(connection, queue_keys, full=slots.full())
+            keys = slots.serving(queue_keys)
+            taken = lanes.take_turn(connection, keys, full=slots.full())
             if taken == lanes.HELD:  # only full workspaces' jobs wait: look again soon
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
@@ -140,12 +141,12 @@ class _HandingQueue(_LaneQueue):
             left = max(0.0, deadline - time.monotonic()) if deadline is not None else 0.0
             if left < 1:
                 raise DequeueTimeout(timeout, queue_keys)
-            popped = connection.blpop(queue_keys, int(left))
+            popped = connection.blpop(keys, int(left))
             if popped is None:
                 raise DequeueTimeout(timeout, queue_keys)
             # As _LaneQueue: back at the head it was popped from, then taken in turn.
             queue_key, job_id = popped
-            taken = lanes.take_turn(connection, queue_keys, back=(_text(queue_key), job_id),
+            taken = lanes.take_turn(connection, keys, back=(_text(queue_key), job_id),
                                     full=slots.full())
             if isinstance(taken, lanes.Taken):
                 cls._workspace = taken.workspace
@@ -156,23 +157,8 @@ class _HandingQueue(_LaneQueue):
         cls._workspace = None
         result = super().dequeue_any(*args, **kwargs)
         if result is not None:
-            _hand_over(result[0], cls._workspace)
+            handoff.hand_job(result[0], cls._workspace)
         return result
-
-
-def _notification_of(job: Job) -> str | None:
-    """The notification a delivery job delivers; None for any other job."""
-    try:
-        notification_id = job.args[0] if job.func_name == JOB_FUNCTION else None
-    except Exception:  # a job that does not load fails in RQ's own hands, as before
-        return None
-    return notification_id if isinstance(notification_id, str) else None
-
-
-def _hand_over(job: Job, workspace: str | None) -> None:
-    notification_id = _notification_of(job)
-    if notification_id is not None:
-        handoff.hand_delivery(notification_id, workspace)
 
 
 class _Unattended:
@@ -349,26 +335,27 @@ class _Unattended:
 
 
 class HeraldWorker(_Unattended, SimpleWorker):
-    """RQ's SimpleWorker, with each delivery job's notification handed to a delivery slot as
-    soon as the job is dequeued: many deliveries run beside RQ's own work for the job and
-    the next ones (engine/worker/handoff.py)."""
+    """RQ's SimpleWorker, with each delivery job's notification handed to a delivery slot,
+    and each callbacks job's pass to a pass slot, as soon as the job is dequeued: many run
+    beside RQ's own work for the job and the next ones (engine/worker/handoff.py)."""
 
     queue_class = _HandingQueue
 
     def execute_job(self, job: Job, queue: Queue) -> None:
-        """A delivery job whose notification a delivery slot took is settled here,
-        without RQ's execution: the slot calls the delivery itself, the database records
-        what became of it, and RQ's records of the job (the started registry, its
-        execution, its status, its result) were a third of the worker's CPU per email
-        (docs/performance.md). Anything else, and a delivery the slots did not take, runs
-        as RQ runs it: the job function delivers, and RQ files it finished or failed."""
-        notification_id = _notification_of(job)
-        if notification_id is None or handoff.installed() is None:
+        """A delivery job whose notification a delivery slot took, or a callbacks job whose
+        pass a pass slot took, is settled here, without RQ's execution: the slot calls the
+        delivery or the pass itself, the database records what became of it, and RQ's
+        records of the job (the started registry, its execution, its status, its result)
+        were a third of the worker's CPU per email (docs/performance.md). Anything else,
+        and a job the slots did not take, runs as RQ runs it: the job function delivers or
+        sends, and RQ files it finished or failed."""
+        key = handoff.job_key(job)
+        if key is None or handoff.installed() is None:
             return super().execute_job(job, queue)
         self._settling = True  # a SIGTERM now stops the loop after this job, not inside it
         try:
-            # Never waits: the delivery runs in its slot.
-            taken = handoff.taken(notification_id)
+            # Never waits: the delivery or the pass runs in its slot.
+            taken = handoff.taken(key)
         finally:
             self._settling = False
         if not taken:

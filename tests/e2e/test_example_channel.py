@@ -1,6 +1,8 @@
 """A third-party channel, end to end: examples/herald-chat-channel installed as an operator
 installs it, a template of its channel applied with `herald apply`, sent through the API,
-and delivered by a real worker process to a local HTTP server."""
+and delivered by a real worker process to a local HTTP server; and a listener plugin of the
+delivery-outcome hooks, installed the same way, hearing that notification's outcome in the
+worker process."""
 
 from __future__ import annotations
 
@@ -94,3 +96,80 @@ def test_a_chat_template_is_applied_sent_and_delivered_by_a_worker(settings, cha
     assert notification.channel == "chat" and notification.status == "delivered"
     (attempt,) = DeliveryAttempt.select().where(DeliveryAttempt.notification == notification)
     assert attempt.outcome == "delivered" and attempt.provider_message_id == "m-1"
+
+
+LISTENER = '''"""Writes each delivery outcome it hears to OUTCOMES_FILE, a line each."""
+import json
+import os
+
+from engine.plugin_api import hookimpl
+
+
+def _write(event, notification, attempt):
+    with open(os.environ["OUTCOMES_FILE"], "a") as out:
+        out.write(json.dumps({"event": event, "notification": notification,
+                              "attempt": attempt}, default=str) + "\\n")
+
+
+@hookimpl
+def notification_delivered(notification, attempt):
+    _write("delivered", notification, attempt)
+
+
+@hookimpl
+def notification_failed(notification, attempt):
+    _write("failed", notification, attempt)
+'''
+
+
+@pytest.fixture
+def outcome_listener(tmp_path_factory) -> Path:
+    """A listener plugin of the delivery-outcome hooks, pip-installed into a folder of its
+    own as an operator installs one: Herald finds it by its entry point only."""
+    source = tmp_path_factory.mktemp("listener-src")
+    (source / "herald_outcome_listener.py").write_text(LISTENER)
+    (source / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "setuptools.build_meta"'
+        '\n\n[project]\nname = "herald-outcome-listener"\nversion = "0.1.0"\n\n'
+        '[project.entry-points.herald]\noutcome_listener = "herald_outcome_listener"\n\n'
+        '[tool.setuptools]\npy-modules = ["herald_outcome_listener"]\n')
+    target = tmp_path_factory.mktemp("site-listener")
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                           "--target", str(target), str(source)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return target
+
+
+def test_a_listener_plugin_hears_the_chat_notifications_outcome_in_the_worker(
+        settings, chat_plugin, outcome_listener, chat_server, tmp_path):
+    from cli.app import create_app
+    from engine.database.models import Template
+
+    applied = _apply(settings, chat_plugin, tmp_path,
+                     f"http://127.0.0.1:{chat_server.port}/hooks/ops")
+    (key,) = applied["apiKeys"]
+    template = Template.get(Template.name == "Deploys")
+    sent = create_app(settings).test_client().post(
+        "/api/v1/notifications/send", headers={"X-Api-Key": key["key"]},
+        json={"tenantId": key["workspaceId"], "templateId": str(template.id),
+              "tags": [{"key": "service", "value": "api"}]})
+    assert sent.status_code == 202, sent.get_json()
+
+    outcomes = tmp_path / "outcomes.jsonl"
+    env = {**_env(settings, chat_plugin), "OUTCOMES_FILE": str(outcomes),
+           "PYTHONPATH": os.pathsep.join([str(chat_plugin), str(outcome_listener)])}
+    # A real worker process: the chat channel and the listener are its plugins, found by
+    # their entry points; the burst ends once the delivery in its slot has ended, and the
+    # hook is called in that slot once the outcome is committed.
+    worker = subprocess.run([sys.executable, "-m", "engine.worker.worker", "--burst"],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert worker.returncode == 0, worker.stderr
+    assert len(chat_server.requests) == 1
+    notification = Notification.get(Notification.template == template.id)
+    (heard,) = [json.loads(line) for line in outcomes.read_text().splitlines()]
+    assert heard["event"] == "delivered"
+    assert heard["notification"] == {"id": str(notification.id), "channel": "chat",
+                                     "workspaceId": key["workspaceId"], "status": "delivered"}
+    assert heard["attempt"]["outcome"] == "delivered"
+    assert heard["attempt"]["provider_message_id"] == "m-1"

@@ -82,7 +82,7 @@ def test_the_dev_inbox_webhook_catcher_takes_callbacks_with_its_signature_mark(l
     targets.set_target(ws, f"{live.url}/dev/inbox/webhooks/callbacks")
     n = factories.notification(ws, factories.email_payload())
     assert deliver_notification(str(n.id)) == "delivered"  # through the dev inbox
-    assert send_callbacks(str(ws.id)) == "1"
+    assert send_callbacks(str(ws.id)) == 1
     (caught,) = requests.get(f"{live.url}/dev/inbox/webhooks/callbacks", timeout=10).json()
     assert caught["signatureVerified"] is True, caught["verdict"]
     assert caught["verdict"] == "signature verifies"

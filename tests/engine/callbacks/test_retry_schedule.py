@@ -36,7 +36,7 @@ def test_a_retry_is_scheduled_no_earlier_than_it_is_due(settings, smtp, called_b
 
     receiver.script["/cb"] = [Scripted(status=500), Scripted(status=200)]
     deliver_notification(str(_email(called_back).id))
-    assert send_callbacks(str(called_back.id)) == "1"
+    assert send_callbacks(str(called_back.id)) == 1
     row = Callback.get()
     assert row.status == "retrying"
     (job_id, score), = _scheduled(settings)
@@ -56,7 +56,7 @@ def test_a_job_that_runs_before_the_retry_is_due_schedules_one_for_it(
     later = utcnow() + dt.timedelta(seconds=30)  # pushed back meanwhile (a Retry-After)
     Callback.update(next_attempt_at=later).execute()
     Redis.from_url(settings.redis_url).flushall()  # the job scheduled for it is gone
-    assert send_callbacks(str(called_back.id)) == "0"  # ran early: nothing due yet
+    assert send_callbacks(str(called_back.id)) == 0  # ran early: nothing due yet
     (_, score), = _scheduled(settings)
     assert _epoch(later) <= score < _epoch(later) + 2
     # Twice early: still one job for that second.

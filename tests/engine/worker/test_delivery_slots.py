@@ -224,3 +224,23 @@ def test_the_reconciler_leaves_a_row_whose_delivery_is_in_flight(settings):
     assert queue().get_job_ids() == [str(rows[1].id)]  # the crashed one only
     leases.stop()  # the delivery ended: the lease goes with it
     assert not inflight.held(str(rows[0].id))
+
+
+def test_callback_passes_take_no_delivery_slot_and_fill_only_their_own(settings):
+    # A pass that waits on a hanging receiver: deliveries keep every slot, and while every
+    # pass slot is busy the take leaves the callbacks queue to other processes.
+    slots = handoff.DeliverySlots(1, passes=1)
+    log: list[str] = []
+    release, work = _blocked(log, "pass")
+    keys = ["rq:queue:herald-priority", handoff.CALLBACKS_QUEUE_KEY]
+    try:
+        assert slots.serving(keys) == keys
+        slots.hand_pass("callbacks:job-1", work)
+        assert slots.room(0) and slots.in_flight() == 0
+        assert slots.serving(keys) == keys[:1]
+        assert slots.take("callbacks:job-1")  # the job is settled without RQ's execution
+    finally:
+        release.set()
+        slots.close()
+    assert log == ["pass started", "pass done"]
+    assert slots.serving(keys) == keys
