@@ -26,12 +26,16 @@ from engine.plugins.contracts import DeliveryError
 # the provider's result, and the error instead of a result.
 Sent = tuple[str | None, float, Any, Exception | None]
 
-# The lanes take no message while the reader has this many outcomes a lane to read. The
-# reader commits a fan-out's outcomes as it goes (a checkpoint); while it is away doing so
-# the lanes wait instead of sending on, however long the database takes, so a crash leaves
-# a bounded number of messages sent and unrecorded (docs/delivery.md, "Checkpoints").
+# The lanes take no message while the reader has this many outcomes a lane to read, and
+# UNREAD_WHILE_RECORDING more. The reader commits a fan-out's outcomes as it goes (a
+# checkpoint); while it is away doing so the lanes send on until that many are unread,
+# then wait, however long the database takes, so a crash leaves a bounded number of
+# messages sent and unrecorded (docs/delivery.md, "Checkpoints"). Without the extra ones
+# every lane stood still for each checkpoint's commit: tens of messages at a fan-out's pace.
 UNREAD_PER_LANE = 1
-# That bound, per lane, beyond the outcomes the reader has read: the unread outcome, one
+UNREAD_WHILE_RECORDING = 10
+# That bound, per lane, beyond the outcomes the reader has read and the
+# UNREAD_WHILE_RECORDING: the unread outcome, one
 # more whose lane took it just before the others settled theirs, and one whose content a
 # pipelined stream (SMTP) sends as the stream ends.
 AHEAD_PER_LANE = UNREAD_PER_LANE + 2
@@ -100,7 +104,7 @@ class _Lanes:
                 self.settled.put(None)
 
         answered = [False] * len(self.messages)
-        self.ahead = UNREAD_PER_LANE * width
+        self.ahead = UNREAD_PER_LANE * width + UNREAD_WHILE_RECORDING
         pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="herald-send")
         try:
             lanes = [pool.submit(run_lane) for _ in range(width)]

@@ -19,6 +19,7 @@ from engine.database.models import Notification
 from engine.database.vocabulary import NotificationStatus, Outcome
 from engine.delivery.attempts import attempt_row, elapsed_ms
 from engine.delivery.failover import annotate
+from engine.delivery.message_lanes import UNREAD_WHILE_RECORDING
 from engine.delivery.retry import MAX_EMAIL_ATTEMPTS, retry_delay, webhook_channel
 from engine.plugins.contracts import (
     DeliveryError,
@@ -40,9 +41,13 @@ INFRASTRUCTURE: tuple[type[Exception], ...] = (PeeweeException, sqlite3.Error, R
 # Email and SMS: 30 s doubling to the 15-minute cap (±10% jitter, Retry-After honoured).
 EMAIL_BACKOFF = (30.0, 60.0, 120.0, 240.0, 480.0, 900.0, 900.0)
 
+# What a worker killed mid-fan-out may have sent and not recorded, beside three a lane
+# (engine/delivery/message_lanes.py): the outcomes read since the last checkpoint and those
+# the lanes sent on while it was being committed (docs/delivery.md, "Checkpoints").
+UNRECORDED_MOST = 50
 # A fan-out commits its outcomes so far every this many outcomes, or this many seconds,
-# whichever comes first: what a worker killed mid-fan-out sends twice (docs/delivery.md).
-CHECKPOINT_ROWS = 50
+# whichever comes first: the rest of UNRECORDED_MOST is what the lanes send meanwhile.
+CHECKPOINT_ROWS = UNRECORDED_MOST - UNREAD_WHILE_RECORDING
 CHECKPOINT_SECONDS = 1.0
 
 

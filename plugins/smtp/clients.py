@@ -32,6 +32,14 @@ def _timed_out(err: BaseException) -> bool:
     return False
 
 
+# How far a socket's timeout may be from the time left to the message before it is set
+# again, as a share of the provider's timeout: setting it is a system call that releases
+# the interpreter lock, and a fan-out's stream, a message every few milliseconds each with
+# its own deadline, would otherwise make five a message for a time left that moved by
+# milliseconds. A read or write thus ends at most this much past (or before) the deadline.
+ARM_SLACK = 0.01
+
+
 class _Deadlined:
     """Mixed into smtplib's clients: each step armed with the time left to the message, and
     whether the server ever said anything (``heard``)."""
@@ -40,6 +48,7 @@ class _Deadlined:
     sock: socket.socket | None
     file: Any
     timeout: float
+    _armed: tuple[socket.socket, float] | None = None  # the socket and the timeout it has
 
     def _left(self) -> float:
         deadline = message_deadline.get()
@@ -52,7 +61,16 @@ class _Deadlined:
 
     def _arm(self) -> None:
         if self.sock is not None:
-            self.sock.settimeout(self._left())
+            self._arm_socket(self.sock)
+
+    def _arm_socket(self, sock: socket.socket) -> None:
+        """Give ``sock`` the time left to the message, unless it has about that already."""
+        left = self._left()
+        armed = self._armed
+        if armed is None or armed[0] is not sock or \
+                abs(armed[1] - left) > ARM_SLACK * self.timeout:
+            sock.settimeout(left)
+            self._armed = (sock, left)
 
     def send(self, s) -> None:
         self._arm()
@@ -85,7 +103,7 @@ class _DeadlineReader(io.RawIOBase):
         sock = self.conn.sock
         if sock is None:
             raise OSError("the connection is closed")
-        sock.settimeout(self.conn._left())
+        self.conn._arm_socket(sock)
         return sock.recv_into(buffer)
 
 

@@ -55,6 +55,22 @@ def test_each_multipart_has_its_own_random_boundary() -> None:
     assert first.get_boundary() and first.get_boundary() != second.get_boundary()
 
 
+def test_a_boundary_asks_the_kernel_for_nothing(monkeypatch) -> None:
+    # Every part is base64, so no body line can be the boundary line: it needs no secret
+    # randomness, and a read of os.urandom in each fan-out message releases the interpreter
+    # lock its lanes and the worker share (docs/performance.md, "Fan-out").
+    import os
+
+    def refused(_: int) -> bytes:
+        raise AssertionError("os.urandom read for a message")
+
+    monkeypatch.setattr(os, "urandom", refused)
+    for method in ("randbytes", "getrandbits", "random"):  # secrets' and SystemRandom's
+        monkeypatch.setattr(random.SystemRandom, method, refused)
+    built = EmailChannel().build(factories.email_payload()).mime
+    assert built.get_boundary().startswith("=_")
+
+
 @pytest.mark.parametrize("text", ["", "Hello", "caf\u00e9 \u2603\n" * 50, "x" * 1000])
 @pytest.mark.parametrize("subtype", ["plain", "html"])
 def test_text_parts_are_those_mimetext_builds(text: str, subtype: str) -> None:

@@ -138,3 +138,34 @@ def test_the_pool_bounds_the_connections_in_use_at_once(smtp):
 def test_pool_must_be_a_whole_number():
     with pytest.raises(ValueError, match="pool"):
         SmtpProvider("smtp://127.0.0.1:25?pool=many")
+
+
+class _CountingSocket(socket.socket):
+    """A connected socket that counts how often its timeout is set (each time a system
+    call that releases the interpreter lock)."""
+
+    settings = 0
+
+    def settimeout(self, value):
+        type(self).settings += 1
+        super().settimeout(value)
+
+
+def test_a_stream_sets_its_socket_timeout_when_the_deadline_moved_not_for_each_read(smtp):
+    # Each message has its own deadline, and each read and write gets only the time left
+    # to it; a stream of messages sent within moments of each other leaves that time all
+    # but unchanged, so the socket keeps the timeout it has instead of a system call per
+    # read and write (five a message).
+    provider = SmtpProvider(f"smtp://127.0.0.1:{smtp.port}?tls=none")
+
+    def connect(host, port, timeout):
+        plain = socket.create_connection((host, port), timeout)
+        return _CountingSocket(fileno=plain.detach())
+
+    provider._open_socket = connect
+    _CountingSocket.settings = 0
+    messages = [factories_message(to=[f"r{i}@example.net"]) for i in range(20)]
+    results = list(provider.send_many(iter(messages)))
+    assert len(results) == 20 and len(smtp.received) == 20
+    assert _CountingSocket.settings < 10  # one per read and write before: 102
+    provider.close()

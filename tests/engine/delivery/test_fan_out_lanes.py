@@ -5,12 +5,20 @@ settles."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator
 
 import pytest
 
 from channels.email import EmailChannel
-from engine.delivery.message_lanes import Planned, _Lanes, send_all
+from engine.delivery.message_lanes import (
+    AHEAD_PER_LANE,
+    UNREAD_PER_LANE,
+    UNREAD_WHILE_RECORDING,
+    Planned,
+    _Lanes,
+    send_all,
+)
 from engine.plugins.contracts import DeliveryError, OutboundEmail, PermanentError, SendResult
 from tests import factories
 
@@ -212,3 +220,22 @@ def test_a_provider_answering_in_batches_is_not_held_back_by_the_reader_s_window
     reading.join(30)
     assert not reading.is_alive(), "the lanes and the reader waited for each other"
     assert sorted(got) == sorted(f"user{i}@example.net" for i in range(45))
+
+
+def test_the_lanes_send_on_while_the_reader_is_away_then_wait_for_it():
+    """While the reader commits a checkpoint the lanes go on, up to a bound: a fan-out no
+    longer stands still for each commit, and a crash still leaves only so many messages
+    sent and unrecorded (docs/delivery.md, "Checkpoints")."""
+    channel = CountingChannel()
+    provider = StreamingProvider(2, channel)
+    running = _Lanes(channel, provider, planned(200))
+    outcomes = running.run(2, streamed=True)
+    next(outcomes)  # then the reader is away, as while it commits a checkpoint
+    most = UNREAD_PER_LANE * 2 + UNREAD_WHILE_RECORDING
+    deadline = time.monotonic() + 10
+    while running.unread < most and time.monotonic() < deadline:
+        time.sleep(0.01)  # a poll for the lanes to fill the window, bounded
+    assert running.unread == most
+    # and no further: the outcome read, the unread ones, and what each lane may hold
+    assert len(provider.taken) <= 1 + UNREAD_WHILE_RECORDING + AHEAD_PER_LANE * 2
+    assert sum(1 for _ in outcomes) == 199
