@@ -126,19 +126,22 @@ def _read_bounded(stream, limit: int) -> bytes | None:
 def _install_hooks(app: Flask) -> None:
     @app.before_request
     def start() -> object:
-        g.correlation_id = problems.correlation_id()
+        # The request and g themselves, not their proxies: each attribute read through a
+        # proxy first fails on the proxy (an AttributeError built and dropped).
+        req, glob = request._get_current_object(), g._get_current_object()  # type: ignore[attr-defined]
+        glob.correlation_id = cid = problems.correlation_id()
         # Every log line of this request carries it (engine/observability/context.py).
-        g.log_context = context.correlation_id.set(g.correlation_id)
+        glob.log_context = context.correlation_id.set(cid)
         # The gateway check: refuse before a byte of the body is read or parsed.
-        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        length = req.content_length
+        if length is not None and length > MAX_BODY_BYTES:
             return problems.bare(413)
-        if request.content_length is None and "chunked" in request.headers.get(
-                "Transfer-Encoding", "").lower():
-            body = _read_bounded(request.environ["wsgi.input"], MAX_BODY_BYTES)
+        if length is None and "chunked" in req.headers.get("Transfer-Encoding", "").lower():
+            body = _read_bounded(req.environ["wsgi.input"], MAX_BODY_BYTES)
             if body is None:
                 return problems.bare(413)
-            g.raw_body = body
-        if request.path in QUIET_PATHS:  # health and metrics open no connection
+            glob.raw_body = body
+        if req.path in QUIET_PATHS:  # health and metrics open no connection
             return None
         # One connection per server thread, kept between requests (pooled on PostgreSQL).
         database.connect(reuse_if_open=True)

@@ -104,13 +104,17 @@ def _json(data: dict[str, Any], status: int) -> Response:
 
 
 def _header() -> str | None:
-    return request.headers.get("X-Api-Key")
+    return request.environ.get("HTTP_X_API_KEY")
+
+
+def _ip() -> str:
+    return request.environ.get("REMOTE_ADDR") or ""
 
 
 def _body_or_error() -> tuple[Any, ApiError | None]:
     # A request admission will refuse whatever it holds (no valid key, an address or key
     # over its rate limit) is not parsed: admission then answers 401 or 429 in D1's order.
-    if not body_worth_parsing(_header(), request.remote_addr or "", request.content_length):
+    if not body_worth_parsing(_header(), _ip(), request.content_length):
         return None, None
     try:
         return read_json(), None
@@ -128,9 +132,9 @@ class Send(MethodView):
     def post(self):
         body, parse_error = _body_or_error()
         try:
-            answer = sending.send(body, _header(), request.remote_addr or "", g.correlation_id,
+            answer = sending.send(body, _header(), _ip(), g.correlation_id,
                                   parse_error=parse_error,
-                                  idempotency_key=request.headers.get("Idempotency-Key"))
+                                  idempotency_key=request.environ.get("HTTP_IDEMPOTENCY_KEY"))
         except sending.Replayed as replay:
             # The first answer again, correlationId and all (X-Correlation-Id included).
             g.correlation_id = replay.answer["correlationId"]
@@ -149,7 +153,7 @@ class Preview(MethodView):
     @_errors(400, 401, 403, 404, 413, 429, 500, 503, operation="preview")
     def post(self):
         body, parse_error = _body_or_error()
-        return _json(preview_json(sending.preview(body, _header(), request.remote_addr or "",
+        return _json(preview_json(sending.preview(body, _header(), _ip(),
                                                   parse_error=parse_error)), 200)
 
 
@@ -161,4 +165,4 @@ class Validate(MethodView):
     @_errors(401, 429, 500, 503, operation="validate",
              path="/api/v1/api-keys/validate")
     def get(self):
-        return _json(sending.validate_key(_header(), request.remote_addr or ""), 200)
+        return _json(sending.validate_key(_header(), _ip()), 200)

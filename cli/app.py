@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from types import MethodType
 from typing import Any
 
 from flask import Flask
@@ -31,7 +32,9 @@ class HeraldFlask(Flask):
     def ensure_sync(self, func: Callable) -> Callable:
         # By the function under a bound method: a MethodView's methods are bound to a new
         # instance at every request, and would fill the dictionary.
-        plain = getattr(func, "__func__", func)
+        # (Not getattr with a default: for a plain function, the usual case, that builds and
+        # drops an AttributeError, a dozen times a request.)
+        plain = func.__func__ if func.__class__ is MethodType else func
         known = self.__dict__.setdefault("_synchronous", {})
         synchronous = known.get(plain)
         if synchronous is None:

@@ -162,9 +162,16 @@ def insert(**values: Any) -> None:
     insert_rows([row(**values)])
 
 
+# Per column, in order: its field's name, its database conversion, and its default (a
+# factory or a value), read off the model once rather than at every send.
+_ROW_PLAN = [(f.name, f.db_value, f.default, callable(f.default)) for f in NOTIFICATION_FIELDS]
+
+
 def row(**values: Any) -> tuple:
     """One notification's row as ``insert_rows`` takes it (``values`` as for ``insert``)."""
-    return tuple(f.db_value(_value(values, f)) for f in NOTIFICATION_FIELDS)
+    return tuple([to_db(values[name] if name in values
+                        else default() if factory else default)
+                  for name, to_db, default, factory in _ROW_PLAN])
 
 
 def insert_rows(rows: list[tuple]) -> None:

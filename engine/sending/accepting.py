@@ -92,23 +92,24 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
     workspace_id = str(resolved.workspace.id)
     channel = resolved.template.channel
     notification_id = notification_id or uuid.uuid4()
+    nid = str(notification_id)
     row = _row(resolved, built, correlation_id, keyed, is_test, notification_id)
     queued_bulk = not is_test and (bulk or is_bulk(channel, built))
     try:
         if keyed is None:
             # With the sends beside it: one INSERT, one commit, one enqueue round trip.
-            _group().submit(row, (str(notification_id), queued_bulk, workspace_id))
+            _group().submit(row, (nid, queued_bulk, workspace_id))
         else:
             idempotency.insert_once(lambda: notification_store.insert_rows([row]), keyed,
                                     workspace_id)
     except BaseException as err:
         if dependency_of(err) == "database":  # the commit may have happened unheard
-            unheard_commits.mark(str(notification_id), correlation_id)
+            unheard_commits.mark(nid, correlation_id)
         raise
     if keyed is not None:
         # Committed: from here the send is accepted; Redis gone, the reconciler enqueues it.
         try:
-            enqueue_notification(str(notification_id), record=(
+            enqueue_notification(nid, record=(
                 keyed.record(workspace_id), keyed.done(correlation_id),
                 idempotency.KEEP_SECONDS), bulk=queued_bulk, workspace=workspace_id)
         except Exception as err:
@@ -120,9 +121,9 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
     if not is_test:
         metrics.accepted(resolved.channel.name)
         log.info("notification accepted", extra={
-            "notificationId": str(notification_id), "channel": resolved.channel.name,
+            "notificationId": nid, "channel": resolved.channel.name,
             "workspaceId": workspace_id})
-        _accepted(str(notification_id), resolved.channel.name, workspace_id)
+        _accepted(nid, resolved.channel.name, workspace_id)
     return notification_id
 
 

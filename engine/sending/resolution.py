@@ -120,7 +120,9 @@ def _send_request(body: dict[str, Any], channel: Channel, snap: snapshots.Templa
         options=options, content=version.content, defaults=snap.defaults, preview=preview,
         own_provider=snap.workspace.email_provider is not None,
         webhook_delivery=bool(snap.account.webhook_delivery),
-        recipients=functools.partial(resolve, snap.defaults, options),
+        # Asked by the channel's admission, its payload and a preview's suppressions alike:
+        # resolved once a request.
+        recipients=functools.cache(functools.partial(resolve, snap.defaults, options)),
         sender_verified=snap.sender_verified, check_destination=_check_destination,
         rendering_failed=lambda part, message: rendering_failed(
             [{"templatePart": part, "message": message}]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+import zlib
 
 from redis import Redis
 from rq.job import Job, JobStatus
@@ -18,7 +19,7 @@ from engine.delivery.queue import (
     enqueue_notification,
 )
 from engine.queue import lanes
-from engine.queue.queueing import QUEUE_NAME, queue
+from engine.queue.queueing import QUEUE_NAME, queue, stored_zlib
 from tests.support.rq_workers import PromptSimpleWorker
 
 TIMESTAMPS = (b"created_at", b"enqueued_at")
@@ -42,13 +43,22 @@ def test_a_job_is_written_as_rqs_own_enqueue_writes_it(settings):
         pipe.execute()
     theirs = _state(redis, job_id)
     assert ours["job"].keys() == theirs["job"].keys()
-    for name in ours["job"].keys() - set(TIMESTAMPS):
+    for name in ours["job"].keys() - set(TIMESTAMPS) - {b"data"}:
         assert ours["job"][name] == theirs["job"][name], name
+    # The call's pickle, as RQ reads it back (zlib's stored block, not deflate's output).
+    assert zlib.decompress(ours["job"][b"data"]) == zlib.decompress(theirs["job"][b"data"])
     assert {k: v for k, v in ours.items() if k != "job"} == \
         {k: v for k, v in theirs.items() if k != "job"}
     for name in TIMESTAMPS:
         written = dt.datetime.fromisoformat(ours["job"][name].decode().replace("Z", "+00:00"))
         assert abs(dt.datetime.now(dt.UTC) - written) < dt.timedelta(minutes=1)
+        assert len(ours["job"][name]) == len(theirs["job"][name])  # RQ's format
+
+
+def test_stored_zlib_reads_back_as_what_it_holds():
+    for size in (0, 1, 120, 65535, 65536, 200_000):
+        data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+        assert zlib.decompress(stored_zlib(data)) == data
 
 
 def test_rq_reads_the_job_back_as_the_call_it_stands_for(settings):
