@@ -8,8 +8,7 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import dns.resolver
+from typing import TYPE_CHECKING
 
 from engine.database.vocabulary import Outcome
 from engine.plugins.contracts import parse_retry_after
@@ -18,6 +17,9 @@ from engine.webhooks.headers import unsendable_headers
 from engine.webhooks.plain_transport import post_plain
 from engine.webhooks.signatures import V2_HEADER, sign, sign_v2
 from engine.webhooks.transport import USER_AGENT, post_pinned
+
+if TYPE_CHECKING:
+    import dns.resolver
 
 FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure",
             "too_large": "answer too large"}

@@ -18,13 +18,15 @@ import ipaddress
 import re
 import socket
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import dns.exception
-import dns.resolver
 import urllib3.util
 
 from engine import dns_resolver
+
+if TYPE_CHECKING:
+    import dns.resolver
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -164,6 +166,7 @@ def _parse(url: str) -> tuple[str, str, int, str]:
 
 def _resolve(host: str, resolver: dns.resolver.Resolver | None, timeout: float) -> list[str]:
     resolver = resolver or dns_resolver.resolver()  # HERALD_DNS_NAMESERVERS
+    dns = dns_resolver.dns_package()
     answers: list[str] = []
     for rdtype in ("A", "AAAA"):
         try:
