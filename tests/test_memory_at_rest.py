@@ -1,8 +1,9 @@
 """What a process imports at rest: the libraries of a feature few requests use (passkeys,
 single sign-on, password hashing and scoring, spreadsheets, CSS inlining, HTML to text,
-DNS, DKIM, phone numbers, the at-rest cipher) are imported at first use, so an idle API worker or worker process does not
-carry their memory (docs/performance.md, "Memory at rest"). Each check runs in a fresh
-interpreter: this test process has imported everything already."""
+DNS, DKIM, phone numbers, the webhook transport, the at-rest cipher) are imported at first
+use, so an idle API worker or worker process does not carry their memory
+(docs/performance.md, "Memory at rest"). Each check runs in a fresh interpreter: this test
+process has imported everything already."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Top-level packages no process needs before a request or job uses them.
 LAZY = ("webauthn", "cbor2", "pyasn1", "OpenSSL", "authlib", "joserfc", "requests",
         "zxcvbn", "segno", "css_inline", "openpyxl", "xlrd", "odf", "python_calamine",
-        "lxml", "dns", "dkim", "phonenumbers", "argon2")
+        "lxml", "dns", "dkim", "phonenumbers", "argon2", "urllib3", "certifi")
 # Modules of a package something at start imports the top of: redis imports `cryptography`
 # (its version only); its bindings (about 9 MiB with their own OpenSSL) wait for the first
 # sealed value (engine/database/secrets.py) or DKIM key pair.
