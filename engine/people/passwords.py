@@ -25,7 +25,6 @@ MAX_VERIFIED = 1000
 MIN_SCORE = 3  # zxcvbn: 3 is "safely unguessable" (about 10^8 guesses and more)
 
 
-
 @cache
 def _hasher() -> PasswordHasher:
     """argon2-cffi's hasher, imported by the first password hashed or checked, not at start
@@ -33,6 +32,14 @@ def _hasher() -> PasswordHasher:
     from argon2 import PasswordHasher
 
     return PasswordHasher()
+
+
+@cache
+def _refusals() -> tuple[type[Exception], ...]:
+    """What argon2-cffi raises for a wrong password or a hash it cannot read."""
+    from argon2.exceptions import InvalidHashError, VerificationError
+
+    return VerificationError, InvalidHashError
 
 
 @cache
@@ -114,12 +121,11 @@ def hash_password(password: str, about: Iterable[str] = ()) -> str:
 
 def verify(password_hash: str | None, password: str) -> bool:
     """True when ``password`` matches; None as the hash still spends the same time."""
-    from argon2.exceptions import InvalidHashError, VerificationError
-
+    hasher = _hasher()
     try:
-        return _hasher().verify(password_hash or _dummy(), password[:MAX_VERIFIED]) and bool(
+        return hasher.verify(password_hash or _dummy(), password[:MAX_VERIFIED]) and bool(
             password_hash)
-    except (VerificationError, InvalidHashError):
+    except _refusals():
         return False
 
 
