@@ -8,11 +8,13 @@ Sender checks and the webhook destination check both resolve through here, so an
 from __future__ import annotations
 
 import threading
-
-import dns.nameserver
-import dns.resolver
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from engine import runtime
+
+if TYPE_CHECKING:
+    import dns.resolver
 
 # A lookup's whole budget, retries included: a slow or silent server is "try again" after
 # this, never a hang.
@@ -20,9 +22,26 @@ LOOKUP_SECONDS = 4.0
 
 _cached: dict[tuple[tuple[str, int], ...], dns.resolver.Resolver] = {}
 _lock = threading.Lock()
+# dnspython (about 3 MiB of a process's memory) is imported by the first resolver built, not
+# at start: most processes ask DNS nothing before a webhook or a sender check
+# (docs/performance.md, "Memory at rest").
+_dns: ModuleType | None = None
+
+
+def dns_package() -> ModuleType:
+    """The ``dns`` package with its resolver, exceptions and name servers, imported once."""
+    global _dns
+    if _dns is None:
+        import dns.exception
+        import dns.nameserver
+        import dns.resolver
+
+        _dns = dns
+    return _dns
 
 
 def _build(servers: tuple[tuple[str, int], ...]) -> dns.resolver.Resolver:
+    dns = dns_package()
     if not servers:
         resolver = dns.resolver.Resolver()  # /etc/resolv.conf
     else:

@@ -6,16 +6,21 @@ import base64
 import hashlib
 import hmac
 import secrets
-
-from cryptography.fernet import Fernet, InvalidToken
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+from typing import TYPE_CHECKING
 
 from engine.database.vocabulary import HASH_PREFIX
 from engine.errors import UndecryptableSecret
 
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet
+
 _PREFIX = "enc:v1:"
+# cryptography (about 9 MiB of a process's memory) is imported by the first encryption or
+# decryption, not at start: most requests and jobs read no sealed value (docs/performance.md,
+# "Memory at rest"). The Fernet is built once, from the key configure() derived.
+_fernet_key: bytes | None = None
 _cipher: Fernet | None = None
+_invalid_token: type[Exception] = Exception  # cryptography.fernet.InvalidToken, once imported
 _recipient_key: bytes | None = None
 _raw_key: bytes | None = None
 # Plaintexts by sealed value: each webhook attempt reads its workspace's secret sealed, and
@@ -25,19 +30,22 @@ _opened: dict[str, str] = {}
 _OPENED_MAX = 1024
 
 
+def hkdf_sha256(key: bytes, salt: bytes, info: bytes) -> bytes:
+    """32 bytes of HKDF-SHA256 (RFC 5869): one HMAC extracts, one expands (a single block).
+    The standard library's HMAC, so deriving the keys at start loads no cryptography."""
+    extracted = hmac.digest(salt, key, "sha256")
+    return hmac.digest(extracted, info + b"\x01", "sha256")
+
+
 def configure(secret_key: str) -> None:
     """Derive the at-rest key from HERALD_SECRET_KEY (HKDF, so the raw setting is never the key)."""
-    global _cipher
-    derived = HKDF(
-        algorithm=hashes.SHA256(), length=32, salt=b"herald-at-rest", info=b"herald secrets v1"
-    ).derive(secret_key.encode("utf-8"))
-    _cipher = Fernet(base64.urlsafe_b64encode(derived))
-    _opened.clear()
-    global _recipient_key, _raw_key
+    global _cipher, _fernet_key, _recipient_key, _raw_key
     _raw_key = secret_key.encode("utf-8")
-    _recipient_key = HKDF(
-        algorithm=hashes.SHA256(), length=32, salt=b"herald-recipients",
-        info=b"herald recipient hash v1").derive(secret_key.encode("utf-8"))
+    derived = hkdf_sha256(_raw_key, b"herald-at-rest", b"herald secrets v1")
+    _fernet_key = base64.urlsafe_b64encode(derived)
+    _cipher = None
+    _opened.clear()
+    _recipient_key = hkdf_sha256(_raw_key, b"herald-recipients", b"herald recipient hash v1")
 
 
 def recipient_hash(key: str) -> str:
@@ -53,9 +61,16 @@ def recipient_hash(key: str) -> str:
 
 
 def _require() -> Fernet:
-    if _cipher is None:
-        raise RuntimeError("engine.secrets.configure() has not been called")
-    return _cipher
+    global _cipher, _invalid_token
+    cipher = _cipher
+    if cipher is None:
+        if _fernet_key is None:
+            raise RuntimeError("engine.secrets.configure() has not been called")
+        from cryptography.fernet import Fernet, InvalidToken
+
+        _invalid_token = InvalidToken
+        cipher = _cipher = Fernet(_fernet_key)
+    return cipher
 
 
 def encrypt(plaintext: str) -> str:
@@ -68,9 +83,10 @@ def decrypt(token: str) -> str:
         return plaintext
     if not token.startswith(_PREFIX):
         raise ValueError("value is not an encrypted Herald secret")
+    cipher = _require()
     try:
-        plaintext = _require().decrypt(token[len(_PREFIX) :].encode("ascii")).decode("utf-8")
-    except InvalidToken:
+        plaintext = cipher.decrypt(token[len(_PREFIX) :].encode("ascii")).decode("utf-8")
+    except _invalid_token:
         raise UndecryptableSecret(
             "secret cannot be decrypted: HERALD_SECRET_KEY changed?") from None
     if len(_opened) >= _OPENED_MAX:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from email.utils import parseaddr
+from functools import cache
+from types import ModuleType
 
 import idna
-import phonenumbers
 from email_validator import EmailNotValidError, validate_email
 
 from engine.formats.header_text import CONTROL
@@ -89,9 +90,19 @@ def _one_named_mailbox(text: str) -> str | None:
     return addr
 
 
+@cache
+def _phonenumbers() -> ModuleType:
+    """phonenumbers (about 1 MiB of a process's memory), imported by the first number checked,
+    not at start: email sends never need it (docs/performance.md, "Memory at rest")."""
+    import phonenumbers
+
+    return phonenumbers
+
+
 def valid_e164(value: object) -> bool:
     if not isinstance(value, str) or not value.startswith("+") or len(value) > 16:
         return False
+    phonenumbers = _phonenumbers()
     try:
         number = phonenumbers.parse(value, None)
     except phonenumbers.NumberParseException:
@@ -107,6 +118,7 @@ def e164_form(value: object) -> bool:
     `+447700900123` is one), where a recipient's must be valid (valid_e164)."""
     if not isinstance(value, str) or not _E164_FORM.fullmatch(value):
         return False
+    phonenumbers = _phonenumbers()
     try:
         number = phonenumbers.parse(value, None)
     except phonenumbers.NumberParseException:

@@ -20,10 +20,13 @@ from __future__ import annotations
 import html as entities
 import re
 import threading
-
-import lxml.etree
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from engine.formats.text_writer import Links, TextWriter
+
+if TYPE_CHECKING:
+    import lxml.etree
 
 SKIPPED = frozenset({"head", "title", "script", "style", "template", "noscript", "iframe",
                      "object", "embed", "svg", "math", "canvas", "audio", "video", "select",
@@ -38,6 +41,20 @@ LINK_SCHEMES = ("http://", "https://", "mailto:")
 _SPACES = re.compile(r"\s+")
 _TAG = re.compile(r"<[^<>]*>")  # no '<' inside: linear on any input
 _parsers = threading.local()  # an lxml parser serves one thread at a time
+# lxml.etree (about 5 MiB of a process's memory) is imported by the first conversion, not at
+# start: a worker whose emails carry their own text never needs it (docs/performance.md,
+# "Memory at rest").
+_etree: ModuleType | None = None
+
+
+def _lxml() -> ModuleType:
+    """lxml.etree, imported once."""
+    global _etree
+    if _etree is None:
+        import lxml.etree
+
+        _etree = lxml.etree
+    return _etree
 
 # libxml2 builds an element's attributes as a list it walks to the end to add each one, so
 # k attributes on one element cost k² (seconds for one hostile tag, docs/performance.md).
@@ -66,9 +83,9 @@ def _parser() -> lxml.etree.HTMLParser:
     if parser is None:
         # lxml.etree's parser, not lxml.html's: its elements need no Python class lookup
         # each. Bytes in a declared encoding: a str with an XML declaration is refused.
-        parser = _parsers.parser = lxml.etree.HTMLParser(encoding="utf-8", remove_comments=True,
-                                                         remove_pis=True, no_network=True,
-                                                         huge_tree=True)
+        parser = _parsers.parser = _lxml().HTMLParser(encoding="utf-8", remove_comments=True,
+                                                      remove_pis=True, no_network=True,
+                                                      huge_tree=True)
     return parser
 
 
@@ -96,22 +113,24 @@ def _over_attribute_budget(html: str, data: bytes) -> bool:
     if len(html) ** 2 <= ATTRIBUTE_BUDGET or \
             sum(map(html.count, _BEFORE_ATTRIBUTE)) ** 2 <= ATTRIBUTE_BUDGET:
         return False
-    parser = lxml.etree.HTMLParser(encoding="utf-8", no_network=True, huge_tree=True,
-                                   target=_AttributeWork())
-    return lxml.etree.fromstring(data, parser=parser) > ATTRIBUTE_BUDGET
+    etree = _lxml()
+    parser = etree.HTMLParser(encoding="utf-8", no_network=True, huge_tree=True,
+                              target=_AttributeWork())
+    return etree.fromstring(data, parser=parser) > ATTRIBUTE_BUDGET
 
 
 
 def _tree(html: str) -> lxml.etree._Element | None:
     """libxml2's tree of ``html``, or None when it cannot be built whole (then the text
     comes from the stripped tags)."""
+    etree = _lxml()
     parser = _parser()
     data = html.encode("utf-8", "surrogatepass")
     try:
         if _over_attribute_budget(html, data):
             return None
-        root = lxml.etree.fromstring(data, parser=parser)
-    except (lxml.etree.ParserError, ValueError):
+        root = etree.fromstring(data, parser=parser)
+    except (etree.ParserError, ValueError):
         return None
     if root is None or any(error.level_name == "FATAL" for error in parser.error_log):
         # Nothing parsed, or libxml2 gave up part-way (nesting deeper than it allows): keep
@@ -170,7 +189,7 @@ def _convert(html: str) -> str:
     # Paragraphs and lines, most of an email's elements, only ask for a break, the same on
     # both sides of them: that is done here, without a call (TextWriter.brk); _open and
     # _close do the rest.
-    for event, element in lxml.etree.iterwalk(root, events=("start", "end")):
+    for event, element in _lxml().iterwalk(root, events=("start", "end")):
         tag = element.tag
         kind = kinds.get(tag) if tag.__class__ is str else SKIP  # SKIP: comment or PI
         start = event == "start"

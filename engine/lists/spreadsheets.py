@@ -16,9 +16,8 @@ from __future__ import annotations
 import datetime as dt
 import zipfile
 from collections.abc import Iterator
+from types import ModuleType
 from typing import IO, Any
-
-from lxml import etree
 
 from engine.lists.errors import FileRefused
 
@@ -103,8 +102,23 @@ def xlsx_rows(binary: IO[bytes]) -> Rows:
         book.close()
 
 
+_etree: ModuleType | None = None
+
+
+def _lxml() -> ModuleType:
+    """lxml.etree, imported when an OpenDocument list comes (about 5 MiB of a process's
+    memory otherwise held from start; docs/performance.md, "Memory at rest")."""
+    global _etree
+    if _etree is None:
+        from lxml import etree
+
+        _etree = etree
+    return _etree
+
+
 def _paragraph(node: Any) -> str:
     """A text element's text: spaces (``text:s``), tabs and line breaks as typed."""
+    etree = _lxml()
     out = [node.text or ""]
     for child in node:
         name = etree.QName(child).localname
@@ -142,6 +156,7 @@ def ods_rows(binary: IO[bytes]) -> Rows:
 
 
 def _table_rows(content: IO[bytes]) -> Rows:
+    etree = _lxml()
     events = etree.iterparse(content, events=("end",), tag=(f"{{{_TABLE}}}table-row",
                                                             f"{{{_TABLE}}}table"),
                              resolve_entities=False, no_network=True, huge_tree=False)

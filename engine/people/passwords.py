@@ -10,11 +10,12 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import cache
-
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
+from typing import TYPE_CHECKING
 
 from engine.people.errors import PeopleError
+
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
 
 MIN_LENGTH = 10
 MAX_LENGTH = 64  # for a new password (ASVS 6.2.9: at least 64 allowed)
@@ -23,7 +24,22 @@ MAX_LENGTH = 64  # for a new password (ASVS 6.2.9: at least 64 allowed)
 MAX_VERIFIED = 1000
 MIN_SCORE = 3  # zxcvbn: 3 is "safely unguessable" (about 10^8 guesses and more)
 
-_hasher = PasswordHasher()
+
+@cache
+def _hasher() -> PasswordHasher:
+    """argon2-cffi's hasher, imported by the first password hashed or checked, not at start
+    (docs/performance.md, "Memory at rest"): a hash costs far more than the import."""
+    from argon2 import PasswordHasher
+
+    return PasswordHasher()
+
+
+@cache
+def _refusals() -> tuple[type[Exception], ...]:
+    """What argon2-cffi raises for a wrong password or a hash it cannot read."""
+    from argon2.exceptions import InvalidHashError, VerificationError
+
+    return VerificationError, InvalidHashError
 
 
 @cache
@@ -31,7 +47,7 @@ def _dummy() -> str:
     """Verified when the email is unknown, so that a wrong address costs as long as a wrong
     password and the answer's timing does not tell which addresses have an account. Made
     at first use: hashing at import would slow every process's start (a gunicorn worker's)."""
-    return _hasher.hash("not the password of anyone")
+    return _hasher().hash("not the password of anyone")
 
 
 def check_rules(password: str, about: Iterable[str] = ()) -> None:
@@ -100,17 +116,18 @@ def _words(value: str) -> list[str]:
 
 def hash_password(password: str, about: Iterable[str] = ()) -> str:
     check_rules(password, about)
-    return _hasher.hash(password)
+    return _hasher().hash(password)
 
 
 def verify(password_hash: str | None, password: str) -> bool:
     """True when ``password`` matches; None as the hash still spends the same time."""
+    hasher = _hasher()
     try:
-        return _hasher.verify(password_hash or _dummy(), password[:MAX_VERIFIED]) and bool(
+        return hasher.verify(password_hash or _dummy(), password[:MAX_VERIFIED]) and bool(
             password_hash)
-    except (VerificationError, InvalidHashError):
+    except _refusals():
         return False
 
 
 def needs_rehash(password_hash: str) -> bool:
-    return _hasher.check_needs_rehash(password_hash)
+    return _hasher().check_needs_rehash(password_hash)

@@ -10,9 +10,6 @@ import base64
 import json
 from typing import Any
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-
 from engine.database.models import Sender
 from engine.plugins.contracts import DkimKey
 from engine.senders.names import SELECTORS, selector_of
@@ -24,6 +21,12 @@ SIGNING_SELECTOR = SELECTORS[0]
 def new_keys() -> str:
     """The JSON stored (encrypted) in ``Sender.dkim_keys``: the signing selector and a PEM
     private key per selector."""
+    # cryptography is imported here and in public_txt, not at start: keys are made when a
+    # domain is added, read when its records are listed (docs/performance.md, "Memory at
+    # rest").
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     keys = {}
     for selector in SELECTORS:
         key = rsa.generate_private_key(public_exponent=65537, key_size=KEY_BITS)
@@ -39,6 +42,8 @@ def _stored(sender: Sender) -> dict[str, Any]:
 
 def public_txt(private_pem: str) -> str:
     """The TXT value receivers read the public key from (RFC 6376 3.6.1)."""
+    from cryptography.hazmat.primitives import serialization
+
     key = serialization.load_pem_private_key(private_pem.encode("ascii"), password=None)
     der = key.public_key().public_bytes(serialization.Encoding.DER,
                                         serialization.PublicFormat.SubjectPublicKeyInfo)

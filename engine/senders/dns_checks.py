@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import dns.exception
-import dns.resolver
+from engine.dns_resolver import dns_package
+
+if TYPE_CHECKING:
+    import dns.resolver
 
 # Status of a record after a check.
 VERIFIED, FAILED, PENDING = "verified", "failed", "pending"
@@ -33,6 +35,7 @@ class Answer:
 
 def lookup(resolver: dns.resolver.Resolver, host: str, rdtype: str) -> Answer:
     """Ask for exactly ``rdtype`` at ``host`` (a CNAME question is not followed)."""
+    dns = dns_package()  # imported with the resolver (engine/dns_resolver.py)
     try:
         answer = resolver.resolve(host + ".", rdtype, search=False, raise_on_no_answer=True)
     except dns.resolver.NXDOMAIN:

@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-
-import dns.resolver
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from engine.database.vocabulary import Outcome
 from engine.plugins.contracts import parse_retry_after
 from engine.webhooks.destinations import DestinationError, DestinationUnavailable, check_destination
 from engine.webhooks.headers import unsendable_headers
-from engine.webhooks.plain_transport import post_plain
 from engine.webhooks.signatures import V2_HEADER, sign, sign_v2
-from engine.webhooks.transport import USER_AGENT, post_pinned
 
+if TYPE_CHECKING:
+    import dns.resolver
+
+USER_AGENT = "Herald-Webhooks/1"
 FAILURES = {"timeout": "timed out", "tls": "TLS failed", "network": "network failure",
             "too_large": "answer too large"}
 
@@ -42,6 +44,18 @@ class AttemptResult:
     response_excerpt: str
     error: str | None
     retry_after: float | None
+
+
+@cache
+def _transports() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """(post_plain, post_pinned), imported by the first webhook posted, not at start: the
+    https transport brings urllib3 and certifi, about 1 MiB of a process's memory that an
+    API worker or a worker delivering email never uses (docs/performance.md, "Memory at
+    rest")."""
+    from engine.webhooks.plain_transport import post_plain
+    from engine.webhooks.transport import post_pinned
+
+    return post_plain, post_pinned
 
 
 def deliver_webhook(url: str, body: bytes, *, content_type: str,
@@ -79,6 +93,7 @@ def deliver_webhook(url: str, body: bytes, *, content_type: str,
                V2_HEADER: sign_v2(secret, timestamp, delivery_id, url, body)}
     # Outbound TLS honours REQUESTS_CA_BUNDLE explicitly: the session ignores the environment.
     verify: str | bool = ca_bundle or os.environ.get("REQUESTS_CA_BUNDLE") or True
+    post_plain, post_pinned = _transports()
     if checked.scheme == "http":  # loopback only, with private destinations allowed
         answer = post_plain(checked.host, checked.addresses[0], checked.port, checked.target,
                             body, headers, timeout=timeout)

@@ -17,14 +17,15 @@ import functools
 import ipaddress
 import re
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import dns.exception
-import dns.resolver
-import urllib3.util
-
 from engine import dns_resolver
+
+if TYPE_CHECKING:
+    import dns.resolver
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -127,6 +128,16 @@ def _literal_ip(host: str) -> IPAddress | None:
         return None
 
 
+@functools.cache
+def _urllib3_parse_url() -> Callable[[str], Any]:
+    """urllib3's URL parser, imported by the first URL read (then kept per URL, _read): a
+    process that checks no URL does not hold urllib3 (docs/performance.md, "Memory at
+    rest")."""
+    from urllib3.util import parse_url
+
+    return parse_url
+
+
 def _parse(url: str) -> tuple[str, str, int, str]:
     """Scheme (https or http), host, port and target; the syntax rules, whatever the mode."""
     if not isinstance(url, str) or not url or len(url) > 2048:
@@ -150,7 +161,7 @@ def _parse(url: str) -> tuple[str, str, int, str]:
     if not 0 < port < 65536:
         raise DestinationError("the port is not valid")
     try:
-        other = urllib3.util.parse_url(url)
+        other = _urllib3_parse_url()(url)
     except ValueError:
         raise DestinationError("the URL cannot be parsed") from None
     other_port = other.port if other.port is not None else port
@@ -164,6 +175,7 @@ def _parse(url: str) -> tuple[str, str, int, str]:
 
 def _resolve(host: str, resolver: dns.resolver.Resolver | None, timeout: float) -> list[str]:
     resolver = resolver or dns_resolver.resolver()  # HERALD_DNS_NAMESERVERS
+    dns = dns_resolver.dns_package()
     answers: list[str] = []
     for rdtype in ("A", "AAAA"):
         try:

@@ -15,10 +15,8 @@ obeys spec 6.1 whole (https:// on port 443), since it is a URL like a webhook's.
 from __future__ import annotations
 
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import dns.resolver
 
 from engine.plugins.contracts import DestinationRefused, DestinationUnreachable
 from engine.webhooks.destinations import (
@@ -27,6 +25,9 @@ from engine.webhooks.destinations import (
     HostNotFound,
     check_destination,
 )
+
+if TYPE_CHECKING:
+    import dns.resolver
 
 RESOLVE_SECONDS = 3.0
 CONNECTS_NOWHERE = {"inbox"}  # the dev inbox keeps mail in a table: its URL names no host

@@ -28,7 +28,6 @@ from urllib3.util.ssl_ import create_urllib3_context
 
 EXCERPT_BYTES = 4096
 ANSWER_BYTES = 64 * 1024  # status line, headers and excerpt: all of an answer ever read
-USER_AGENT = "Herald-Webhooks/1"
 MAX_POOLS = 64
 # Kept-alive connections per destination: a worker has up to 32 deliveries in flight
 # (herald worker --concurrency), and one more beyond these is opened and closed after use.

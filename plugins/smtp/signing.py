@@ -8,13 +8,27 @@ signed twice (oversigned), so no second From can be added under the signature.
 
 from __future__ import annotations
 
-import dkim
+from types import ModuleType
 
 from engine.plugin_api import OutboundEmail, message_bytes
 
 SIGNED_HEADERS = (b"from", b"to", b"cc", b"reply-to", b"subject", b"date", b"message-id",
                   b"mime-version", b"content-type", b"list-unsubscribe",
                   b"list-unsubscribe-post")
+# dkimpy, with the dnspython it imports (about 3 MiB of a process's memory), is imported by
+# the first message signed, not at start: a process that sends nothing signed never needs
+# it (docs/performance.md, "Memory at rest").
+_dkim: ModuleType | None = None
+
+
+def _dkimpy() -> ModuleType:
+    """dkimpy's ``dkim``, imported once."""
+    global _dkim
+    if _dkim is None:
+        import dkim
+
+        _dkim = dkim
+    return _dkim
 
 
 def _present(content: bytes) -> list[bytes]:
@@ -30,7 +44,8 @@ def wire_bytes(message: OutboundEmail) -> bytes:
     key = message.dkim
     if key is None:
         return content
-    signature = dkim.sign(content, key.selector.encode("ascii"), key.domain.encode("ascii"),
-                          key.private_key, canonicalize=(b"relaxed", b"relaxed"),
-                          include_headers=_present(content), linesep=b"\r\n")
+    signature = _dkimpy().sign(content, key.selector.encode("ascii"),
+                               key.domain.encode("ascii"), key.private_key,
+                               canonicalize=(b"relaxed", b"relaxed"),
+                               include_headers=_present(content), linesep=b"\r\n")
     return signature + content
