@@ -35,3 +35,38 @@ def test_a_whole_healthz_head_is_answered_here(head):
 ])
 def test_anything_else_goes_to_the_request_threads(head):
     assert not answers_here(head)
+
+
+def test_the_gthread_names_the_worker_extends_are_gunicorns():
+    """cli/health_worker.py overrides and uses these by name: a rename in gunicorn would
+    leave /healthz queued again, or the worker broken, without an error here."""
+    import inspect
+
+    from gunicorn.workers.gthread import ThreadWorker, TConn
+
+    for name in ("accept", "on_client_socket_readable", "on_pending_socket_readable",
+                 "enqueue_req", "handle", "handle_request", "murder_pending"):
+        assert callable(getattr(ThreadWorker, name)), name
+    assert list(inspect.signature(ThreadWorker.handle_request).parameters) == [
+        "self", "req", "conn"]
+    assert list(inspect.signature(ThreadWorker.on_pending_socket_readable).parameters) == [
+        "self", "conn", "client"]
+    assert list(inspect.signature(TConn.close).parameters) == ["self", "graceful"]
+    init = inspect.getsource(ThreadWorker.__init__)
+    assert "self.pending_conns" in init and "self.keepalived_conns" in init
+    assert "self.data_ready" in inspect.getsource(TConn.__init__)
+
+
+def test_herald_serve_runs_this_worker_with_a_short_switch_interval(monkeypatch):
+    import sys
+
+    from cli import serve
+
+    assert (serve.gunicorn_options("127.0.0.1", 8000, 2)["worker_class"]
+            == "cli.health_worker.HealthFirstWorker")
+    switched = []
+    monkeypatch.setattr(serve, "_quit_once", lambda worker: None)
+    monkeypatch.setattr(serve.http_gateway, "install", lambda: None)
+    monkeypatch.setattr(sys, "setswitchinterval", switched.append)
+    serve._worker_ready(object())
+    assert switched == [serve.SWITCH_INTERVAL_SECONDS] and switched[0] < sys.getswitchinterval()
