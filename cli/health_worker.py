@@ -28,7 +28,7 @@ import time
 from functools import partial
 from typing import Any
 
-from gunicorn.workers.gthread import ThreadWorker, TConn
+from gunicorn.workers.gthread import TConn, ThreadWorker
 
 PEEK_BYTES = 4096  # a probe's head is a few hundred bytes; a longer one goes to the pool
 _BODY_HEADERS = (b"\r\ncontent-length:", b"\r\ntransfer-encoding:", b"\r\nexpect:",
@@ -88,9 +88,8 @@ class HealthFirstWorker(ThreadWorker):
         if self.cfg.is_ssl:
             self.enqueue_req(conn)
             return
-        conn.sock.setblocking(False)
         try:
-            head = conn.sock.recv(PEEK_BYTES, socket.MSG_PEEK)
+            head = conn.sock.recv(PEEK_BYTES, socket.MSG_PEEK | socket.MSG_DONTWAIT)
         except BlockingIOError:
             conn.timeout = time.monotonic() + self.cfg.keepalive
             self.pending_conns.append(conn)

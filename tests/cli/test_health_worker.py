@@ -42,7 +42,7 @@ def test_the_gthread_names_the_worker_extends_are_gunicorns():
     leave /healthz queued again, or the worker broken, without an error here."""
     import inspect
 
-    from gunicorn.workers.gthread import ThreadWorker, TConn
+    from gunicorn.workers.gthread import TConn, ThreadWorker
 
     for name in ("accept", "on_client_socket_readable", "on_pending_socket_readable",
                  "enqueue_req", "handle", "handle_request", "murder_pending"):
