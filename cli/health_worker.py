@@ -24,6 +24,7 @@ from __future__ import annotations
 import errno
 import selectors
 import socket
+import threading
 import time
 from functools import partial
 from typing import Any
@@ -57,10 +58,6 @@ def _more_behind(sock: socket.socket) -> bool:
 
 class HealthFirstWorker(ThreadWorker):
     """gthread, except that /healthz never waits for a pool thread (module docstring)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._here = False  # the request being handled runs on the main thread
 
     def accept(self, listener: socket.socket) -> None:
         try:
@@ -106,11 +103,7 @@ class HealthFirstWorker(ThreadWorker):
 
     def _answer_here(self, conn: TConn) -> None:
         """Run the request on this thread; the answer closes the connection."""
-        self._here = True
-        try:
-            self.handle(conn)
-        finally:
-            self._here = False
+        self.handle(conn)
         self.nr_conns -= 1
         if _more_behind(conn.sock):
             # A graceful close drains those bytes for up to 2 s: a pool thread's wait.
@@ -119,6 +112,6 @@ class HealthFirstWorker(ThreadWorker):
             conn.close()
 
     def handle_request(self, req: Any, conn: TConn) -> bool:
-        if self._here:
+        if threading.current_thread() is threading.main_thread():
             req.must_close = True  # one answer a connection on this thread, then close
         return super().handle_request(req, conn)
