@@ -7,6 +7,8 @@ free within WAIT_SECONDS (a keystroke's preview takes a few milliseconds) it get
 once, so the server's threads stay free for everyone else's requests. Eight attackers
 waiting a second each held all eight threads of `herald serve`; waiting a tenth of a second
 still put /healthz's p99 at 360 ms in `python -m bench attack`, 20 ms brings it near 100.
+/healthz no longer waits for these threads (cli/health_worker.py); the slots still keep
+them, and the interpreter lock, for every tenant's pages.
 """
 
 from __future__ import annotations
