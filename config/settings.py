@@ -53,6 +53,8 @@ class Settings:
     webhook_allow_private: bool = False
     webhook_max_attempts: int = 8
     webhook_backoff: tuple[float, ...] = ()
+    # Development and test only: email and SMS retry waits (empty: the fixed schedule).
+    email_backoff: tuple[float, ...] = ()
     trusted_proxies: int = 0
     rate_limit_send_per_key: int = 300
     rate_limit_send_per_ip: int = 300
@@ -250,6 +252,11 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values["webhook_max_attempts"] = _int("HERALD_WEBHOOK_MAX_ATTEMPTS", raw, minimum=1)
     if raw := get("HERALD_WEBHOOK_BACKOFF"):
         values["webhook_backoff"] = _backoff("HERALD_WEBHOOK_BACKOFF", raw)
+    if raw := get("HERALD_EMAIL_BACKOFF"):
+        if mode == "production":
+            raise ConfigError("HERALD_EMAIL_BACKOFF",
+                              "is refused in production (development and test only)")
+        values["email_backoff"] = _backoff("HERALD_EMAIL_BACKOFF", raw)
     if raw := get("HERALD_TRUSTED_PROXIES"):
         values["trusted_proxies"] = _int("HERALD_TRUSTED_PROXIES", raw)
     for setting, attr in (

@@ -37,6 +37,16 @@ def test_production_refuses_private_webhook_destinations():
     assert err.value.setting == "HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS"
 
 
+def test_a_shorter_email_retry_schedule_is_for_development_and_test_only():
+    assert load_settings({"HERALD_ENV": "test", "HERALD_EMAIL_BACKOFF": "1,2, 4"}
+                         ).email_backoff == (1.0, 2.0, 4.0)
+    assert load_settings({}).email_backoff == ()
+    with pytest.raises(ConfigError) as err:
+        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": TEST_SECRET_KEY,
+                       "HERALD_EMAIL_PROVIDER": "smtp://mail:25", "HERALD_EMAIL_BACKOFF": "1"})
+    assert err.value.setting == "HERALD_EMAIL_BACKOFF"
+
+
 def test_production_refuses_the_dev_inbox():
     with pytest.raises(ConfigError) as err:
         load_settings(
@@ -70,6 +80,7 @@ def test_production_refuses_the_dev_inbox():
         ("HERALD_KEY_CACHE_SECONDS", "nan"),
         ("HERALD_KEY_CACHE_SECONDS", "-inf"),
         ("HERALD_WEBHOOK_BACKOFF", "1,nan"),
+        ("HERALD_EMAIL_BACKOFF", "1,1000"),
         ("HERALD_WEBHOOK_MAX_ATTEMPTS", "9" * 20),  # an SQL parameter
         ("HERALD_RATE_LIMIT_SEND_PER_KEY", "9" * 20),
         ("HERALD_TRUSTED_PROXIES", "9" * 20),
