@@ -53,6 +53,9 @@ class Settings:
     webhook_allow_private: bool = False
     webhook_max_attempts: int = 8
     webhook_backoff: tuple[float, ...] = ()
+    # Development and test only: email and SMS retry waits (empty: the fixed schedule).
+    email_backoff: tuple[float, ...] = ()
+    list_sweep_seconds: float = 5.0  # the lists' pass (development and test may shorten it)
     trusted_proxies: int = 0
     rate_limit_send_per_key: int = 300
     rate_limit_send_per_ip: int = 300
@@ -250,6 +253,17 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         values["webhook_max_attempts"] = _int("HERALD_WEBHOOK_MAX_ATTEMPTS", raw, minimum=1)
     if raw := get("HERALD_WEBHOOK_BACKOFF"):
         values["webhook_backoff"] = _backoff("HERALD_WEBHOOK_BACKOFF", raw)
+    if raw := get("HERALD_EMAIL_BACKOFF"):
+        if mode == "production":
+            raise ConfigError("HERALD_EMAIL_BACKOFF",
+                              "is refused in production (development and test only)")
+        values["email_backoff"] = _backoff("HERALD_EMAIL_BACKOFF", raw)
+    if raw := get("HERALD_LIST_SWEEP_SECONDS"):
+        if mode == "production":
+            raise ConfigError("HERALD_LIST_SWEEP_SECONDS",
+                              "is refused in production (development and test only)")
+        values["list_sweep_seconds"] = max(0.1, _float("HERALD_LIST_SWEEP_SECONDS", raw,
+                                                       maximum=5.0))
     if raw := get("HERALD_TRUSTED_PROXIES"):
         values["trusted_proxies"] = _int("HERALD_TRUSTED_PROXIES", raw)
     for setting, attr in (

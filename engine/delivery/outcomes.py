@@ -158,11 +158,12 @@ class Outcomes:
 def _policy(notification: Notification) -> tuple[int, tuple[float, ...] | None]:
     """The attempts a notification gets and the waits between them: the webhook policy
     (spec 6.5: HERALD_WEBHOOK_MAX_ATTEMPTS, HERALD_WEBHOOK_BACKOFF) for the channel whose
-    delivery is the engine's signed POST, email's and SMS's for every other."""
+    delivery is the engine's signed POST, email's and SMS's for every other (a test's
+    shorter HERALD_EMAIL_BACKOFF outside production, else the fixed schedule)."""
+    settings = runtime.settings()
     if notification.channel == webhook_channel():
-        settings = runtime.settings()
         return settings.webhook_max_attempts, tuple(settings.webhook_backoff or ()) or None
-    return MAX_EMAIL_ATTEMPTS, EMAIL_BACKOFF
+    return MAX_EMAIL_ATTEMPTS, tuple(settings.email_backoff) or EMAIL_BACKOFF
 
 
 @dataclass(frozen=True)

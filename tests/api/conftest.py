@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import pytest
 
-from cli.app import create_app
 from engine import runtime
 from engine.catalog import keycache
 from engine.delivery import providers
@@ -12,9 +11,9 @@ from tests.support.smtp_server import start_smtp
 
 
 @pytest.fixture
-def app(settings):
+def app(settings, app_for):
     keycache.clear()
-    return create_app(settings)
+    return app_for(settings)
 
 
 @pytest.fixture

@@ -37,6 +37,20 @@ def test_production_refuses_private_webhook_destinations():
     assert err.value.setting == "HERALD_WEBHOOK_ALLOW_PRIVATE_DESTINATIONS"
 
 
+@pytest.mark.parametrize(("name", "value", "attr", "parsed", "default"), [
+    ("HERALD_EMAIL_BACKOFF", "1,2, 4", "email_backoff", (1.0, 2.0, 4.0), ()),
+    ("HERALD_LIST_SWEEP_SECONDS", "0.5", "list_sweep_seconds", 0.5, 5.0),
+])
+def test_shorter_waits_for_tests_are_for_development_and_test_only(name, value, attr, parsed,
+                                                                    default):
+    assert getattr(load_settings({"HERALD_ENV": "test", name: value}), attr) == parsed
+    assert getattr(load_settings({}), attr) == default
+    with pytest.raises(ConfigError) as err:
+        load_settings({"HERALD_ENV": "production", "HERALD_SECRET_KEY": TEST_SECRET_KEY,
+                       "HERALD_EMAIL_PROVIDER": "smtp://mail:25", name: value})
+    assert err.value.setting == name
+
+
 def test_production_refuses_the_dev_inbox():
     with pytest.raises(ConfigError) as err:
         load_settings(
@@ -70,6 +84,8 @@ def test_production_refuses_the_dev_inbox():
         ("HERALD_KEY_CACHE_SECONDS", "nan"),
         ("HERALD_KEY_CACHE_SECONDS", "-inf"),
         ("HERALD_WEBHOOK_BACKOFF", "1,nan"),
+        ("HERALD_EMAIL_BACKOFF", "1,1000"),
+        ("HERALD_LIST_SWEEP_SECONDS", "60"),
         ("HERALD_WEBHOOK_MAX_ATTEMPTS", "9" * 20),  # an SQL parameter
         ("HERALD_RATE_LIMIT_SEND_PER_KEY", "9" * 20),
         ("HERALD_TRUSTED_PROXIES", "9" * 20),

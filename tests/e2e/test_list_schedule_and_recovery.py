@@ -1,4 +1,4 @@
-"""Lists with real worker processes: a list scheduled a short time ahead sends nothing
+"""Lists with real worker processes: a list scheduled seconds ahead sends nothing
 before its time and every row once after it, with two workers; a cancelled schedule sends
 nothing; a worker killed mid-list and replaced sends every row exactly once.
 
@@ -29,13 +29,18 @@ from tests.conftest import TEST_SECRET_KEY
 from tests.web.authoring_support import wait_for
 
 pytestmark = pytest.mark.slow
+# The workers' lists' pass every second (5 s in production): a schedule LEAD passes ahead
+# still leaves room for several passes before its time.
+SWEEP_SECONDS = 1.0
+LEAD = dt.timedelta(seconds=8)
 
 
 @contextmanager
 def _workers(settings, count: int) -> Iterator[list[subprocess.Popen]]:
     env = {**os.environ, "HERALD_ENV": "test", "HERALD_DATABASE_URL": settings.database_url,
            "HERALD_REDIS_URL": settings.redis_url, "HERALD_SECRET_KEY": TEST_SECRET_KEY,
-           "HERALD_EMAIL_PROVIDER": "inbox://", "HERALD_RECONCILE_AFTER_SECONDS": "2"}
+           "HERALD_EMAIL_PROVIDER": "inbox://", "HERALD_RECONCILE_AFTER_SECONDS": "2",
+           "HERALD_LIST_SWEEP_SECONDS": str(SWEEP_SECONDS)}
     procs = [subprocess.Popen([sys.executable, "-m", "engine.worker.worker"], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True) for _ in range(count)]
@@ -84,7 +89,7 @@ def test_a_scheduled_list_goes_at_its_time_once_with_two_workers(settings):
     with _workers(settings, 2):
         wait_for(lambda: _swept_after(redis, utcnow() - dt.timedelta(days=1)), "a first pass")
         scheduled_at = utcnow()
-        when = scheduled_at + dt.timedelta(seconds=20)
+        when = scheduled_at + LEAD
         assert scheduling.schedule(kept, when, "UTC", None)
         assert scheduling.schedule(called_off, when, "UTC", None)
         assert scheduling.unschedule(called_off)  # `Cancel schedule` before its time
@@ -141,7 +146,7 @@ def test_rows_in_two_zones_go_at_their_own_local_times(settings):
     assert checked.ok
     with _workers(settings, 2):
         wait_for(lambda: _swept_after(redis, utcnow() - dt.timedelta(days=1)), "a first pass")
-        when = utcnow() + dt.timedelta(seconds=10)
+        when = utcnow() + LEAD / 2
         assert scheduling.schedule(kept, when, "UTC", None)
         # At the time: the UTC row, and Kolkata's (its local time passed 5.5 hours ago).
         wait_for(lambda: InboxMessage.select().count() == 2, "the rows whose time came")

@@ -142,20 +142,16 @@ def browser_context_args(browser_context_args: dict, live_app_server: LiveServer
 
 
 @pytest.fixture
-def app(settings: Settings):
+def app(settings: Settings, app_for):
     """The real app factory's Flask application on the test's database and Redis, for a
-    test client or a request context (no server, no browser)."""
-    from cli.app import create_app
-
-    return create_app(settings)
+    test client or a request context (no server, no browser); one for the session."""
+    return app_for(settings)
 
 
 @pytest.fixture
-def production_app(settings: Settings):
+def production_app(settings: Settings, app_for):
     """As ``app``, with HERALD_ENV=production: the security findings were made there."""
-    from cli.app import create_app
-
-    return create_app(settings.with_changes(env="production"))
+    return app_for(settings.with_changes(env="production"))
 
 
 def make_user(email: str, workspace, role: str, name: str = "Test Person"):

@@ -85,3 +85,21 @@ def test_verification_rejects_old_timestamps():
                "X-Service-Signature": sign("k", 1000, uid, b"x")}
     assert verify_webhook("k", b"x", headers, now=1000 + 300)
     assert not verify_webhook("k", b"x", headers, now=1000 + 301)
+
+
+def test_email_retries_wait_the_fixed_schedule_unless_a_test_shortens_it(settings):
+    from dataclasses import replace
+
+    from engine import runtime
+    from engine.delivery.outcomes import Outcomes, TransientError, status_rule
+    from tests import factories
+
+    n = factories.notification(factories.workspace(), factories.email_payload())
+    n.attempts = 1
+    outcomes = Outcomes(n, 1)
+    outcomes.transient = TransientError("connection refused")
+    assert 27 <= status_rule(n, outcomes, [], False).wait <= 33
+    runtime.configure(replace(settings, email_backoff=(1.0, 2.0)))
+    assert 0.9 <= status_rule(n, outcomes, [], False).wait <= 1.1
+    n.attempts = 5
+    assert 1.8 <= status_rule(n, outcomes, [], False).wait <= 2.2
