@@ -291,10 +291,12 @@ class _Unattended:
         """RQ's, minus what RQ does inside the signal handler: write the request to Redis (in
         an outage the error would surface in the middle of the job the handler interrupted)
         and wait for the scheduler to stop. The loop stops after the job, and teardown
-        stops the scheduler."""
+        stops the scheduler. The request is kept before the idle worker's StopRequested is
+        raised: raised inside code that catches every exception (logging's emit, when the
+        signal lands while a line is written), it would otherwise be lost for good."""
+        self._stop_requested = True
         if self.get_state() != WorkerStatus.BUSY and not self._settling:
             raise StopRequested()
-        self._stop_requested = True
 
     def subscribe(self) -> None:
         """RQ's own, its pub/sub thread waking every ``PUBSUB_WAKE_SECONDS`` (RQ: 60 s): at

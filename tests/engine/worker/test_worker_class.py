@@ -201,6 +201,24 @@ def test_a_stop_request_in_a_job_touches_nothing_of_redis(settings, monkeypatch)
     assert worker._stop_requested and redis_outages.waiting_stopped()
 
 
+def test_a_stop_request_swallowed_where_it_was_raised_still_stops_the_loop(settings):
+    """A SIGTERM while the idle worker writes a log line raises StopRequested inside
+    logging's emit, which catches every exception (it printed "--- Logging error ---" and
+    the worker went on taking jobs for good): the request must outlive the exception."""
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    worker = HeraldWorker([QUEUE_NAME], connection=runtime.redis())
+    worker.set_state(WorkerStatus.IDLE)
+    try:
+        try:
+            worker.request_stop(signal.SIGTERM, None)
+        except StopRequested:
+            pass  # what logging.Handler.handleError does with it
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert worker._stop_requested  # RQ's loop checks it before every dequeue
+
+
 @pytest.mark.parametrize("method", ["execute_job", "handle_job_success"])
 def test_a_stop_request_raised_in_rq_s_bookkeeping_reaches_its_loop(settings, monkeypatch,
                                                                     method):
