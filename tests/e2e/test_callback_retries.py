@@ -4,9 +4,7 @@ answers 500 once, then 200, with the backoff 1,1,1, gets its second attempt in s
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 
@@ -19,7 +17,7 @@ from engine.database.models.callbacks import Callback
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.https_receiver import Scripted
-from tests.support.processes import wait_for
+from tests.support.processes import stop_group, wait_for
 
 pytestmark = pytest.mark.slow
 RETRIES = 4  # each missed about half the time before the retry's second was rounded up
@@ -38,13 +36,7 @@ def worker(settings, ca_file, tmp_path):
                                    stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
     yield lambda: log.read_text(errors="replace")
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
+    stop_group(process)
 
 
 def test_a_callback_answered_500_once_is_retried_each_time(settings, receiver, ca_file,

@@ -5,9 +5,7 @@ receiver the other workspace's notification is delivered and its callback sent."
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +20,7 @@ from engine.delivery.queue import enqueue_notification
 from tests import factories
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.https_receiver import Scripted
-from tests.support.processes import wait_for
+from tests.support.processes import stop_group, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -41,13 +39,7 @@ def worker(settings, ca_file, tmp_path):
                                    env=env, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
     yield lambda: log.read_text(errors="replace")
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
+    stop_group(process)
 
 
 def test_a_hanging_receiver_holds_no_other_workspaces_delivery_or_callback(

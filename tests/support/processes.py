@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -58,3 +62,15 @@ def wait_for(predicate: Callable[[], object], timeout: float, what: str,
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}. {explain()}")
+
+
+def stop_group(process: subprocess.Popen, grace: float = 30) -> None:
+    """SIGTERM to the process's whole group (started with ``start_new_session``), SIGKILL
+    after ``grace`` seconds: a test's teardown leaves nothing of it running."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
