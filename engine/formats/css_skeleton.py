@@ -8,13 +8,13 @@ value (`&`, `"`, U+00A0). The result is byte for byte the inliner's output on th
 document, or the skeleton is refused and the whole document is inlined: docs/rendering.md
 lists when, tests/engine/formats/test_css_skeleton.py checks it against the inliner.
 
-A marker is a newline, U+E000, its number, a probe of every character the escapes touch
-(as the template wrote it, escaped) and U+E001. It is kept only when it comes out whole,
-once, as text or in an attribute, so wherever a value would be read differently from its
-marker the marker comes out otherwise and the skeleton is refused: in `<style>`, a
-comment or a raw-text element (the probe is not decoded), in an unquoted attribute, a
-tag or an attribute name (the newline ends it), where leading white space is dropped or
-moved (before `<body>`, after `<pre>`, in a table row's white space). Refused before
+A marker is a newline, U+E000, its number, a probe (`&lt;`, as the template escapes `<`,
+and U+00A0) and U+E001. It is kept only when it comes out whole, once, as text or in an
+attribute, so wherever a value would be read differently from its marker the marker comes
+out otherwise and the skeleton is refused: in `<style>`, a comment or a raw-text element
+(the probe is not decoded), in an unquoted attribute, a tag or an attribute name (the
+newline ends it), where leading white space is dropped or moved (before `<body>`, after
+`<pre>`, in a table row's white space). Refused before
 inlining: a marker right after `<`, `&...` or a carriage return (the value would change
 what they read), in an attribute the CSS or the parser reads (`class`, `id`, `style`,
 `type`, one an attribute selector names...). Per send, a value falls back to the whole
@@ -32,8 +32,14 @@ from collections.abc import Callable
 from operator import itemgetter
 
 OPEN, CLOSE = "\ue000", "\ue001"
-# The probe as a template's `{{x}}` writes it (handlebars escapes) and U+00A0.
-_PROBE = "&quot;&#x27;&lt;&gt;&amp;&#x3D;&#x60;\xa0"
+# The probe: `<` as a template's `{{x}}` writes it (`&lt;`) and U+00A0. It tells each place
+# apart: text writes `&lt;&nbsp;`, an attribute `<&nbsp;`, a place that does not decode
+# references (`<style>`, a comment) keeps `&lt;\xa0`. Within text or within an attribute
+# the inliner writes each character the same way wherever it is, so the other characters
+# the escapes touch need no reference of their own in every marker: a reference costs the
+# inliner's parser more than the rest of a marker (a probe of all seven escaped characters
+# would be about 40% of the first inlining of a 50 KB document).
+_PROBE = "&lt;\xa0"
 # Kept in a <head>: the skeleton of one template, one structure, one set of empty values.
 MAX_ENTRIES = 256
 MAX_CHARS = 16_000_000
@@ -48,7 +54,10 @@ _STYLE_TEXT = re.compile(r"<style[^>]*>(.*?)(?:</style|$)", re.IGNORECASE | re.D
 # (the longest name is 32 characters), a carriage return (CR LF is one line break).
 _REFERENCE_END = re.compile(r"&[#0-9A-Za-z]*\Z")
 _FOUND = re.compile("\n" + OPEN + r"(\d+)([^" + CLOSE + "]*)" + CLOSE)
-_SURROGATE = re.compile("[\ud800-\udfff]")
+# What may come right before a marker whose value would continue a construct (`<`, `</`,
+# `<!`, `<?`, a character reference, a CR): a skeleton with none is not looked at further.
+_MAY_CONTINUE = frozenset("<\r/!?&#0123456789"
+                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _WHITE_ONLY = re.compile(r"\x00[\t\n\f ]*\x00")
 _UNESCAPED_UNSAFE = re.compile("[&<>\"']")
 
@@ -157,7 +166,7 @@ def inline_rendered(body: object, head: str | None, document: Callable[[str, str
         values = list(itemgetter(*slots)(pieces)) if count > 1 else [pieces[slots[0]]]
     joined = "\x00".join(values)
     if (joined.count("\x00") != count - 1 or "\r" in joined
-            or (not joined.isascii() and _SURROGATE.search(joined))):
+            or (not joined.isascii() and _has_surrogate(joined))):
         return None
     skeleton = list(pieces)
     if _WHITE_ONLY.search(f"\x00{joined}\x00"):
@@ -178,6 +187,17 @@ def inline_rendered(body: object, head: str | None, document: Callable[[str, str
     if entry is REFUSED or len(entry.text) != len(values):  # type: ignore[union-attr]
         return None  # (a skeleton with a marker of its own text, from another template)
     return _filled(entry, values, joined)  # type: ignore[arg-type]
+
+
+def _has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (UTF-8 encodes every other character).
+    Not a regular expression: a class of surrogates costs `re` about 2 million
+    instructions to compile, a fresh process's import of this module most of it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _filled(entry: Entry, values: list[str], joined: str) -> str:
@@ -202,11 +222,12 @@ def _inlined_skeleton(skeleton: str, expected: int, inline: Callable[[str], str]
     """The Entry of a skeleton holding ``expected`` markers, or REFUSED."""
     if not styled(skeleton) or skeleton.count(OPEN) != expected:
         return REFUSED  # (a U+E000 of the template's own text)
-    numbers = []
-    for found in _FOUND.finditer(skeleton):
-        if _continued(skeleton, found.start()):
-            return REFUSED
-        numbers.append(int(found.group(1)))
+    before = {piece[-1:] for piece in skeleton.split("\n" + OPEN)[:-1]}
+    if not before.isdisjoint(_MAY_CONTINUE):
+        for found in _FOUND.finditer(skeleton):
+            if _continued(skeleton, found.start()):
+                return REFUSED
+    numbers = [number for number, _ in _FOUND.findall(skeleton)]
     if len(numbers) != expected or len(set(numbers)) != expected:
         return REFUSED
     try:
@@ -215,33 +236,28 @@ def _inlined_skeleton(skeleton: str, expected: int, inline: Callable[[str], str]
         return REFUSED
     if out.count(OPEN) != expected:
         return REFUSED
-    selected = _selected_attributes(skeleton)
     position = {number: i for i, number in enumerate(numbers)}
-    chunks: list[str] = []
-    order: list[int] = []
-    text = [True] * expected
-    seen: set[int] = set()
-    last = 0
-    for found in _FOUND.finditer(out):
-        number = int(found.group(1))
-        if number not in position or number in seen:
-            return REFUSED
-        seen.add(number)
-        probe = found.group(2)
-        if probe == _ATTRIBUTE_PROBE:
-            name = _attribute_name(out, found.start())
-            if name is None or name in _READ_ATTRIBUTES or selected is None or name in selected:
-                return REFUSED
-            text[position[number]] = False
-        elif probe != _TEXT_PROBE:
-            return REFUSED
-        chunks.append(out[last:found.start()])
-        order.append(position[number])
-        last = found.end()
-    if len(seen) != expected:
+    # Cut where the markers came out, in one pass: chunk, number, probe, chunk, ... chunk.
+    cut = _FOUND.split(out)
+    if len(cut) != 3 * expected + 1:
         return REFUSED
-    chunks.append(out[last:])
-    return Entry(chunks, order, text)
+    order = [position.get(number, -1) for number in cut[1::3]]
+    if -1 in order or len(set(order)) != expected:
+        return REFUSED
+    text = [True] * expected
+    if cut[2::3].count(_TEXT_PROBE) != expected:  # some value in an attribute, or refused
+        selected = _selected_attributes(skeleton)
+        for found in _FOUND.finditer(out):
+            probe = found.group(2)
+            if probe == _ATTRIBUTE_PROBE:
+                name = _attribute_name(out, found.start())
+                if (name is None or name in _READ_ATTRIBUTES or selected is None
+                        or name in selected):
+                    return REFUSED
+                text[position[found.group(1)]] = False
+            elif probe != _TEXT_PROBE:
+                return REFUSED
+    return Entry(cut[0::3], order, text)
 
 
 def _continued(skeleton: str, at: int) -> bool:

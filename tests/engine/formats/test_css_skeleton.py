@@ -133,6 +133,8 @@ def test_one_skeleton_serves_every_value_of_a_template():
     '<div class="{{a}}">x</div>', '<p id="{{a}}">x</p>', '<p style="color: {{a}}">x</p>',
     "<style>p { color: {{a}} }</style>", "<pre>{{a}}</pre>", "<p lang=x {{a}}>y</p>",
     "<a href={{a}}>x</a>", "<!-- {{a}} -->", "<p>&{{a}}</p>", "<p><{{a}}</p>",
+    "<p>x</{{a}}>y</p>", "<p>x<!{{a}}</p>", "<p>x<?{{a}}</p>", "<p>&#x{{a}}</p>",
+    "<p>x\r{{a}}</p>",
 ])
 def test_a_skeleton_whose_values_the_inliner_reads_is_refused(template):
     css_skeleton.skeletons.clear()
