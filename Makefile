@@ -23,12 +23,18 @@ $(STAMP): setup.cfg pyproject.toml
 dev: $(STAMP)
 	$(BIN)/herald dev
 
+# The suite waits more than it computes (real servers, processes, a browser): three test
+# processes (pytest-xdist) on two cores, each module's tests in one process, each process
+# with its own database and Redis (docs/testing.md). TEST_PROCESSES=0 runs in this process.
+TEST_PROCESSES ?= 3
+XDIST = $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadfile)
+
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # The edit-run loop: everything but the tests marked slow (real processes for seconds).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) -m "not slow" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 import trustme
@@ -49,11 +50,35 @@ def redis_server() -> Iterator[EmbeddedRedis]:
 
 
 @pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+def database_url(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> str:
+    """The database of this test process: under pytest-xdist (``make test`` runs one
+    process per core, docs/testing.md) each process has its own, a SQLite file in its own
+    temp folder or, on PostgreSQL, a database named after the one given and the process
+    (``test`` becomes ``test_gw0``, ``test_gw1``...), made on first use."""
     url = os.environ.get("HERALD_TEST_DATABASE_URL")
     if url:
-        return url
+        return url if worker_id == "master" else own_postgres_database(url, worker_id)
     return f"sqlite:///{tmp_path_factory.mktemp('db')}/herald-test.sqlite3"
+
+
+def own_postgres_database(url: str, suffix: str) -> str:
+    """``url`` with its database renamed ``<name>_<suffix>``, created if it is missing
+    (on the server ``url`` names, by a connection to its own database)."""
+    import psycopg2
+    from psycopg2 import sql
+
+    parts = urlsplit(url)
+    name = f"{parts.path.lstrip('/')}_{suffix}"
+    admin = psycopg2.connect(url)
+    admin.autocommit = True
+    try:
+        with admin.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+            if cursor.fetchone() is None:
+                cursor.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    finally:
+        admin.close()
+    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
 @pytest.fixture(scope="session")
@@ -82,10 +107,19 @@ def _schema(base_settings: Settings) -> Iterator[None]:
 
 
 @pytest.fixture
-def settings(base_settings: Settings, _schema: None) -> Iterator[Settings]:
-    """Settings bound into the engine, with an empty database and an empty Redis."""
+def settings(base_settings: Settings, _schema: None,
+             monkeypatch: pytest.MonkeyPatch) -> Iterator[Settings]:
+    """Settings bound into the engine, with an empty database and an empty Redis, and
+    the process's view of its outages fresh: a worker an earlier test ran in this process
+    stopped its waits for Redis and the database (``stop_waiting``), and whichever tests
+    ran before this one in this process (pytest-xdist deals them out) must not matter."""
     from engine.catalog import keycache, snapshots, suppression_cache
     from engine.database import generations
+    from engine.queue import redis_outages
+    from engine.worker import database_wait
+
+    monkeypatch.setattr(redis_outages, "_state", redis_outages._Outages())
+    monkeypatch.setattr(database_wait, "_since", None)
 
     db = runtime.configure(base_settings)
     db.connect(reuse_if_open=True)
