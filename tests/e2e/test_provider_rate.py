@@ -37,8 +37,12 @@ def test_a_providers_rate_holds_across_two_worker_processes(settings, smtp_serve
         n = factories.notification(ws, factories.email_payload(to=[f"r{i}@example.net"]))
         enqueue_notification(str(n.id), workspace=ws.id)
         ids.append(str(n.id))
+    # No worker is killed here, so no row needs the reconciler: the durability tests' 2 s
+    # grace would let a loaded machine (a lease written late) see a paced send as stranded
+    # and send it twice, which is what that grace means, not what this test is about.
     env = {**_worker_env(settings, port),
-           "HERALD_EMAIL_PROVIDER": f"smtp://127.0.0.1:{port}?tls=none&rate={RATE}"}
+           "HERALD_EMAIL_PROVIDER": f"smtp://127.0.0.1:{port}?tls=none&rate={RATE}",
+           "HERALD_RECONCILE_AFTER_SECONDS": "60"}
     workers = [subprocess.Popen([sys.executable, "-m", "engine.worker.worker"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True) for _ in range(2)]
