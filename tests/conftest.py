@@ -50,14 +50,15 @@ def redis_server() -> Iterator[EmbeddedRedis]:
 
 
 @pytest.fixture(scope="session")
-def database_url(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> str:
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The database of this test process: under pytest-xdist (``make test`` runs one
     process per core, docs/testing.md) each process has its own, a SQLite file in its own
     temp folder or, on PostgreSQL, a database named after the one given and the process
     (``test`` becomes ``test_gw0``, ``test_gw1``...), made on first use."""
     url = os.environ.get("HERALD_TEST_DATABASE_URL")
     if url:
-        return url if worker_id == "master" else own_postgres_database(url, worker_id)
+        worker = os.environ.get("PYTEST_XDIST_WORKER")  # gw0, gw1...: set by pytest-xdist
+        return own_postgres_database(url, worker) if worker else url
     return f"sqlite:///{tmp_path_factory.mktemp('db')}/herald-test.sqlite3"
 
 
