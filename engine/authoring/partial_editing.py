@@ -8,13 +8,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from peewee import IntegrityError
+from peewee import IntegrityError, ModelSelect
 
 from engine.catalog import partials, snapshots
 from engine.database.db import database
 from engine.database.models import Template, Workspace, utcnow
 from engine.database.models.partials import Partial, PartialVersion
 from engine.database.vocabulary import VersionStatus
+from engine.people.prepared import PreparedSelect
 
 from .drafts import MAX_FIELD_CHARS, Basis
 
@@ -147,10 +148,19 @@ def used_by(partial: Partial) -> list[Template]:
     return partials.used_by(partial.workspace_id, partial.name)
 
 
+def _drafts_of(workspace_id: Any, status: str) -> ModelSelect:
+    return (PartialVersion.select(Partial.name, PartialVersion.body).join(Partial)
+            .where(Partial.workspace == workspace_id, PartialVersion.status == status))
+
+
+# Asked at every keystroke's preview: its SQL is written once per process, not by peewee
+# at each request (engine/people/prepared.py).
+_DRAFTS = PreparedSelect("herald_partial_drafts", _drafts_of,
+                         (Partial.workspace, PartialVersion.status),
+                         (uuid.UUID(int=1), VersionStatus.DRAFT))
+
+
 def preview_drafts(workspace: Workspace) -> dict[str, str]:
     """Each partial's draft body by name: the template editor previews with them, so an
     author sees a partial's change in the templates that call it before publishing it."""
-    rows = (PartialVersion.select(PartialVersion.body, Partial.name).join(Partial)
-            .where(Partial.workspace == workspace,
-                   PartialVersion.status == VersionStatus.DRAFT))
-    return {row.partial.name: row.body for row in rows}
+    return dict(_DRAFTS.tuples(workspace.id, VersionStatus.DRAFT))

@@ -51,6 +51,15 @@ class PreparedSelect:
             self._compiled[key] = (query, sql) if list(params) == expected else None
         return self._compiled[key]
 
+    def tuples(self, *values: Any) -> list[tuple]:
+        """Every row of the query for ``values``, its columns as the database driver reads
+        them: for a query whose columns need no conversion (text, numbers)."""
+        compiled = self._compile()
+        if compiled is None:
+            return list(self._build(*values).tuples())
+        params = tuple(f.db_value(v) for f, v in zip(self._fields, values, strict=True))
+        return list(prepared.execute(database.obj, self._name, compiled[1], params).fetchall())
+
     def first(self, *values: Any) -> Any:
         """The first row of the query for ``values``, or None."""
         dialect = self._dialect()

@@ -24,6 +24,19 @@ class InvalidProgram(ValueError):
 def expression(e: object, level: int, memo: dict) -> tuple[Ev, int]:
     """The evaluator of one expression node and its weight: the number of expression
     nodes, the work units each evaluation is charged."""
+    # A draft's program, fresh from the compiler, holds one list for every repeat of a tag
+    # (expression_scanner reads each tag's text once): that very object, checked at this
+    # level during this load, is not checked again. The program outlives the load, so its
+    # ids are not reused meanwhile.
+    seen = (id(e), level)
+    built = memo.get(seen)
+    if built is not None:
+        return built
+    built = memo[seen] = _expression(e, level, memo)
+    return built
+
+
+def _expression(e: object, level: int, memo: dict) -> tuple[Ev, int]:
     if not (isinstance(e, list) and e and level < MAX_LOAD_DEPTH):
         raise InvalidProgram("expression")
     kind = e[0]
@@ -101,6 +114,7 @@ def _path(depth: int, segs: tuple[str, ...]) -> Ev:
             if top.__class__ is Tags:
                 return top.get(key)
             return string_property(top, key) if top.__class__ is str else None
+        one.tag_key = key  # type: ignore[attr-defined]  # runtime._out reads it inline
         return one
 
     def deep(c: tuple, d: dict) -> object:

@@ -16,7 +16,7 @@ from .expressions import MAX_LOAD_DEPTH, Ev, InvalidProgram, expression
 from .helpers import BLOCK_HELPERS, MAX_LOG_LINES, log_lines_left
 from .partial_calls import LANGUAGE, PARTIALS, partial_op
 from .slots import DISCARDED, RenderedHtml
-from .values import Tags, is_empty, js_string, push_context, truthy
+from .values import Tags, is_empty, js_string, push_context, string_property, truthy
 
 MAX_WORK = 2_000_000
 CHECK_EVERY = 256
@@ -68,6 +68,24 @@ class _State:
 
 # -- statements ---------------------------------------------------------------------
 def _out(ev: Ev, table: dict[int, str] | None, track: bool) -> Op:
+    key = getattr(ev, "tag_key", None)
+    if track and table is not None and key is not None:
+        # `{{name}}` in an HTML part, the commonest statement: its tag read here, without
+        # a call of its evaluator (expressions._path's `one`, the same reading).
+
+        def tracked_tag_op(out: list, c: tuple, d: dict, st: _State) -> None:
+            top = c[0]
+            if top.__class__ is Tags:
+                v = top.get(key)
+            else:
+                v = string_property(top, key) if top.__class__ is str else None
+            s = (v if v.__class__ is str else js_string(v)).translate(table)
+            st.size += len(s)
+            if st.size > MAX_PART_CHARS:
+                st.check()
+            st.slots.append(len(out))
+            out.append(s)
+        return tracked_tag_op
     if track and table is not None:  # an HTML part: each value's place is noted
 
         def tracked_op(out: list, c: tuple, d: dict, st: _State) -> None:

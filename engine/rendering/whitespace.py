@@ -129,11 +129,16 @@ def _accept(node: object) -> _Strip | None:
 
 def _program(body: list, is_root: bool) -> None:
     for i, current in enumerate(body):
+        cls = current.__class__
+        if cls is Content or (cls is Mustache and not (current.strip[0] or current.strip[1])):
+            continue  # `{{x}}` without `~` changes nothing: most of a template's tags
         strip = _accept(current)
         if strip is None:
             continue
-        prev_ws = _is_prev_whitespace(body, i, is_root)
-        next_ws = _is_next_whitespace(body, i, is_root)
+        # Read from the neighbours' original text, which the omissions below leave as is.
+        standalone = strip.inline_standalone or strip.open_standalone or strip.close_standalone
+        prev_ws = standalone and _is_prev_whitespace(body, i, is_root)
+        next_ws = standalone and _is_next_whitespace(body, i, is_root)
         if strip.close:
             _omit_right(body, i, True)
         if strip.open:

@@ -4,6 +4,7 @@ channel's rules (D1 positions 5 to 10, docs/api.md)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +113,22 @@ def rendering_failed(errors: list[dict[str, str]]) -> ApiError:
                     errors=failed.errors, error_codes=failed.codes)
 
 
+class _Once:
+    """A call's answer, worked out at the first call and kept: `functools.cache` over a
+    partial copies attributes a partial lacks, an AttributeError each, at every request."""
+
+    __slots__ = ("_answer", "_call")
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        self._call = call
+        self._answer: Any = _Once
+
+    def __call__(self) -> Any:
+        if self._answer is _Once:
+            self._answer = self._call()
+        return self._answer
+
+
 def _send_request(body: dict[str, Any], channel: Channel, snap: snapshots.TemplateSnapshot,
                   version: TemplateVersion, preview: bool) -> SendRequest:
     """What the template's channel sees of the request, and the engine's policy it calls."""
@@ -122,7 +139,7 @@ def _send_request(body: dict[str, Any], channel: Channel, snap: snapshots.Templa
         webhook_delivery=bool(snap.account.webhook_delivery),
         # Asked by the channel's admission, its payload and a preview's suppressions alike:
         # resolved once a request.
-        recipients=functools.cache(functools.partial(resolve, snap.defaults, options)),
+        recipients=_Once(functools.partial(resolve, snap.defaults, options)),
         sender_verified=snap.sender_verified, check_destination=_check_destination,
         rendering_failed=lambda part, message: rendering_failed(
             [{"templatePart": part, "message": message}]))

@@ -211,3 +211,24 @@ def test_sample_tags_follow_the_apis_tag_rules(template):
     samples.remember(template, {"name": "Ada"})
     samples.remember(template, {"name": "Bob"})
     assert samples.remembered(template) == {"name": "Bob"}
+
+
+def test_a_preview_takes_the_partial_drafts_of_its_own_workspace_only(ws) -> None:
+    from engine.authoring import partial_editing
+    from engine.catalog import partials
+
+    def save(partial, body):
+        basis = partial_editing.editable(partial).basis
+        return partial_editing.save_draft(partial, body, basis, by="a@example.com")
+
+    footer = partials.create(ws.id, "footer")
+    draft = save(footer, "Footer v1")
+    partial_editing.publish_draft(footer, draft.revision, by="a@example.com")  # no draft
+    save(partials.create(ws.id, "header"), "Header draft")
+    other = factories.workspace()
+    save(partials.create(other.id, "header"), "Theirs")
+    assert partial_editing.preview_drafts(ws) == {"header": "Header draft"}
+    save(footer, "Footer v2")
+    assert partial_editing.preview_drafts(ws) == {"header": "Header draft",
+                                                  "footer": "Footer v2"}
+    assert partial_editing.preview_drafts(other) == {"header": "Theirs"}

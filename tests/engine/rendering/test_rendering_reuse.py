@@ -11,6 +11,7 @@ from engine.rendering import (
     compile_parts,
     expression_scanner,
     metadata,
+    partials_used,
     variable_metadata,
 )
 from engine.rendering.compiler import compile_template
@@ -27,6 +28,7 @@ CORPUS = [
 def _fresh() -> None:
     expression_scanner._READ.clear()
     metadata._parsed.clear()
+    metadata._calls.clear()
 
 
 @pytest.mark.parametrize("text", CORPUS)
@@ -76,3 +78,14 @@ def test_references_kept_from_the_compile_are_those_a_parse_finds() -> None:
     assert metadata._parsed.get(text) is not None  # kept by the compile, not parsed again
     assert variable_metadata([text], tags) == parsed
     assert parsed["missingVariables"] == ["b", "c", "items", "x", "y", "z", "spaced", "1"]
+
+
+def test_partial_calls_kept_from_the_compile_are_those_a_parse_finds() -> None:
+    text = ("{{> header}}{{#if a}}{{> row item=b}}{{else}}{{#> frame}}{{> @partial-block}}"
+            "{{/frame}}{{/if}}" + CORPUS[0])
+    _fresh()
+    parsed = partials_used(text)
+    _fresh()
+    compile_parts({"body": text})
+    assert metadata._calls.get(text) is not None  # kept by the compile, not parsed again
+    assert partials_used(text) == parsed == {"header", "row", "frame"}
