@@ -7,6 +7,7 @@ or huge values end in RenderError instead of holding the process or truncating.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 
@@ -33,6 +34,19 @@ ESCAPES: dict[str, dict[int, str] | None] = {
              **{c: f"\\u{c:04x}" for c in (*range(8), 11, *range(14, 32))}},
     "text": None,
 }
+_searches: dict[int, Callable[[str], object]] = {}
+
+
+def _escaped_by(table: dict[int, str]) -> Callable[[str], object]:
+    """A search for any character ``table`` changes: a value holding none is written as it
+    is. Most values hold none, and the search costs a third of what ``str.translate`` with
+    a dict costs to give back the same text (a dict look-up per character)."""
+    search = _searches.get(id(table))
+    if search is None:
+        search = _searches[id(table)] = re.compile(
+            "[" + "".join(re.escape(chr(c)) for c in sorted(table)) + "]").search
+    return search
+
 
 Op = Callable[[list, tuple, dict, "_State"], None]
 
@@ -72,6 +86,7 @@ def _out(ev: Ev, table: dict[int, str] | None, track: bool) -> Op:
     if track and table is not None and key is not None:
         # `{{name}}` in an HTML part, the commonest statement: its tag read here, without
         # a call of its evaluator (expressions._path's `one`, the same reading).
+        escaped = _escaped_by(table)
 
         def tracked_tag_op(out: list, c: tuple, d: dict, st: _State) -> None:
             top = c[0]
@@ -79,7 +94,9 @@ def _out(ev: Ev, table: dict[int, str] | None, track: bool) -> Op:
                 v = top.get(key)
             else:
                 v = string_property(top, key) if top.__class__ is str else None
-            s = (v if v.__class__ is str else js_string(v)).translate(table)
+            s = v if v.__class__ is str else js_string(v)
+            if escaped(s) is not None:
+                s = s.translate(table)
             st.size += len(s)
             if st.size > MAX_PART_CHARS:
                 st.check()
@@ -87,10 +104,13 @@ def _out(ev: Ev, table: dict[int, str] | None, track: bool) -> Op:
             out.append(s)
         return tracked_tag_op
     if track and table is not None:  # an HTML part: each value's place is noted
+        escaped = _escaped_by(table)
 
         def tracked_op(out: list, c: tuple, d: dict, st: _State) -> None:
             v = ev(c, d)
-            s = (v if v.__class__ is str else js_string(v)).translate(table)
+            s = v if v.__class__ is str else js_string(v)
+            if escaped(s) is not None:
+                s = s.translate(table)
             st.size += len(s)
             if st.size > MAX_PART_CHARS:
                 st.check()
@@ -108,12 +128,23 @@ def _out(ev: Ev, table: dict[int, str] | None, track: bool) -> Op:
             st.slots.append(~len(out))
             out.append(s)
         return tracked_raw_op
+    if table is not None:
+        escaped = _escaped_by(table)
+
+        def escaped_op(out: list, c: tuple, d: dict, st: _State) -> None:
+            v = ev(c, d)
+            s = v if v.__class__ is str else js_string(v)
+            if escaped(s) is not None:
+                s = s.translate(table)
+            st.size += len(s)
+            if st.size > MAX_PART_CHARS:
+                st.check()
+            out.append(s)
+        return escaped_op
 
     def op(out: list, c: tuple, d: dict, st: _State) -> None:
         v = ev(c, d)
         s = v if v.__class__ is str else js_string(v)
-        if table is not None:
-            s = s.translate(table)
         st.size += len(s)
         if st.size > MAX_PART_CHARS:
             st.check()

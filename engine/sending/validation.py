@@ -14,14 +14,14 @@ from engine.plugins.manager import default_registry
 
 MAX_TAGS, MAX_TAG_KEY, MAX_TAG_VALUE = 100, 256, 8192
 
-def _is_uuid(value: object) -> bool:
+def _uuid_text(value: object) -> str | None:
+    """``value`` as the canonical text of the UUID it spells; None when it spells none."""
     if not isinstance(value, str):
-        return False
+        return None
     try:
-        uuid.UUID(value)
+        return str(uuid.UUID(value))
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def _tag(errors: FieldErrors, tag: object, path: str) -> None:
@@ -59,10 +59,10 @@ def _ids(errors: FieldErrors, body: dict[str, Any]) -> None:
     tenant = body.get("tenantId")
     if tenant is None or (isinstance(tenant, str) and not tenant.strip()):
         errors.add("tenantId", "notifications.tenant_id_required", "tenantId is required")
-    elif not _is_uuid(tenant):
+    elif (canonical := _uuid_text(tenant)) is None:
         errors.add("tenantId", "notifications.tenant_id_invalid", "must be a UUID")
     else:  # any spelling uuid.UUID reads (upper case, no hyphens, braces) names one workspace
-        body["tenantId"] = str(uuid.UUID(tenant))
+        body["tenantId"] = canonical
     template = body.get("templateId")
     if template is None or (isinstance(template, str) and not template.strip()):
         errors.add("templateId", "notifications.template_id_required", "templateId is required")

@@ -17,6 +17,7 @@ from engine.rendering import (
     variable_metadata,
 )
 from engine.rendering.cache import CACHED_TEXT_CHARS, LRU
+from engine.rendering.runtime import ESCAPES
 from engine.rendering.version import PYBARS3_VERSION, VERSION_KEY
 
 
@@ -54,6 +55,20 @@ def test_json_keeps_every_value_inside_its_string_literal() -> None:
     injected = render_part(None, "body", '{"a": "{{v}}"}', {"v": 'x", "admin": "true'},
                            language="json")
     assert json.loads(injected) == {"a": 'x", "admin": "true'}
+
+
+@pytest.mark.parametrize("language", ["html", "json"])
+def test_a_value_is_escaped_whichever_escaped_character_it_holds(language: str) -> None:
+    # A value without any character its language escapes is written as it is, unsearched
+    # by the table: each such character, alone, first, last or among plain text, is not.
+    table = ESCAPES[language]
+    assert table is not None
+    for code, escaped in table.items():
+        for value in (chr(code), f"{chr(code)}ab", f"ab{chr(code)}", f"a{chr(code)}b"):
+            assert render_part(None, "body", "[{{v}}]", {"v": value}, language=language) == (
+                "[" + value.replace(chr(code), escaped) + "]"), (language, code, value)
+    plain = "".join(chr(c) for c in range(0x20, 0x300) if c not in table)
+    assert render_part(None, "body", "{{v}}", {"v": plain}, language=language) == plain
 
 
 def test_the_language_is_part_of_the_cache_key() -> None:
