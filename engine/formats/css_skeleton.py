@@ -48,18 +48,21 @@ MAX_CHARS = 16_000_000
 _READ_ATTRIBUTES = frozenset({
     "class", "id", "style", "data-css-inline", "rel", "type", "width", "height", "color",
     "face", "size", "encoding", "media"})
-_ATTRIBUTE_SELECTOR = re.compile(r"\[\s*(?:[-\w*]*\|)?\s*([-\w]+)")
-_STYLE_TEXT = re.compile(r"<style[^>]*>(.*?)(?:</style|$)", re.IGNORECASE | re.DOTALL)
+# The patterns of the rarer checks are sources, compiled at their first use (`re` keeps
+# them): a process that never needs one does not pay its compile (about 300,000
+# instructions each) at import.
+_ATTRIBUTE_SELECTOR = r"\[\s*(?:[-\w*]*\|)?\s*([-\w]+)"
+_STYLE_TEXT = r"(?is)<style[^>]*>(.*?)(?:</style|$)"
 # Text right before a marker that a value could continue: a tag, a character reference
 # (the longest name is 32 characters), a carriage return (CR LF is one line break).
-_REFERENCE_END = re.compile(r"&[#0-9A-Za-z]*\Z")
+_REFERENCE_END = r"&[#0-9A-Za-z]*\Z"
 _FOUND = re.compile("\n" + OPEN + r"(\d+)([^" + CLOSE + "]*)" + CLOSE)
 # What may come right before a marker whose value would continue a construct (`<`, `</`,
 # `<!`, `<?`, a character reference, a CR): a skeleton with none is not looked at further.
 _MAY_CONTINUE = frozenset("<\r/!?&#0123456789"
                           "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 _WHITE_ONLY = re.compile(r"\x00[\t\n\f ]*\x00")
-_UNESCAPED_UNSAFE = re.compile("[&<>\"']")
+_UNESCAPED_UNSAFE = "[&<>\"']"
 
 REFUSED = "refused"  # a skeleton whose documents are inlined whole
 
@@ -156,7 +159,7 @@ def inline_rendered(body: object, head: str | None, document: Callable[[str, str
         for slot in slots:
             if slot < 0:
                 value = pieces[~slot]
-                if _UNESCAPED_UNSAFE.search(value):
+                if re.search(_UNESCAPED_UNSAFE, value):
                     return None
                 values.append(value.replace("`", "&#x60;").replace("=", "&#x3D;"))
             else:
@@ -269,7 +272,7 @@ def _continued(skeleton: str, at: int) -> bool:
     if before in ("/", "!", "?"):
         return skeleton[at - 2:at - 1] == "<"
     if before == "&" or before == "#" or before.isalnum():
-        return _REFERENCE_END.search(skeleton, max(0, at - 40), at) is not None
+        return re.compile(_REFERENCE_END).search(skeleton, max(0, at - 40), at) is not None
     return False
 
 
@@ -288,8 +291,8 @@ def _selected_attributes(skeleton: str) -> set[str] | None:
     """The attributes the document's CSS selects on; None when it cannot be read
     plainly (an escape)."""
     names: set[str] = set()
-    for css in _STYLE_TEXT.findall(skeleton):
+    for css in re.findall(_STYLE_TEXT, skeleton):
         if "\\" in css:
             return None
-        names.update(n.lower() for n in _ATTRIBUTE_SELECTOR.findall(css))
+        names.update(n.lower() for n in re.findall(_ATTRIBUTE_SELECTOR, css))
     return names

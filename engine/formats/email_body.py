@@ -10,7 +10,6 @@ from engine.formats.css_skeleton import inline_rendered
 
 _DOCUMENT = re.compile(r"<html[\s>]", re.IGNORECASE)
 _HEAD_END = re.compile(r"</head\s*>", re.IGNORECASE)
-_HTML_START = re.compile(r"<html", re.IGNORECASE)
 # What the inliner acts on: a <style> block to move into the elements, a <link> to drop.
 _STYLED = re.compile(r"<(?:style|link)[\s>/]", re.IGNORECASE)
 
@@ -43,7 +42,7 @@ def _document(body: str, head: str | None) -> str:
             return _HEAD_END.sub(lambda m: head + m.group(0), body, count=1)
         # The first "<html" tag ends at the first ">" after it, found with str.find:
         # <html[^>]*> read from every "<html" to the end when no ">" followed (quadratic).
-        opened = _HTML_START.search(body)
+        opened = re.search("(?i)<html", body)  # rare: compiled at first use
         end = body.find(">", opened.start()) + 1 if opened else 0
         if end:
             return body[:end] + f"<head>{head}</head>" + body[end:]

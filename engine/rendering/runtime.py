@@ -7,6 +7,7 @@ or huge values end in RenderError instead of holding the process or truncating.
 
 from __future__ import annotations
 
+import marshal
 import re
 import time
 from collections.abc import Callable
@@ -199,6 +200,27 @@ def _block(helper: str, evs: list[Ev], prog: Op, inv: Op | None) -> Op:
     return each_op
 
 
+# A template repeats whole statements (a table's row, a partial call) many times, and a
+# stored program parsed from JSON holds a list of its own for each repeat. Each statement
+# is checked and built once per load and level, and its twins found by its `marshal`
+# bytes: over what JSON gives (lists, str, int, float, bool, None) they can be read back
+# into one value only, so they tell `1`, `1.0` and `true` apart (`==` does not) and a twin
+# is the very same statement, valid alike (sharing inside a statement may change its bytes:
+# then it is only checked again). Only near the top (where a table's rows sit, inside a
+# layout or an `each`): a statement is written at most that many times however deep it
+# nests. `repr` would do as well, at twice the instructions.
+_KEYED_LEVELS = 4
+
+
+def _statement_key(node: list, level: int) -> tuple | None:
+    """The memo key of a statement; None for a value marshal cannot write (too deep: it
+    is then checked as any other)."""
+    try:
+        return ("statement", level, marshal.dumps(node))
+    except ValueError:
+        return None
+
+
 def _program(nodes: object, level: int, memo: dict, escapes: dict[int, str] | None) -> Op:
     """The runner of one list of statements. Nodes are checked in order, a block's
     inverse before its program, so the first bad node names the InvalidProgram."""
@@ -218,6 +240,15 @@ def _program(nodes: object, level: int, memo: dict, escapes: dict[int, str] | No
         if not (isinstance(node, list) and node):
             raise InvalidProgram("node")
         dynamic = True
+        key = None
+        if level < _KEYED_LEVELS:
+            # A twin loaded before at this level (above) gives its op and weight.
+            key = _statement_key(node, level)
+            found = memo.get(key)
+            if found is not None:
+                ops.append(found[0])
+                cost += found[1]
+                continue
         kind = node[0]
         if kind == "out":
             op, weight = _out_node(node, level, memo, escapes)
@@ -227,6 +258,8 @@ def _program(nodes: object, level: int, memo: dict, escapes: dict[int, str] | No
             op, weight = _partial_node(node, level, memo, escapes)
         else:
             raise InvalidProgram(f"node kind {kind!r}")
+        if key is not None:
+            memo[key] = (op, weight)
         ops.append(op)
         cost += weight
     return _runner(ops, static, cost, dynamic)

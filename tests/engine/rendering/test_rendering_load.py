@@ -3,6 +3,7 @@ between recurring expressions still render and charge work as each node would al
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -140,3 +141,42 @@ def test_work_is_one_unit_per_run_statement_and_expression_node(
     monkeypatch.setattr(runtime, "MAX_WORK", work - 1)
     with pytest.raises(RenderError, match="too much work"):
         render_part(None, "body", text, tags)
+
+
+def _if_a(body: list) -> list:
+    return ["block", "if", [A], body, None]
+
+
+# A statement that repeats one already loaded (a JSON program holds a list of its own for
+# each) is still refused for what differs: `1` and `True` are equal in Python.
+@pytest.mark.parametrize(("program", "message"), [
+    ([_if_a([OUT_A]), _if_a([["out", A, 1]])], "out"),
+    ([_if_a([OUT_A]), _if_a([["out", ["path", False, ["a"]], True]])], "path"),
+    ([_if_a(["x"]), ["block", "if", [["path", 0.0, ["a"]]], ["x"], None]], "path"),
+    ([["partial", "p", None, [], "", [OUT_A]]] * 2 + [["partial", "p", None, [], "", [1]]],
+     "node"),
+])
+def test_a_repeated_statement_differing_in_type_is_refused(program: list,
+                                                            message: str) -> None:
+    with pytest.raises(InvalidProgram, match=f"^{re.escape(message)}$"):
+        load(json.loads(json.dumps(program)))
+
+
+def test_repeated_statements_with_equal_numbers_render_each_their_own() -> None:
+    def lookup(literal: object) -> list:
+        return _if_a([["out", ["call", "lookup", [["path", 0, []], ["lit", literal]]], True]])
+
+    program = json.loads(json.dumps([lookup(1), lookup(True), lookup(1.0), lookup(1)]))
+    assert load(program)(make_tags({"a": "x", "1": "one", "true": "T"})) == "oneToneone"
+
+
+def test_a_repeated_statement_is_checked_and_built_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[object] = []
+    block_node = runtime._block_node
+    monkeypatch.setattr(runtime, "_block_node",
+                        lambda node, *rest: built.append(node) or block_node(node, *rest))
+    row = ["<tr>", _if_a(["<td>", OUT_A, "</td>"]), "</tr>"]
+    program = json.loads(json.dumps([["partial", "layout", None, [], "", row * 50]]))
+    assert load(program)(make_tags({"a": "&"})) == "<tr><td>&amp;</td></tr>" * 50
+    assert len(built) == 1
