@@ -29,6 +29,10 @@ MAX_BODY_BYTES = 10 * 1024 * 1024
 log = logging.getLogger("herald.api")
 
 
+# The blueprints of the operations a client calls with an API key: JSON in and out, no
+# cookie session, no page (the web application's hooks skip them, cli/app.py).
+KEYED_BLUEPRINTS = frozenset({notifications.name})
+
 # Paths whose errors are always problem details, whoever asks.
 API_PATHS = ("/api/", "/openapi/", "/healthz", "/readyz", "/metrics")
 
