@@ -13,9 +13,10 @@ from itertools import chain
 from types import MethodType
 from typing import Any
 
-from flask import Flask, Response
+from flask import Flask, Request, Response
 from flask.globals import _cv_request
 from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.routing import MapAdapter
 
 import api.app
 import web
@@ -24,11 +25,15 @@ from config.settings import Settings, load_settings
 from engine import runtime
 from engine.plugins.manager import check_providers
 
+# URL adapters kept at most (``HeraldFlask.create_url_adapter``).
+MAX_ADAPTERS = 1000
+
 
 class HeraldFlask(Flask):
     """Flask, with the answer to "is this hook a coroutine?" kept per function (Flask asks
-    it of every hook and view at every request), and the web application's app-wide hooks
-    left out of the API's requests (``skip_hooks``)."""
+    it of every hook and view at every request), the URL map's binding kept per request
+    environment (``create_url_adapter``), and the web application's app-wide hooks left out
+    of the API's requests (``skip_hooks``)."""
 
     _synchronous: dict[Any, bool]
     # The blueprints whose requests skip ``_skipped`` (app-wide hooks), and the app-wide
@@ -37,6 +42,32 @@ class HeraldFlask(Flask):
     _lean_blueprints: frozenset[str] = frozenset()
     _skipped: frozenset[Callable] = frozenset()
     _lean_hooks: tuple[list[Callable], list[Callable]] | None = None
+
+    def create_url_adapter(self, request: Request | None) -> MapAdapter | None:
+        # Flask binds the URL map to each request anew (the host read and checked twice,
+        # IDNA-encoded, a new adapter). An adapter changes nothing once made, so requests
+        # whose environments agree in every field the binding reads share one. Settings
+        # under which the binding reads more (a server name, trusted hosts, host or
+        # subdomain matching) bind each request as Flask does.
+        if request is None or self.config["TRUSTED_HOSTS"] is not None \
+                or self.config["SERVER_NAME"] is not None or self.url_map.host_matching \
+                or self.subdomain_matching:
+            return super().create_url_adapter(request)
+        env = request.environ
+        key = (env["wsgi.url_scheme"], env.get("HTTP_HOST"), env.get("SERVER_NAME"),
+               env.get("SERVER_PORT"), env.get("HTTP_CONNECTION"), env.get("HTTP_UPGRADE"),
+               env.get("SCRIPT_NAME"), env.get("PATH_INFO"), env.get("REQUEST_METHOD"),
+               env.get("QUERY_STRING"))
+        adapters = self.__dict__.setdefault("_adapters", {})
+        kept = adapters.get(key)
+        if kept is None:
+            adapter = super().create_url_adapter(request)
+            if len(adapters) >= MAX_ADAPTERS:
+                adapters.clear()  # every path and query of a busy site would fill it
+            kept = adapters[key] = (request.host, adapter)
+        else:
+            request.host = kept[0]  # what Flask's binding sets on the request
+        return kept[1]
 
     def skip_hooks(self, hooks: Collection[Callable], blueprints: Collection[str]) -> None:
         """Leave the app-wide ``hooks`` out of the requests routed to ``blueprints``."""
