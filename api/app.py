@@ -29,6 +29,10 @@ MAX_BODY_BYTES = 10 * 1024 * 1024
 log = logging.getLogger("herald.api")
 
 
+# The blueprints of the operations a client calls with an API key: JSON in and out, no
+# cookie session, no page (the web application's hooks skip them, cli/app.py).
+KEYED_BLUEPRINTS = frozenset({notifications.name})
+
 # Paths whose errors are always problem details, whoever asks.
 API_PATHS = ("/api/", "/openapi/", "/healthz", "/readyz", "/metrics")
 
@@ -129,7 +133,7 @@ def _install_hooks(app: Flask) -> None:
         # The request and g themselves, not their proxies: each attribute read through a
         # proxy first fails on the proxy (an AttributeError built and dropped).
         req, glob = request._get_current_object(), g._get_current_object()  # type: ignore[attr-defined]
-        glob.correlation_id = cid = problems.correlation_id()
+        glob.correlation_id = cid = problems.correlation_id(req.environ)
         # Every log line of this request carries it (engine/observability/context.py).
         glob.log_context = context.correlation_id.set(cid)
         # The gateway check: refuse before a byte of the body is read or parsed.
@@ -149,14 +153,15 @@ def _install_hooks(app: Flask) -> None:
 
     @app.after_request
     def stamp(response):
-        response.headers["X-Correlation-Id"] = g.get("correlation_id") or ""
+        glob = g._get_current_object()  # type: ignore[attr-defined]
+        response.headers["X-Correlation-Id"] = glob.get("correlation_id") or ""
         if incidents.open:  # says when an outage is over, once it has been quiet
             incidents.tick()
         return response
 
     @app.teardown_request
     def unbind(_error: BaseException | None) -> None:
-        token = g.pop("log_context", None)
+        token = g._get_current_object().pop("log_context", None)  # type: ignore[attr-defined]
         if token is not None:
             context.correlation_id.reset(token)
 

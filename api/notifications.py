@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
-from flask import Response, g, request
+from flask import Request, Response, g, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
@@ -14,9 +14,10 @@ from api import examples
 from api.previews import preview_json
 from api.schemas import ApiKeyValidationResponse, PreviewResponse, ProblemDetails, SendResponse
 from engine import sending
+from engine.catalog import keycache
 from engine.errors import ApiError, FieldErrors
 from engine.formats import json_limits
-from engine.sending.body_gate import body_worth_parsing
+from engine.sending import body_gate
 
 blp = Blueprint("notifications", __name__, url_prefix="/api/v1",
                 description="Send and preview notifications; check an API key.")
@@ -77,13 +78,13 @@ def _errors(*statuses: int, operation: str = "send", path: str = ""):
     return wrap
 
 
-def read_json() -> Any:
+def read_json(req: Request, glob: Any) -> Any:
     """The JSON body; None for an absent or null body; ApiError for anything unparsable,
     and for a string that holds a lone surrogate: that is not text, and no database,
-    mail or HTTP header could carry it."""
-    raw = g.get("raw_body")
+    mail or HTTP header could carry it. (``req`` and ``glob``: the request and g.)"""
+    raw = glob.get("raw_body")
     if raw is None:
-        raw = request.get_data(cache=False)
+        raw = req.get_data(cache=False)
     if not raw.strip():
         return None
     try:
@@ -103,23 +104,33 @@ def _json(data: dict[str, Any], status: int) -> Response:
     return Response(json.dumps(data), status=status, mimetype="application/json")
 
 
-def _header() -> str | None:
-    return request.environ.get("HTTP_X_API_KEY")
+class Call(NamedTuple):
+    """What an operation reads of its request, read once: each read through Flask's
+    ``request`` or ``g`` goes through a proxy."""
+    header: str | None  # X-Api-Key
+    ip: str
+    req: Request
+    glob: Any  # the request's g
 
 
-def _ip() -> str:
-    return request.environ.get("REMOTE_ADDR") or ""
+def _call() -> Call:
+    req = request._get_current_object()  # type: ignore[attr-defined]
+    environ = req.environ
+    return Call(environ.get("HTTP_X_API_KEY"), environ.get("REMOTE_ADDR") or "", req,
+                g._get_current_object())  # type: ignore[attr-defined]
 
 
-def _body_or_error() -> tuple[Any, ApiError | None]:
+def _body_or_error(call: Call) -> tuple[Any, ApiError | None, keycache.Found | None]:
+    """The body (or its parse's error), and the key's look-up for admission to use."""
     # A request admission will refuse whatever it holds (no valid key, an address or key
     # over its rate limit) is not parsed: admission then answers 401 or 429 in D1's order.
-    if not body_worth_parsing(_header(), _ip(), request.content_length):
-        return None, None
+    gate = body_gate.check(call.header, call.ip, call.req.content_length)
+    if not gate.parse:
+        return None, None, gate.found
     try:
-        return read_json(), None
+        return read_json(call.req, call.glob), None, gate.found
     except ApiError as err:
-        return None, err
+        return None, err, gate.found
 
 
 @blp.route("/notifications/send")
@@ -130,14 +141,16 @@ class Send(MethodView):
     @blp.response(202, SendResponse, example=examples.SEND_RESPONSE, headers=REPLAYED)
     @_errors(400, 401, 403, 404, 409, 413, 422, 429, 500, 503)
     def post(self):
-        body, parse_error = _body_or_error()
+        call = _call()
+        body, parse_error, found = _body_or_error(call)
         try:
-            answer = sending.send(body, _header(), _ip(), g.correlation_id,
+            answer = sending.send(body, call.header, call.ip, call.glob.correlation_id,
                                   parse_error=parse_error,
-                                  idempotency_key=request.environ.get("HTTP_IDEMPOTENCY_KEY"))
+                                  idempotency_key=call.req.environ.get("HTTP_IDEMPOTENCY_KEY"),
+                                  found=found)
         except sending.Replayed as replay:
             # The first answer again, correlationId and all (X-Correlation-Id included).
-            g.correlation_id = replay.answer["correlationId"]
+            call.glob.correlation_id = replay.answer["correlationId"]
             response = _json(replay.answer, 202)
             response.headers["Idempotent-Replayed"] = "true"
             return response
@@ -152,9 +165,10 @@ class Preview(MethodView):
     @blp.response(200, PreviewResponse, example=examples.PREVIEW_RESPONSE)
     @_errors(400, 401, 403, 404, 413, 429, 500, 503, operation="preview")
     def post(self):
-        body, parse_error = _body_or_error()
-        return _json(preview_json(sending.preview(body, _header(), _ip(),
-                                                  parse_error=parse_error)), 200)
+        call = _call()
+        body, parse_error, found = _body_or_error(call)
+        return _json(preview_json(sending.preview(body, call.header, call.ip,
+                                                  parse_error=parse_error, found=found)), 200)
 
 
 @blp.route("/api-keys/validate")
@@ -165,4 +179,5 @@ class Validate(MethodView):
     @_errors(401, 429, 500, 503, operation="validate",
              path="/api/v1/api-keys/validate")
     def get(self):
-        return _json(sending.validate_key(_header(), _ip()), 200)
+        call = _call()
+        return _json(sending.validate_key(call.header, call.ip), 200)

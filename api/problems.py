@@ -20,9 +20,10 @@ _TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]
 _CORRELATION = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
-def correlation_id() -> str:
-    """The caller's X-Correlation-Id when it is safe to echo, else a fresh one."""
-    given = request.environ.get("HTTP_X_CORRELATION_ID", "")
+def correlation_id(environ: dict[str, Any]) -> str:
+    """The caller's X-Correlation-Id when it is safe to echo, else a fresh one (``environ``:
+    the request's WSGI environment)."""
+    given = environ.get("HTTP_X_CORRELATION_ID", "")
     return given if _CORRELATION.match(given) else uuid.uuid4().hex
 
 
@@ -50,7 +51,7 @@ def problem(status: int, detail: str | None = None, error_code: str | None = Non
         "detail": detail or phrase,
         "instance": request.path,
         "errorCode": error_code,
-        "correlationId": g.get("correlation_id") or correlation_id(),
+        "correlationId": g.get("correlation_id") or correlation_id(request.environ),
         "traceId": trace_id(),
     }
     if errors is not None:

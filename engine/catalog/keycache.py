@@ -36,29 +36,51 @@ class KeyInfo:
         return key_status(self.revoked_at, self.expires_at, now)
 
 
-# digest -> (expires at, the key or None, the keys' generation it was loaded under)
-_cache: dict[str, tuple[float, KeyInfo | None, str | None]] = {}
+@dataclass(frozen=True)
+class Found:
+    """A header's look-up: the key (None when it does not resolve) and the keys' generation
+    it was loaded under, so that the same request's admission can rely on it (``reuse``)
+    instead of hashing the header and looking it up again."""
+    info: KeyInfo | None
+    tag: str | None
+
+
+# digest -> (expires at, the key or None and the keys' generation it was loaded under)
+_cache: dict[str, tuple[float, Found]] = {}
 _last_written: dict[str, float] = {}
 _lock = threading.Lock()
 
 
 def lookup(value: str) -> KeyInfo | None:
     """The key behind a header value, whatever its status; None when it does not resolve."""
+    return find(value).info
+
+
+def reuse(found: Found | None) -> bool:
+    """Whether ``found``, looked up earlier in this request, may answer for the key now: the
+    same test as a cached entry's, so the request's script checks its generation (a key
+    revoked meanwhile is refused) and the last try after a stale one reads the database."""
+    return found is not None and generations.cached(found.tag, KEYS_SCOPE)
+
+
+def find(value: str) -> Found:
+    """``lookup``'s answer with the generation it was loaded under."""
     digest = secrets.hash_api_key(value)
     now = time.monotonic()
     hit = _cache.get(digest)
-    if hit is not None and hit[0] > now and generations.cached(hit[2], KEYS_SCOPE):
+    if hit is not None and hit[0] > now and generations.cached(hit[1].tag, KEYS_SCOPE):
         return hit[1]
     tag = generations.loaded(KEYS_SCOPE)
     row = ApiKey.get_or_none(ApiKey.key_hash == digest)
     info = None if row is None else KeyInfo(
         str(row.id), str(row.workspace_id), row.name, row.created_at, row.expires_at,
         row.revoked_at, row.last_used_at)
+    found = Found(info, tag)
     with _lock:
         if len(_cache) > 10000:
             _cache.clear()
-        _cache[digest] = (now + runtime.settings().key_cache_seconds, info, tag)
-    return info
+        _cache[digest] = (now + runtime.settings().key_cache_seconds, found)
+    return found
 
 
 def touch(info: KeyInfo) -> None:

@@ -37,15 +37,17 @@ __all__ = ["Replayed", "accept", "accept_many", "send"]
 
 def send(body: object, header: str | None, ip: str, correlation_id: str,
          parse_error: ApiError | None = None,
-         idempotency_key: str | None = None) -> dict[str, Any]:
+         idempotency_key: str | None = None,
+         found: keycache.Found | None = None) -> dict[str, Any]:
     """202 SendResponse, or ApiError in the precedence of D1 (docs/api.md).
 
     With an ``idempotency_key`` (the header's value) a request the key has already seen
-    raises Replayed, whose ``answer`` is the first request's.
+    raises Replayed, whose ``answer`` is the first request's. ``found``: the header's
+    look-up earlier in the request (body_gate.py).
     """
     idem = idempotency.read_header(idempotency_key, body, parse_error)
     resolved, key = admit(body, header, ip, parse_error, preview=False, idem=idem,
-                          correlation_id=correlation_id)
+                          correlation_id=correlation_id, found=found)
     account_id = str(resolved.account.id)
     workspace_id = key.workspace_id
     keyed = idem if idem is not None and idem.usable else None

@@ -26,10 +26,13 @@ from engine.sending.resolution import Resolved, resolve_request
 TRIES = 3
 
 
-def authenticate(header: str | None) -> KeyInfo:
+def authenticate(header: str | None, found: keycache.Found | None = None) -> KeyInfo:
+    """The active key of ``header``; ``found``: its look-up earlier in the request."""
     if header is None:
         raise ApiError(401, "api_keys.missing", "The X-Api-Key header is missing.")
-    key = keycache.lookup(header) if header else None
+    if not keycache.reuse(found):
+        found = keycache.find(header) if header else None
+    key = found.info if found else None
     if key is None or key.status() != "active":
         raise ApiError(401, "api_keys.invalid", "The API key is unknown, revoked or expired.")
     return key
@@ -46,19 +49,21 @@ def _resolve(body: object, key: KeyInfo, parse_error: ApiError | None,
 
 def admit(body: object, header: str | None, ip: str, parse_error: ApiError | None, *,
           preview: bool, idem: IdempotencyKey | None = None,
-          correlation_id: str = "") -> tuple[Resolved, KeyInfo]:
+          correlation_id: str = "", found: keycache.Found | None = None,
+          ) -> tuple[Resolved, KeyInfo]:
     """Everything before rendering, in D1's order, with one Redis round trip.
 
     The checks that need no Redis run first; the script then counts the request in its
     rate-limit windows (and, for a send that passed everything, takes an allowance unit);
     the first failure in D1's order is raised. With an Idempotency-Key the same call reads
     the key's record first (engine/sending/idempotency.py): a replay raises Replayed.
+    ``found``: the header's look-up by the body's gate (body_gate.py), used while current.
     """
     for attempt in range(1, TRIES + 1):
         with generations.ledger(fresh=attempt == TRIES) as held:
             try:
                 return _admit_once(body, header, ip, parse_error, preview, idem,
-                                   correlation_id, held)
+                                   correlation_id, held, found)
             except generations.Stale:
                 continue
     raise AssertionError("the last try reads no cache, so it cannot be stale")
@@ -66,14 +71,15 @@ def admit(body: object, header: str | None, ip: str, parse_error: ApiError | Non
 
 def _admit_once(body: object, header: str | None, ip: str, parse_error: ApiError | None,
                 preview: bool, idem: IdempotencyKey | None, correlation_id: str,
-                held: generations.Ledger) -> tuple[Resolved, KeyInfo]:
+                held: generations.Ledger, found: keycache.Found | None,
+                ) -> tuple[Resolved, KeyInfo]:
     settings = runtime.settings()
     key: KeyInfo | None = None
     auth_error: ApiError | None = None
     stage_error: ApiError | None = None
     resolved: Resolved | None = None
     try:
-        key = authenticate(header)
+        key = authenticate(header, found)
         if idem is not None and idem.error is not None:
             raise idem.error  # after the key, before the body (docs/api.md, D1)
         resolved = _resolve(body, key, parse_error, preview)

@@ -13,6 +13,8 @@ process's cache, is checked for every body.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from engine import runtime
 from engine.catalog import keycache
 from engine.sending import limits
@@ -20,16 +22,24 @@ from engine.sending import limits
 SMALL_BODY = 16 * 1024  # bytes: parsed (bounded, docs/api.md) sooner than Redis answers
 
 
-def body_worth_parsing(header: str | None, ip: str, length: int | None = None) -> bool:
-    """False when admission will refuse the request before looking at its body
+class Gate(NamedTuple):
+    parse: bool  # whether the body is worth parsing
+    # The header's look-up, for the request's admission to use while it is current
+    # (keycache.reuse): the key is hashed and looked up once a request.
+    found: keycache.Found | None
+
+
+def check(header: str | None, ip: str, length: int | None = None) -> Gate:
+    """``parse`` false when admission will refuse the request before looking at its body
     (``length``: its Content-Length, None when not given)."""
     if not header:
-        return False
-    key = keycache.lookup(header)
+        return Gate(False, None)
+    found = keycache.find(header)
+    key = found.info
     if key is None or key.status() != "active":
-        return False
+        return Gate(False, found)
     if length is not None and length <= SMALL_BODY:
-        return True  # admission counts and refuses it all the same, in D1's order
+        return Gate(True, found)  # admission counts and refuses it all the same, in D1's order
     settings = runtime.settings()
-    return not limits.over_already("send", ip, key.id, settings.rate_limit_send_per_ip,
-                                   settings.rate_limit_send_per_key)
+    return Gate(not limits.over_already("send", ip, key.id, settings.rate_limit_send_per_ip,
+                                        settings.rate_limit_send_per_key), found)

@@ -26,10 +26,11 @@ from engine.sending.resolution import Resolved
 
 
 def preview(body: object, header: str | None, ip: str,
-            parse_error: ApiError | None = None) -> EmailPreview:
+            parse_error: ApiError | None = None,
+            found: keycache.Found | None = None) -> EmailPreview:
     """The email as it would be sent (api/ answers it as a 200 PreviewResponse); nothing
-    queued or counted."""
-    resolved, key = admit(body, header, ip, parse_error, preview=True)
+    queued or counted. ``found``: the header's look-up earlier in the request."""
+    resolved, key = admit(body, header, ip, parse_error, preview=True, found=found)
     keycache.touch(key)
     return build_preview(resolved)
 

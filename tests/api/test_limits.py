@@ -117,7 +117,10 @@ def test_rate_limits_are_shared_between_processes(settings, tenant, windows_held
 def test_a_body_is_not_worth_parsing_without_a_key_or_over_a_limit(settings, tenant, windows_held):
     """The cheap checks run before the parse: no key, an unknown or revoked one, or an
     address or key whose window is already full (real Redis), and the body is skipped."""
-    from engine.sending.body_gate import SMALL_BODY, body_worth_parsing
+    from engine.sending.body_gate import SMALL_BODY, check
+
+    def body_worth_parsing(*args):
+        return check(*args).parse
 
     assert body_worth_parsing(tenant["key"], "198.51.100.7")
     assert not body_worth_parsing(None, "198.51.100.7")

@@ -42,6 +42,22 @@ def test_missing_and_invalid_and_revoked_keys_are_401(client, tenant):
     assert response.status_code == 401 and response.json["errorCode"] == "api_keys.invalid"
 
 
+@pytest.mark.parametrize("path", [SEND, "/api/v1/notifications/preview"])
+def test_a_request_hashes_and_looks_up_its_key_once(client, tenant, monkeypatch, path):
+    """The body's gate and admission share one look-up of the key (its answer then relies
+    on the keys' generation in the admission's script, as a cached entry's does)."""
+    from engine.catalog import keycache
+
+    assert post(client, tenant["body"], tenant["key"]).status_code == 202  # cached, tagged
+    hashed = []
+    real = keycache.secrets.hash_api_key
+    monkeypatch.setattr(keycache.secrets, "hash_api_key",
+                        lambda value: hashed.append(value) or real(value))
+    answer = client.post(path, json=tenant["body"], headers={"X-Api-Key": tenant["key"]})
+    assert answer.status_code in (200, 202), answer.json
+    assert hashed == [tenant["key"]]
+
+
 def test_tenant_mismatch_and_foreign_template(client, tenant):
     other = factories.workspace()
     foreign = factories.template(other)

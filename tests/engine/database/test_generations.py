@@ -68,18 +68,39 @@ def test_a_stale_cached_answer_counts_nothing_and_is_decided_again(settings):
     # Another process revokes the key: its row changes and the keys' generation moves on,
     # while this process still holds the key as active.
     keycache_entry = next(iter(keycache._cache.values()))
-    assert keycache_entry[1].status() == "active"
+    assert keycache_entry[1].info.status() == "active"
     from engine.database.models import ApiKey
 
     ApiKey.update(revoked_at=ApiKey.created_at).execute()
     generations.bump([generations.KEYS_SCOPE])
-    windows, _ = limits.windows("send", "198.51.100.7", keycache_entry[1].id, None)
+    windows, _ = limits.windows("send", "198.51.100.7", keycache_entry[1].info.id, None)
     counted = [int(runtime.redis().get(k) or 0) for k in windows[:2]]
     with pytest.raises(ApiError) as refused:
         admission.admit(body, key, "198.51.100.7", None, preview=True)
     assert refused.value.error_code == "api_keys.invalid"
     # The stale try counted nothing; the decision from the database counted once.
     assert int(runtime.redis().get(windows[0]) or 0) == counted[0] + 1
+
+
+def test_a_key_revoked_after_the_body_gate_looked_it_up_is_refused(settings):
+    """Admission uses the gate's look-up of the same request only under the keys'
+    generation its script checks: a key revoked on another process in between is refused."""
+    ws = factories.workspace()
+    template = factories.template(ws)
+    key = factories.api_key(ws)
+    body = {"tenantId": str(ws.id), "templateId": str(template.id),
+            "tags": [{"key": "name", "value": "Ada"}], "emailOptions": {"to": ["ada@example.net"]}}
+    for _ in range(3):  # loaded, then tagged with a generation read, then served from cache
+        admission.admit(body, key, "198.51.100.7", None, preview=True)
+    found = keycache.find(key)
+    assert found.info is not None and found.info.status() == "active"
+    from engine.database.models import ApiKey
+
+    ApiKey.update(revoked_at=ApiKey.created_at).execute()
+    generations.bump([generations.KEYS_SCOPE])
+    with pytest.raises(ApiError) as refused:
+        admission.admit(body, key, "198.51.100.7", None, preview=True, found=found)
+    assert refused.value.error_code == "api_keys.invalid"
 
 
 def test_a_snapshot_is_dropped_when_its_workspace_generation_moves(settings):
