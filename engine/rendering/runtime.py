@@ -79,8 +79,6 @@ class _State:
         self.next_check = self.work + CHECK_EVERY
 
 
-
-
 # -- statements ---------------------------------------------------------------------
 def _out(ev: Ev, table: dict[int, str] | None, track: bool) -> Op:
     key = getattr(ev, "tag_key", None)
