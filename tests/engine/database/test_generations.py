@@ -57,7 +57,8 @@ def test_saving_a_workspace_account_or_sender_row_bumps_its_scope(settings):
     assert all(_value(s) != b for s, b in zip(scopes, before, strict=True))
 
 
-def test_a_stale_cached_answer_counts_nothing_and_is_decided_again(settings):
+def _key_served_from_cache() -> tuple[str, dict]:
+    """An API key and a preview body, the key's answer now kept in this process's cache."""
     ws = factories.workspace()
     template = factories.template(ws)
     key = factories.api_key(ws)
@@ -65,6 +66,11 @@ def test_a_stale_cached_answer_counts_nothing_and_is_decided_again(settings):
             "tags": [{"key": "name", "value": "Ada"}], "emailOptions": {"to": ["ada@example.net"]}}
     for _ in range(3):  # loaded, then tagged with a generation read, then served from cache
         admission.admit(body, key, "198.51.100.7", None, preview=True)
+    return key, body
+
+
+def test_a_stale_cached_answer_counts_nothing_and_is_decided_again(settings):
+    key, body = _key_served_from_cache()
     # Another process revokes the key: its row changes and the keys' generation moves on,
     # while this process still holds the key as active.
     keycache_entry = next(iter(keycache._cache.values()))
@@ -85,13 +91,7 @@ def test_a_stale_cached_answer_counts_nothing_and_is_decided_again(settings):
 def test_a_key_revoked_after_the_body_gate_looked_it_up_is_refused(settings):
     """Admission uses the gate's look-up of the same request only under the keys'
     generation its script checks: a key revoked on another process in between is refused."""
-    ws = factories.workspace()
-    template = factories.template(ws)
-    key = factories.api_key(ws)
-    body = {"tenantId": str(ws.id), "templateId": str(template.id),
-            "tags": [{"key": "name", "value": "Ada"}], "emailOptions": {"to": ["ada@example.net"]}}
-    for _ in range(3):  # loaded, then tagged with a generation read, then served from cache
-        admission.admit(body, key, "198.51.100.7", None, preview=True)
+    key, body = _key_served_from_cache()
     found = keycache.find(key)
     assert found.info is not None and found.info.status() == "active"
     from engine.database.models import ApiKey
