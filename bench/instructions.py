@@ -12,6 +12,20 @@ instruction of that process (Python, its C modules, the database and Redis clien
 PostgreSQL's and Redis's own work and the kernel's are left out. Under callgrind a request
 takes about a hundred times longer, so the per-process caches' answers are kept for the
 whole run, as a busy server keeps them between its requests.
+
+``python -m bench.instructions fanout [count]`` counts a worker's instead: one real
+``herald worker`` process (``python -m engine.worker.worker``, its defaults) under callgrind
+delivers one Marketing send to ``count`` recipients (1,000 by default; one message each, open
+and click tracking, one-click unsubscribe: bench/delivery.py's ``marketing_fanout``) into
+bench/smtp_sink.py in a process of its own. A fan-out of 100 recipients first warms the
+process (its imports, its SMTP connections); counting is switched on just before the
+measured send is enqueued and off once the sink has every message and the row is
+delivered. Every thread of the worker is counted (RQ's, the delivery slots', the lanes', the
+reader's, the periodic loops'). ``smtp_floor [count]`` counts bench/smtp_floor.py's client
+(4 threads, one prebuilt message) into the same sink. Both print instructions per message.
+Under callgrind the worker runs some fifty times slower: what it does by the clock (a
+checkpoint at least every second, RQ's heartbeat, the lease's renewal) comes more often a
+message than on a real machine, so the count leans high, never low.
 """
 
 from __future__ import annotations
@@ -28,11 +42,14 @@ import tempfile
 from collections.abc import Callable, Iterator
 from http.cookies import SimpleCookie
 from pathlib import Path
+from typing import Any
 
 from bench.api import bench_tenant
 from bench.profile import PATHS
 
 WEB = ("web_preview", "web_preview_edit")
+WORKER = ("fanout", "smtp_floor")
+FANOUT_WARM = 100
 
 
 def _child(what: str, count: int) -> None:
@@ -185,11 +202,187 @@ def measure(what: str = "send", count: int = 300) -> int:
         return int(totals[0].split()[1]) // count
 
 
+def _switch(pid: int, on: bool) -> None:
+    subprocess.run(["callgrind_control", "-i", "on" if on else "off", str(pid)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _totals(out: Path) -> int:
+    """The instructions of every thread of the process whose files start with ``out``
+    (``--separate-threads=yes``: one file a thread, ``-01`` its main thread)."""
+    total = 0
+    for part in sorted(out.parent.glob(out.name + "*")):
+        if keep := os.environ.get("HERALD_BENCH_CALLGRIND_OUT"):  # for callgrind_annotate
+            Path(keep + part.name.removeprefix(out.name)).write_bytes(part.read_bytes())
+        total += sum(int(line.split()[1]) for line in part.read_text().splitlines()
+                     if line.startswith("totals:"))
+    return total
+
+
+def _enqueue_fanout(env: dict[str, str], count: int, tag: str) -> str:
+    """A Marketing send to ``count`` recipients as bench/delivery.py enqueues it: its id."""
+    import uuid
+
+    from config.settings import load_settings
+    from engine import runtime
+    from engine.database.db import database
+    from engine.database.models import Notification
+    from engine.delivery.queue import enqueue_notification
+    from tests import factories
+
+    runtime.configure(load_settings(env))
+    database.connect(reuse_if_open=True)
+    ws = factories.workspace()
+    payload = factories.email_payload(
+        emailType="Marketing", trackOpens=True, trackClicks=True,
+        to=[f"{tag}{i}@example.net" for i in range(count)])
+    row = Notification.create(account=ws.account_id, workspace=ws, version_number=1,
+                              channel="email", correlation_id="bench",
+                              delivery_id=str(uuid.uuid4()), payload=payload)
+    database.close()
+    enqueue_notification(str(row.id), bulk=True, workspace=ws.id)
+    return str(row.id)
+
+
+def _settled(notification_id: str) -> bool:
+    from engine.database.db import database
+    from engine.database.models import Notification
+
+    with database.connection_context():
+        return Notification.get_by_id(notification_id).status == "delivered"
+
+
+def _count_worker(what: str, count: int) -> tuple[int, dict[str, int]]:
+    """Instructions of the worker's (or the bare client's) process while it sends ``count``
+    messages into bench/smtp_sink.py, and its context switches then (from /proc: under
+    callgrind one thread runs at a time, so they tell the hand-offs, not their cost)."""
+    from bench.common import ROOT, bench_database_url, bench_env, herald, redis_server, stop_worker
+    from bench.fairness import Sink
+
+    with tempfile.TemporaryDirectory() as scratch, redis_server() as redis:
+        out = Path(scratch) / "callgrind.out"
+        env = bench_env(bench_database_url(), redis.url)
+        # The lists' pass (a job every 5 s, engine/worker/list_sweep.py) is no part of a
+        # fan-out, and under callgrind a fan-out lasts long enough for several: its lock,
+        # held here, tells the worker another worker has just enqueued it.
+        from redis import Redis
+
+        from engine.worker.list_sweep import LOCK_KEY
+
+        Redis.from_url(redis.url).set(LOCK_KEY, "1")
+        herald(env, "db", "upgrade")
+        sink = Sink(env)
+        env["HERALD_EMAIL_PROVIDER"] = f"smtp://127.0.0.1:{sink.port}?tls=none"
+        # One file a process: RQ's scheduler is a process forked from the worker's.
+        valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
+                    "--separate-threads=yes", f"--callgrind-out-file={out}.%p"]
+        try:
+            if what == "smtp_floor":
+                child = subprocess.Popen(
+                    [*valgrind, sys.executable, "-m", "bench.instructions", "--child", what,
+                     str(count), str(sink.port)], env=env, cwd=ROOT, stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                assert child.stdin is not None and child.stdout is not None
+                before: dict[str, int] = {}
+                for expected in ("ready", "done"):
+                    if child.stdout.readline().strip() != expected:
+                        raise RuntimeError("the measured client failed")
+                    if expected == "ready":
+                        before = _switches(child.pid)
+                    _switch(child.pid, expected == "ready")
+                    child.stdin.write("\n")
+                    child.stdin.flush()
+                switches = _less(_switches(child.pid), before)
+                if child.wait() != 0:
+                    raise RuntimeError("the measured client failed")
+                return _totals(Path(f"{out}.{child.pid}")), switches
+            child = subprocess.Popen([*valgrind, sys.executable, "-m", "engine.worker.worker"],
+                                     env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+            try:
+                _fan_out(env, sink, FANOUT_WARM, "warm")
+                before = _switches(child.pid)
+                _switch(child.pid, True)
+                _fan_out(env, sink, count, "user")
+                _switch(child.pid, False)
+                switches = _less(_switches(child.pid), before)
+            finally:
+                stop_worker(child)
+            return _totals(Path(f"{out}.{child.pid}")), switches
+        finally:
+            sink.stop()
+
+
+def _fan_out(env: dict[str, str], sink: Any, count: int, tag: str) -> None:
+    """Enqueue a fan-out to ``count`` recipients and wait for its every message and its
+    outcome."""
+    import time
+
+    row = _enqueue_fanout(env, count, tag)
+    with sink.arrived:
+        if not sink.arrived.wait_for(
+                lambda: sum(a.startswith(tag) for a in sink.at) >= count, 3600):
+            raise RuntimeError(f"the {tag} fan-out did not arrive")
+    while not _settled(row):
+        time.sleep(0.2)
+
+
+def _switches(pid: int) -> dict[str, int]:
+    """Context switches of every thread of ``pid`` so far, voluntary and not."""
+    found = {"voluntary": 0, "nonvoluntary": 0}
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        with contextlib.suppress(OSError):
+            for line in status.read_text().splitlines():
+                name, _, value = line.partition(":")
+                if name.endswith("_ctxt_switches"):
+                    found[name.removesuffix("_ctxt_switches")] += int(value)
+    return found
+
+
+def _less(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    return {k: after[k] - before[k] for k in after}
+
+
+def _floor_child(count: int, port: int) -> None:
+    """bench/smtp_floor.py's work: 4 threads, one connection each, one prebuilt message."""
+    import smtplib
+    import threading
+
+    from bench.smtp_floor import MESSAGE
+
+    clients = [smtplib.SMTP("127.0.0.1", port) for _ in range(4)]
+
+    def run(client: smtplib.SMTP, messages: int) -> None:
+        for _ in range(messages):
+            client.sendmail("a@example.com", ["b@example.net"], MESSAGE)
+
+    def burst(messages: int) -> None:
+        threads = [threading.Thread(target=run, args=(c, messages // 4)) for c in clients]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    _measured(lambda: burst(count), 1, warm=1)
+    for client in clients:
+        client.quit()
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
-        _child(argv[1], int(argv[2]))
+        if argv[1] == "smtp_floor":
+            _floor_child(int(argv[2]), int(argv[3]))
+        else:
+            _child(argv[1], int(argv[2]))
         return 0
     what = argv[0] if argv else "send"
+    if what in WORKER:
+        count = int(argv[1]) if len(argv) > 1 else 1000
+        total, switches = _count_worker(what, count)
+        print(f"{what}: {total // count:,} instructions per message "
+              f"({total:,} for {count}); context switches a message: "
+              + ", ".join(f"{k} {v / count:.2f}" for k, v in switches.items()))
+        return 0
     count = int(argv[1]) if len(argv) > 1 else 300
     print(f"{what}: {measure(what, count):,} instructions per request")
     return 0

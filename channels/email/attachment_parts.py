@@ -14,6 +14,7 @@ import base64
 import threading
 from collections.abc import Mapping
 from email import encoders
+from email.base64mime import body_encode
 from typing import Any
 
 from engine.plugin_api import MEDIA_TYPE, Attachment, SharedPart
@@ -51,16 +52,40 @@ def encoded_part(item: Attachment, inline: bool, name: str) -> SharedPart:
     return part
 
 
+def text_part(text: str, subtype: str) -> SharedPart:
+    """What MIMEText(text, subtype, "utf-8") builds (utf-8 bodies are base64 in compat32),
+    as a part many messages can hold."""
+    part = SharedPart("text", subtype, charset="utf-8")
+    part["Content-Transfer-Encoding"] = "base64"
+    part.set_payload(body_encode(text.encode("utf-8")))
+    return part
+
+
 class AttachmentParts:
     """One notification's attachments and their parts, each made once, when the first
     message is built (lanes build messages at once: the first to ask makes it, the others
-    wait). Content that does not decode fails each message as it is built, as before."""
+    wait). Content that does not decode fails each message as it is built, as before.
+
+    Also the plain-text part, the same in every recipient's message of a fan-out (the HTML
+    differs: each carries its own signed links)."""
 
     def __init__(self, payload: Mapping[str, Any]) -> None:
         self._payload = payload
         self._attachments: list[Attachment] | None = None
         self._parts: dict[tuple[int, bool], SharedPart] = {}
+        self._text: tuple[str, SharedPart] | None = None
         self._lock = threading.Lock()
+
+    def text(self, text: str) -> SharedPart:
+        """The plain-text part of ``text``: made once for the notification's text, made
+        anew for any other (a message whose text is its own)."""
+        made = self._text
+        if made is not None and made[0] is text:
+            return made[1]
+        part = text_part(text, "plain")
+        if text is self._payload.get("text"):
+            self._text = (text, part)  # two lanes making it at once make the same part
+        return part
 
     @property
     def attachments(self) -> list[Attachment]:
@@ -79,7 +104,9 @@ class AttachmentParts:
 
 
 def shared(payload: dict[str, Any]) -> dict[str, Any]:
-    """The payload with its attachments prepared once for all its messages."""
-    if not payload.get("attachments") or PARTS_KEY in payload:
+    """The payload with its attachments, and a fan-out's text part, prepared once for all
+    its messages."""
+    if PARTS_KEY in payload or not (payload.get("attachments")
+                                    or payload.get("emailType") == "Marketing"):
         return payload
     return {**payload, PARTS_KEY: AttachmentParts(payload)}

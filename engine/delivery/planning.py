@@ -13,20 +13,30 @@ from engine.database.models import DeliveryAttempt, Notification
 from engine.database.vocabulary import Outcome, stops
 from engine.delivery.providers import uses_own_provider
 from engine.delivery.return_path import envelope_sender
-from engine.delivery.tracking import apply_tracking, unsubscribe_url
+from engine.delivery.tracking import TrackedHtml, unsubscribe_url
 from engine.plugins.channel_contract import Channel, Plan, PlannedDelivery
 from engine.senders.identity import sender_additions
 
 
-def _tracked_html(notification_id: str, payload: dict[str, Any],
-                  recipient: str | None) -> str | None:
-    """The payload's HTML with the open pixel and click links its options ask for."""
-    html = payload.get("html")
-    if html is None:
-        return None
-    return apply_tracking(html, notification_id=notification_id,
-                          track_opens=bool(payload.get("trackOpens")),
-                          track_clicks=bool(payload.get("trackClicks")), recipient=recipient)
+class _TrackedHtml:
+    """The payload's HTML with the open pixel and click links its options ask for, for one
+    recipient at a time: the body is searched once for a plan (a fan-out asks once a
+    recipient, with the same HTML each time) and only signed for each."""
+
+    def __init__(self, notification_id: str) -> None:
+        self.notification_id = notification_id
+        self.made: tuple[str, bool, bool, TrackedHtml] | None = None
+
+    def __call__(self, payload: dict[str, Any], recipient: str | None) -> str | None:
+        html = payload.get("html")
+        if html is None:
+            return None
+        opens, clicks = bool(payload.get("trackOpens")), bool(payload.get("trackClicks"))
+        made = self.made  # lanes ask at once: each reads one whole tuple
+        if made is None or made[0] is not html or made[1:3] != (opens, clicks):
+            made = self.made = (html, opens, clicks,
+                                TrackedHtml(html, track_opens=opens, track_clicks=clicks))
+        return made[3].render(self.notification_id, recipient)
 
 
 def is_marketing(payload: dict[str, Any]) -> bool:
@@ -91,7 +101,7 @@ def plan(channel: Channel, notification: Notification) -> Plan:
         notification_id=nid, attempt=notification.attempts, payload=_payload(channel, notification),
         suppressed=functools.partial(_suppressed, notification),
         settled=functools.partial(_settled_recipients, notification),
-        tracked_html=functools.partial(_tracked_html, nid),
+        tracked_html=_TrackedHtml(nid),
         unsubscribe_url=functools.partial(unsubscribe_url, nid,
                                           workspace_id=str(notification.workspace_id),
                                           topic=(notification.payload or {}).get("topic"))))

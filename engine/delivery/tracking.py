@@ -153,26 +153,76 @@ def apply_tracking(html_body: str, *, notification_id: str | None, track_opens: 
 
     Without a notification (a preview) the URLs show what would be sent and lead nowhere.
     """
-    ident = notification_id or "preview"
-    if track_clicks:
-        tracked = 0
+    return TrackedHtml(html_body, track_opens=track_opens,
+                       track_clicks=track_clicks).render(notification_id, recipient)
 
-        def rewrite(match: re.Match[str]) -> str:
-            nonlocal tracked
-            opening, attribute, quote, url = match.groups()
-            if url is None or tracked >= MAX_TRACKED_LINKS:
-                return match.group(0)
-            tracked += 1
-            target = link_target(html.unescape(url))
-            signed = html.escape(click_url(ident, recipient, target), quote=True)
-            return f"{opening}{attribute}{quote}{signed}{quote}"
 
-        html_body = _HREF.sub(rewrite, html_body)
-    if track_opens:
-        pixel = (f'<img src="{html.escape(open_url(ident, recipient))}" width="1" height="1" '
-                 'alt="" style="display:none">')
-        if _BODY_END.search(html_body):
-            html_body = _BODY_END.sub(lambda m: pixel + m.group(0), html_body, count=1)
-        else:
-            html_body += pixel
-    return html_body
+# Where a TrackedHtml's open pixel goes.
+_PIXEL = object()
+
+
+class TrackedHtml:
+    """One HTML body's tracking worked out once: where its links and its open pixel go,
+    and each link's target. Every recipient of a fan-out gets the same body with links
+    signed for them alone, so the body is searched once per send, not once a recipient
+    (``render`` only signs and joins).
+
+    The pixel goes before the first ``</body>`` of the body as written: no rewritten link
+    can hold one (neither a link's tag nor its URL holds a ">"), and no signed URL makes
+    one (it is escaped), so that is where it was found after the links were rewritten.
+    """
+
+    def __init__(self, html_body: str, *, track_opens: bool, track_clicks: bool) -> None:
+        self.html_body = html_body
+        self.track_opens = track_opens
+        # Cut points in the body: (start, end, what goes there).
+        cuts: list[tuple[int, int, object]] = []
+        if track_clicks:
+            for match in _HREF.finditer(html_body):
+                opening, attribute, quote, url = match.groups()
+                if url is None:
+                    continue
+                target = link_target(html.unescape(url))
+                cuts.append((match.start(), match.end(),
+                             (f"{opening}{attribute}{quote}", target, quote)))
+                if len(cuts) >= MAX_TRACKED_LINKS:
+                    break
+        self.pixel_at_end = False
+        if track_opens:
+            end = _BODY_END.search(html_body)
+            if end is None:
+                self.pixel_at_end = True
+            else:
+                cuts.append((end.start(), end.start(), _PIXEL))
+                cuts.sort(key=lambda cut: cut[0])
+        self.pieces: list[Any] = []
+        position = 0
+        for start, stop, what in cuts:
+            self.pieces.append(html_body[position:start])
+            self.pieces.append(what)
+            position = stop
+        self.pieces.append(html_body[position:])
+
+    def render(self, notification_id: str | None, recipient: str | None) -> str:
+        """The body as ``recipient`` gets it, its links and pixel signed for them."""
+        if len(self.pieces) == 1 and not self.pixel_at_end:
+            return self.html_body
+        ident = notification_id or "preview"
+        out: list[str] = []
+        pixel = ""
+        if self.track_opens:
+            pixel = (f'<img src="{html.escape(open_url(ident, recipient))}" width="1" '
+                     'height="1" alt="" style="display:none">')
+        for piece in self.pieces:
+            if type(piece) is str:
+                out.append(piece)
+            elif piece is _PIXEL:
+                out.append(pixel)
+            else:
+                before, target, quote = piece
+                out.append(before)
+                out.append(html.escape(click_url(ident, recipient, target), quote=True))
+                out.append(quote)
+        if self.pixel_at_end:
+            out.append(pixel)
+        return "".join(out)

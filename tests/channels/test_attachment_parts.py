@@ -65,8 +65,10 @@ def test_a_fan_out_encodes_each_attachment_once(monkeypatch: pytest.MonkeyPatch)
 def test_every_message_holds_the_same_parts_and_writes_them_like_the_generator() -> None:
     messages = _fan_out("Marketing")
     leaves = [[p for p in m.mime.walk() if isinstance(p, SharedPart)] for m in messages]
-    assert all(len(found) == 2 for found in leaves)
-    assert all(found[0] is leaves[0][0] and found[1] is leaves[0][1] for found in leaves)
+    # The text part and the two attachments: one object each, in every message.
+    assert all(len(found) == 3 for found in leaves)
+    assert leaves[0][0].get_content_type() == "text/plain"
+    assert all(all(a is b for a, b in zip(found, leaves[0], strict=True)) for found in leaves)
     for message in messages[:3]:  # written from the shared bytes, as the generator writes
         assert message_bytes(message.mime) == _standard(message.mime)
     first, second = (message_bytes(m.mime) for m in messages[:2])

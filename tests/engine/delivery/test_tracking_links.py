@@ -6,7 +6,13 @@ import html
 
 import pytest
 
-from engine.delivery.tracking import MAX_TRACKED_LINKS, apply_tracking, click_url, open_url
+from engine.delivery.tracking import (
+    MAX_TRACKED_LINKS,
+    TrackedHtml,
+    apply_tracking,
+    click_url,
+    open_url,
+)
 
 NID = "c6ce4503-3479-45c1-8904-923a76027755"
 
@@ -50,3 +56,18 @@ def test_click_tracking_rewrites_at_most_a_thousand_links_a_message(settings):
     assert 'href="https://shop.example/999"' not in tracked
     assert 'href="https://shop.example/1000"' in tracked
     assert tracked.count('href="https://shop.example/') == 500
+
+
+def test_a_body_worked_out_once_is_signed_for_each_recipient_as_alone(settings):
+    # The pixel before the first </body> even where a tag around it holds one, links before
+    # and after it, a link left alone: what one TrackedHtml renders per recipient is what
+    # apply_tracking gives that recipient.
+    body = ('<p><a title=x href="https://example.org/a">a</a><a </body><b></BODY >'
+            '<a href=\'http://e.test/b?x=1&amp;y=2\'>b</a><a href="mailto:m@e.test">m</a>')
+    once = TrackedHtml(body, track_opens=True, track_clicks=True)
+    for recipient in ("ada@example.net", "bob@example.net", None):
+        alone = apply_tracking(body, notification_id=NID, track_opens=True, track_clicks=True,
+                               recipient=recipient)
+        assert once.render(NID, recipient) == alone
+        assert alone.count("/t/c/") == 2 and alone.count("<img ") == 1
+        assert alone.index('style="display:none"></body>') < alone.index("</BODY >")
