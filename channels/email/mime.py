@@ -135,11 +135,14 @@ def build_mime(email: OutboundEmail, payload: dict[str, Any],
     Built with the compat32 classes: the modern header registry parses every header it is
     given and costs several times more per message, which a 1,000-recipient fan-out feels.
     """
-    # A fan-out's recipients share one text part, encoded and written once.
-    text = (parts.text(email.text) if parts is not None and email.text is not None
-            else _text_part(email.text or "", "plain"))
     inline = [a for a in email.attachments if a.cid] if email.html is not None else []
     files = [a for a in email.attachments if a not in inline]
+    # A fan-out's recipients share one text part, encoded and written once: inside a
+    # multipart only, since a lone text part is the message and takes its headers.
+    if parts is not None and email.text is not None and (email.html is not None or files):
+        text = parts.text(email.text)
+    else:
+        text = _text_part(email.text or "", "plain")
     if email.html is None:
         body: Message = text
     else:

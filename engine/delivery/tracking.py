@@ -38,6 +38,9 @@ _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 # recipient of a fan-out for the unsubscribe link alone). A click URL with a long query
 # is where compressing pays.
 _COMPRESS_FROM = 256
+# What json.dumps(data, ensure_ascii=False, separators=(",", ":")) writes, from one encoder:
+# json.dumps builds an encoder at every call that passes it an argument.
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class _TokenSigner:
@@ -54,7 +57,7 @@ class _TokenSigner:
         self._mac = hmac.new(key, digestmod=hashlib.sha1)
 
     def dumps(self, data: Any) -> str:
-        raw = json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        raw = _COMPACT_JSON(data).encode("utf-8")
         body = _b64(raw)
         if len(raw) >= _COMPRESS_FROM:
             packed = zlib.compress(raw)

@@ -82,3 +82,25 @@ def test_a_transactional_message_carries_the_attachments_too() -> None:
     raw = message_bytes(message.mime)
     assert raw == _standard(message.mime)
     assert b'filename="report.pdf"' in raw and b"Content-ID: <logo>" in raw
+
+
+@pytest.mark.parametrize("files", [False, True], ids=["text alone", "text and a file"])
+def test_a_text_only_fan_out_gives_each_message_its_own_headers(files: bool) -> None:
+    # A lone text part is the message itself and takes its headers: shared, the recipients'
+    # headers would pile up on one part. Inside a multipart it is shared.
+    to = [f"user{i}@example.net" for i in range(3)]
+    attachments = [{"name": "a.txt", "contentType": "text/plain", "cid": None,
+                    "content": base64.b64encode(b"a").decode()}] if files else []
+    payload = factories.email_payload(emailType="Marketing", to=to, html=None, text="Hi",
+                                      attachments=attachments)
+    channel = EmailChannel()
+    plan = channel.plan(PlannedDelivery(
+        notification_id="n1", attempt=1, payload=payload, suppressed=lambda keys: set(),
+        settled=dict, tracked_html=lambda p, r: None,
+        unsubscribe_url=lambda r: f"https://h.example/u/{r}"))
+    messages = [channel.build(make()).mime for _, make in plan.messages]
+    for address, mime in zip(to, messages, strict=True):
+        assert mime.get_all("To") == [address] and len(mime.get_all("Subject")) == 1
+        assert message_bytes(mime) == _standard(mime)
+    texts = [next(p for p in m.walk() if p.get_content_type() == "text/plain") for m in messages]
+    assert (texts[0] is texts[1]) is files
