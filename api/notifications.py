@@ -7,12 +7,12 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from flask import Request, Response, g, request
-from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api import examples
 from api.previews import preview_json
 from api.schemas import ApiKeyValidationResponse, PreviewResponse, ProblemDetails, SendResponse
+from api.views import ApiView
 from engine import sending
 from engine.catalog import keycache
 from engine.errors import ApiError, FieldErrors
@@ -49,7 +49,8 @@ def _documented(decorator: Callable[[Callable], Callable]) -> Callable[[Callable
 
     ``doc`` and ``alt_response`` only document, yet each wraps the view in a layer that
     looks up the app context and checks for a coroutine on every request (nine layers a
-    send); the view takes the documentation and stays unwrapped.
+    send); the view takes the documentation and stays unwrapped. So does ``response``
+    here: these views answer a Response, which its layer passes on untouched.
     """
 
     def apply(view: Callable) -> Callable:
@@ -134,11 +135,12 @@ def _body_or_error(call: Call) -> tuple[Any, ApiError | None, keycache.Found | N
 
 
 @blp.route("/notifications/send")
-class Send(MethodView):
+class Send(ApiView):
     @_documented(blp.doc(operationId="sendNotification", security=SECURITY,
                          requestBody=REQUEST_BODY, parameters=[IDEMPOTENCY_HEADER],
                          summary="Queue a notification from a template"))
-    @blp.response(202, SendResponse, example=examples.SEND_RESPONSE, headers=REPLAYED)
+    @_documented(blp.response(202, SendResponse, example=examples.SEND_RESPONSE,
+                              headers=REPLAYED))
     @_errors(400, 401, 403, 404, 409, 413, 422, 429, 500, 503)
     def post(self):
         call = _call()
@@ -158,11 +160,11 @@ class Send(MethodView):
 
 
 @blp.route("/notifications/preview")
-class Preview(MethodView):
+class Preview(ApiView):
     @_documented(blp.doc(operationId="previewNotification", security=SECURITY,
                          requestBody=REQUEST_BODY,
                          summary="Render an email template without delivering it"))
-    @blp.response(200, PreviewResponse, example=examples.PREVIEW_RESPONSE)
+    @_documented(blp.response(200, PreviewResponse, example=examples.PREVIEW_RESPONSE))
     @_errors(400, 401, 403, 404, 413, 429, 500, 503, operation="preview")
     def post(self):
         call = _call()
@@ -172,10 +174,11 @@ class Preview(MethodView):
 
 
 @blp.route("/api-keys/validate")
-class Validate(MethodView):
+class Validate(ApiView):
     @_documented(blp.doc(operationId="validateApiKey", security=SECURITY,
                          summary="Check an API key without sending anything"))
-    @blp.response(200, ApiKeyValidationResponse, example=examples.VALIDATE_RESPONSE)
+    @_documented(blp.response(200, ApiKeyValidationResponse,
+                              example=examples.VALIDATE_RESPONSE))
     @_errors(401, 429, 500, 503, operation="validate",
              path="/api/v1/api-keys/validate")
     def get(self):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import re
 import secrets
-import uuid
 from http import HTTPStatus
 from typing import Any
 
 from flask import Response, g, json, request
 
 from engine.errors import ApiError
+from engine.formats import uuid_text
 
 log = logging.getLogger("herald.api")
 PROBLEM_JSON = "application/problem+json"
@@ -24,7 +24,7 @@ def correlation_id(environ: dict[str, Any]) -> str:
     """The caller's X-Correlation-Id when it is safe to echo, else a fresh one (``environ``:
     the request's WSGI environment)."""
     given = environ.get("HTTP_X_CORRELATION_ID", "")
-    return given if _CORRELATION.match(given) else uuid.uuid4().hex
+    return given if _CORRELATION.match(given) else uuid_text.random_hex()
 
 
 def trace_id() -> str:

@@ -8,13 +8,15 @@ runs it, and wsgi.py calls it for a deployment under another WSGI server.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Callable, Collection
 from itertools import chain
 from types import MethodType
 from typing import Any
 
 from flask import Flask, Request, Response
-from flask.globals import _cv_request
+from flask.globals import _cv_app, _cv_request
+from flask.signals import request_tearing_down
 from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.routing import MapAdapter
 
@@ -27,6 +29,26 @@ from engine.plugins.manager import check_providers
 
 # URL adapters kept at most (``HeraldFlask.create_url_adapter``).
 MAX_ADAPTERS = 1000
+_UNSET: Any = object()
+
+
+class HeraldRequest(Request):
+    """Flask's request, its size limit read from the application without the
+    ``current_app`` proxy: each read through a proxy first fails the ordinary way, an
+    AttributeError built and dropped, twice a request."""
+
+    @property
+    def max_content_length(self) -> int | None:
+        if self._max_content_length is not None:
+            return self._max_content_length
+        ctx = _cv_app.get(None)
+        if ctx is None:
+            return Request.max_content_length.fget(self)  # type: ignore[attr-defined]
+        return ctx.app.config["MAX_CONTENT_LENGTH"]  # type: ignore[no-any-return]
+
+    @max_content_length.setter
+    def max_content_length(self, value: int | None) -> None:
+        self._max_content_length = value
 
 
 class HeraldFlask(Flask):
@@ -35,6 +57,7 @@ class HeraldFlask(Flask):
     environment (``create_url_adapter``), and the web application's app-wide hooks left out
     of the API's requests (``skip_hooks``)."""
 
+    request_class = HeraldRequest
     _synchronous: dict[Any, bool]
     # The blueprints whose requests skip ``_skipped`` (app-wide hooks), and the app-wide
     # before and after lists without them, made at the first such request: Flask refuses a
@@ -68,6 +91,27 @@ class HeraldFlask(Flask):
         else:
             request.host = kept[0]  # what Flask's binding sets on the request
         return kept[1]
+
+    def dispatch_request(self) -> Any:
+        # Flask's own, with the request read from its context, not through the proxy.
+        req = _cv_request.get().request
+        if req.routing_exception is not None:
+            self.raise_routing_exception(req)
+        rule = req.url_rule
+        if getattr(rule, "provide_automatic_options", False) and req.method == "OPTIONS":
+            return self.make_default_options_response()
+        return self.ensure_sync(self.view_functions[rule.endpoint])(  # type: ignore[union-attr]
+            **req.view_args)  # type: ignore[arg-type]
+
+    def do_teardown_request(self, exc: BaseException | None = _UNSET) -> None:
+        # Flask's own, with the request read from its context, not through the proxy.
+        if exc is _UNSET:
+            exc = sys.exc_info()[1]
+        for name in chain(_cv_request.get().request.blueprints, (None,)):
+            if name in self.teardown_request_funcs:
+                for func in reversed(self.teardown_request_funcs[name]):
+                    self.ensure_sync(func)(exc)
+        request_tearing_down.send(self, _async_wrapper=self.ensure_sync, exc=exc)
 
     def skip_hooks(self, hooks: Collection[Callable], blueprints: Collection[str]) -> None:
         """Leave the app-wide ``hooks`` out of the requests routed to ``blueprints``."""

@@ -21,6 +21,7 @@ from engine.database import generations
 from engine.database.generations import account_scope, workspace_scope
 from engine.database.models import Account, Sender, Template, TemplateVersion, Workspace
 from engine.database.vocabulary import VersionStatus
+from engine.formats import uuid_text
 from engine.formats.addresses import suppression_key
 from engine.rendering import PartialSet
 
@@ -100,16 +101,15 @@ def _usable(snap: TemplateSnapshot | None, tags: Tags, workspace_id: str) -> boo
 
 def snapshot(workspace_id: str, template_id: str) -> TemplateSnapshot | None:
     """The template of this workspace (None when there is none: another tenant's is none)."""
-    try:
-        parsed = uuid.UUID(template_id)
-    except ValueError:
+    canonical = uuid_text.canonical(template_id)
+    if canonical is None:
         return None
-    key = (workspace_id.lower(), str(parsed))
+    key = (workspace_id.lower(), canonical)
     now = time.monotonic()
     hit = _cache.get(key)
     if hit is not None and hit[0] > now and _usable(hit[1], hit[2], key[0]):
         return hit[1]
-    snap, tags = _load(workspace_id, parsed)
+    snap, tags = _load(workspace_id, uuid.UUID(canonical))
     with _lock:
         if len(_cache) >= SNAPSHOTS_KEPT:  # an expired snapshot would otherwise stay for good
             for stale in [k for k, (until, *_) in _cache.items() if until <= now]:

@@ -19,6 +19,7 @@ from engine.database.db import database
 from engine.database.vocabulary import NotificationStatus
 from engine.delivery.queue import enqueue_notification, enqueue_notifications, is_bulk
 from engine.errors import ApiError
+from engine.formats import uuid_text
 from engine.observability import metrics
 from engine.observability.outages import dependency_of, incidents
 from engine.plugins.manager import default_registry
@@ -48,7 +49,7 @@ def send(body: object, header: str | None, ip: str, correlation_id: str,
     idem = idempotency.read_header(idempotency_key, body, parse_error)
     resolved, key = admit(body, header, ip, parse_error, preview=False, idem=idem,
                           correlation_id=correlation_id, found=found)
-    account_id = str(resolved.account.id)
+    account_id = uuid_text.of(resolved.account.id)
     workspace_id = key.workspace_id
     keyed = idem if idem is not None and idem.usable else None
     try:
@@ -91,7 +92,7 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
     ``notification_id``: the id to give it (a new one by default). ``bulk``: on the bulk
     queue whatever the template's type (each row of a list, engine/lists/).
     """
-    workspace_id = str(resolved.workspace.id)
+    workspace_id = uuid_text.of(resolved.workspace.id)
     channel = resolved.template.channel
     notification_id = notification_id or uuid.uuid4()
     nid = str(notification_id)
@@ -135,7 +136,7 @@ def _row(resolved: Resolved, built: dict[str, Any], correlation_id: str,
         id=notification_id, account=resolved.account.id, workspace=resolved.workspace.id,
         template=resolved.template.id, version_number=resolved.version.number,
         channel=resolved.template.channel, is_test=is_test, correlation_id=correlation_id,
-        delivery_id=str(uuid.uuid4()), payload=built,
+        delivery_id=uuid_text.random_text(), payload=built,
         idempotency_key=keyed.key if keyed else None,
         idempotency_digest=keyed.digest if keyed else None)
 

@@ -17,6 +17,7 @@ from engine.catalog import keycache
 from engine.catalog.keycache import KeyInfo
 from engine.database import generations
 from engine.errors import ApiError
+from engine.formats import uuid_text
 from engine.sending import idempotency, limits
 from engine.sending.idempotency import IdempotencyKey
 from engine.sending.resolution import Resolved, resolve_request
@@ -92,7 +93,7 @@ def _admit_once(body: object, header: str | None, ip: str, parse_error: ApiError
         # The preview's suppression answers are checked against what this script reads.
         held.read(generations.suppressions_scope(key.workspace_id))
     counted = resolved is not None and not preview
-    account_id = str(resolved.account.id) if counted else None
+    account_id = uuid_text.of(resolved.account.id) if counted else None
     monthly_limit = resolved.account.monthly_limit if counted else None
     if idem is not None and idem.usable and key is not None:
         verdict = idempotency.admit(idem, key.workspace_id, correlation_id, ip, key.id,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine import runtime
+from engine.formats import uuid_text
 from engine.rendering import RenderError, make_tags, render_budget, render_part
 from engine.sending.resolution import Resolved, rendering_failed
 
@@ -31,6 +32,7 @@ def _render_each(resolved: Resolved, tags: Any, out: dict[str, str | None],
     version = resolved.version
     content = version.content
     partials = resolved.partial_set()
+    cache_key = uuid_text.of(version.id)
     for part, language in resolved.channel.template_parts(content):
         stored_part, text = resolved.part_text(part)
         if text is None:
@@ -38,7 +40,7 @@ def _render_each(resolved: Resolved, tags: Any, out: dict[str, str | None],
             continue
         try:
             out[part] = render_part(version.compiled, stored_part, text, tags,
-                                    cache_key=str(version.id), language=language,
+                                    cache_key=cache_key, language=language,
                                     partials=partials)
         except RenderError as err:
             out[part] = None

@@ -14,6 +14,7 @@ from typing import Any
 from engine.catalog import keycache
 from engine.catalog.variants import LOCALE_TAG, variants
 from engine.errors import ApiError
+from engine.formats import uuid_text
 from engine.formats.addresses import suppression_key
 from engine.formats.field_rules import decoded_size
 from engine.formats.plaintext import html_to_text
@@ -137,7 +138,7 @@ def build_preview(resolved: Resolved) -> EmailPreview:
              if (text := resolved.part_text(p)[1])]
     texts += resolved.partial_set().texts_called(texts)  # a footer's {{city}} is used too
     return EmailPreview(
-        success=not errors, template_id=str(resolved.template.id),
+        success=not errors, template_id=uuid_text.of(resolved.template.id),
         version_number=resolved.version.number, email_type=email_type,
         sender=PreviewSender(payload["from"]["address"] or "", payload["from"]["name"],
                              payload["replyTo"]),

@@ -6,22 +6,17 @@ Each channel checks its own options member (``emailOptions`` in channels/email/o
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from engine.errors import ApiError, FieldErrors
+from engine.formats import uuid_text
 from engine.plugins.manager import default_registry
 
 MAX_TAGS, MAX_TAG_KEY, MAX_TAG_VALUE = 100, 256, 8192
 
 def _uuid_text(value: object) -> str | None:
     """``value`` as the canonical text of the UUID it spells; None when it spells none."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return str(uuid.UUID(value))
-    except ValueError:
-        return None
+    return uuid_text.canonical(value) if isinstance(value, str) else None
 
 
 def _tag(errors: FieldErrors, tag: object, path: str) -> None:
