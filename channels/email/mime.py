@@ -3,8 +3,10 @@ headers that stay one line whatever a tag put in them."""
 
 from __future__ import annotations
 
+import functools
 import random
 import re
+import time
 from email.base64mime import body_encode
 from email.header import Header
 from email.message import Message
@@ -68,6 +70,7 @@ def ascii_domain(value: str) -> str:
     return f"{head}@{encoded}{tail}"
 
 
+@functools.lru_cache(maxsize=64)  # a fan-out's sender, the same in every message
 def _mailbox(name: str, address: str) -> str:
     name = one_line(name)
     if address.isascii():
@@ -98,13 +101,19 @@ def _boundary() -> str:
     return f"=_{random.getrandbits(64):016x}"  # short: the Content-Type header stays one line
 
 
+def _add(msg: Message, headers: list[tuple[str, Any]]) -> None:
+    """``msg[name] = value`` for each, as compat32 does it: its ``__setitem__`` asks the
+    policy for a count limit (none) and a stored form (the pair as given) before it appends
+    the pair; a fan-out's message sets a dozen headers, each of them three calls."""
+    msg._headers.extend(headers)  # compat32's own list of pairs
+
+
 def _text_part(text: str, subtype: str) -> Message:
     """What MIMEText(text, subtype, "utf-8") builds, without its parameter parsing (a
     fan-out builds two per recipient): utf-8 bodies are base64 in compat32."""
     part = Message()
-    part["Content-Type"] = f'text/{subtype}; charset="utf-8"'
-    part["MIME-Version"] = "1.0"
-    part["Content-Transfer-Encoding"] = "base64"
+    _add(part, [("Content-Type", f'text/{subtype}; charset="utf-8"'), ("MIME-Version", "1.0"),
+                ("Content-Transfer-Encoding", "base64")])
     part.set_payload(body_encode(text.encode("utf-8")))
     return part
 
@@ -113,10 +122,24 @@ def _multipart(subtype: str, parts: list[Message]) -> Message:
     """What MIMEMultipart(subtype, boundary=_boundary(), _subparts=parts) builds, without
     its rewriting of the Content-Type header to set the boundary."""
     msg = Message()
-    msg["Content-Type"] = f'multipart/{subtype}; boundary="{_boundary()}"'
-    msg["MIME-Version"] = "1.0"
+    _add(msg, [("Content-Type", f'multipart/{subtype}; boundary="{_boundary()}"'),
+               ("MIME-Version", "1.0")])
     msg.set_payload(parts)
     return msg
+
+
+_date: tuple[int, str] = (0, "")
+
+
+def _date_now() -> str:
+    """The Date header of now: the same text for the whole second (a fan-out sends hundreds
+    a second), so written once a second."""
+    global _date
+    second = int(time.time())
+    made = _date
+    if made[0] != second:
+        made = _date = (second, formatdate(second, usegmt=True))
+    return made[1]
 
 
 def _attachment_part(item: Attachment, inline: bool,
@@ -153,24 +176,23 @@ def build_mime(email: OutboundEmail, payload: dict[str, Any],
         body = _multipart("alternative", [text, html])
     msg = body if not files else _multipart("mixed", [
         body, *(_attachment_part(a, False, parts) for a in files)])
-    msg["From"] = _mailbox(email.sender_name or "", email.sender)
+    headers: list[tuple[str, Any]] = [("From", _mailbox(email.sender_name or "", email.sender))]
     if email.to:
-        msg["To"] = _address_list(email.to)
+        headers.append(("To", _address_list(email.to)))
     if email.cc:
-        msg["Cc"] = _address_list(email.cc)
+        headers.append(("Cc", _address_list(email.cc)))
     # Bcc never appears in the headers: it lives only in the SMTP envelope.
     if email.reply_to:
-        msg["Reply-To"] = _address_list([email.reply_to])
-    msg["Subject"] = _header(email.subject)
-    msg["Date"] = formatdate(usegmt=True)
-    msg["Message-ID"] = email.message_id
+        headers.append(("Reply-To", _address_list([email.reply_to])))
+    headers += [("Subject", _header(email.subject)), ("Date", _date_now()),
+                ("Message-ID", email.message_id)]
     priority = payload.get("priority")
     if priority in PRIORITY_HEADERS:
-        msg["X-Priority"], msg["Importance"] = PRIORITY_HEADERS[priority]
+        headers += zip(("X-Priority", "Importance"), PRIORITY_HEADERS[priority], strict=True)
     if payload.get("sensitivity") in SENSITIVITY:
-        msg["Sensitivity"] = SENSITIVITY[payload["sensitivity"]]
+        headers.append(("Sensitivity", SENSITIVITY[payload["sensitivity"]]))
     if payload.get("requestReadReceipt"):
-        msg["Disposition-Notification-To"] = email.sender
-    for name, value in email.headers.items():
-        msg[name] = _header(value)
+        headers.append(("Disposition-Notification-To", email.sender))
+    headers += [(name, _header(value)) for name, value in email.headers.items()]
+    _add(msg, headers)
     return msg
