@@ -37,6 +37,11 @@ def one_line(value: str) -> str:
     display name or a header value stays one header line and can neither add a header of
     its own nor break the message, whatever a stored payload or a plugin hands over (the
     API refuses them in what it is given; a tag can still bring them into a subject)."""
+    if value.isprintable():
+        # Holds none of them (all are unprintable), found by one pass in C: the pattern's
+        # search tries a match at every position, about 2 µs for a one-click unsubscribe
+        # link, once a recipient of a fan-out.
+        return value
     return CONTROLS.sub(" ", value) if CONTROLS.search(value) else value
 
 
