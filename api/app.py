@@ -147,8 +147,10 @@ def _install_hooks(app: Flask) -> None:
             glob.raw_body = body
         if req.path in QUIET_PATHS:  # health and metrics open no connection
             return None
-        # One connection per server thread, kept between requests (pooled on PostgreSQL).
-        database.connect(reuse_if_open=True)
+        # One connection per server thread, kept between requests (pooled on PostgreSQL);
+        # asked of the database itself, not through peewee's proxy, whose every read first
+        # fails the ordinary way (an AttributeError built and dropped).
+        (database.obj or database).connect(reuse_if_open=True)
         return None
 
     @app.after_request

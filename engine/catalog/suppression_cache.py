@@ -23,6 +23,7 @@ from engine import runtime
 from engine.database import generations, notification_store
 from engine.database.generations import suppressions_scope
 from engine.database.vocabulary import stops
+from engine.formats import uuid_text
 
 # At most this many addresses per workspace and this many workspaces: past either, that
 # map starts over (a preview lists at most 1,000 recipients).
@@ -51,7 +52,7 @@ def suppressed(workspace_id: Any, keys: list[str], *, marketing: bool = True,
 def scopes(workspace_id: Any, keys: list[str]) -> dict[str, str]:
     """Of the suppression ``keys`` (lower-cased), those on the workspace's list, each with
     its scope."""
-    workspace = str(workspace_id).lower()
+    workspace = uuid_text.lower(workspace_id)
     wanted = sorted({k.lower() for k in keys})
     now = time.monotonic()
     scope = suppressions_scope(workspace)

@@ -19,7 +19,6 @@ import contextvars
 import logging
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -39,23 +38,18 @@ _CONFLICT = "!"
 MAX_SCOPES = 50_000
 
 
-def _id_text(value: Any) -> str:
-    """An id's lower-case text; a cached row's UUID keeps its text (uuid_text.of)."""
-    return uuid_text.of(value) if value.__class__ is uuid.UUID else str(value).lower()
-
-
 def workspace_scope(workspace_id: Any) -> str:
     """Templates, versions, hierarchy and defaults, the workspace row (its providers)."""
-    return f"herald:gen:ws:{_id_text(workspace_id)}"
+    return f"herald:gen:ws:{uuid_text.lower(workspace_id)}"
 
 
 def account_scope(account_id: Any) -> str:
     """Plan, allowance, entitlements and senders: shared by every workspace of the account."""
-    return f"herald:gen:acct:{_id_text(account_id)}"
+    return f"herald:gen:acct:{uuid_text.lower(account_id)}"
 
 
 def suppressions_scope(workspace_id: Any) -> str:
-    return f"herald:gen:supp:{str(workspace_id).lower()}"
+    return f"herald:gen:supp:{uuid_text.lower(workspace_id)}"
 
 
 # Scope -> the generation this process last read from Redis.

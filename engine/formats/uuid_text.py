@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from typing import Any
 
 KEPT = 4096
 _MISSING = object()
@@ -46,6 +47,11 @@ def of(value: uuid.UUID) -> str:
         _texts.clear()
     _texts[id(value)] = (value, text)
     return text
+
+
+def lower(value: Any) -> str:
+    """``str(value).lower()``: an id's text, a UUID object's kept as ``of`` keeps it."""
+    return of(value) if value.__class__ is uuid.UUID else str(value).lower()
 
 
 def _random_hex() -> str:

@@ -72,6 +72,11 @@ class PartialSource(namedtuple("PartialSource", ("key", "text", "compiled"),
     __slots__ = ()
 
 
+# Lists of texts whose partials' bodies one PartialSet keeps (a template's parts, in each
+# language variant).
+_CALLS_KEPT = 64
+
+
 class PartialSet:
     """The partials one render may call, by name: each loaded (from its stored program,
     or compiled within the request's budget) the first time a render calls it, in the
@@ -80,10 +85,23 @@ class PartialSet:
     def __init__(self, sources: Mapping[str, PartialSource]) -> None:
         self.sources = dict(sources)
         self._runners: dict[tuple[str, str], Callable | None] = {}
+        self._called: dict[tuple[str, ...], list[str]] = {}
 
     def texts_called(self, texts: Iterable[str]) -> list[str]:
         """The bodies of the partials ``texts`` call, directly or through each other (a
-        preview's variable metadata reads them with the template's own text)."""
+        preview's variable metadata reads them with the template's own text). Kept per
+        list of texts for the set's life (its sources never change): a snapshot's set
+        serves every preview of its template's versions."""
+        key = tuple(texts)
+        found = self._called.get(key)
+        if found is None:
+            found = self._find_called(key)
+            if len(self._called) >= _CALLS_KEPT:
+                self._called.clear()
+            self._called[key] = found
+        return list(found)
+
+    def _find_called(self, texts: tuple[str, ...]) -> list[str]:
         pending = list(texts)
         seen: set[str] = set()
         found: list[str] = []

@@ -104,26 +104,40 @@ def _references(text: str) -> tuple[tuple[tuple[str, str], ...], bool]:
     return found  # type: ignore[return-value]
 
 
+# The references of a list of texts together (a version's parts and the partials they
+# call: the same list at every preview of that version), keyed by the texts themselves.
+_merged = LRU(maxsize=512, max_weight=CACHED_TEXT_CHARS)
+
+
+def _all_references(texts: tuple[str, ...]) -> tuple[dict[str, str], bool]:
+    """Every name ``texts`` reference (lower-cased -> first spelling), and whether one
+    passes the whole context on; the answer is shared: never changed."""
+    found = _merged.get(texts)
+    if found is None:
+        names: dict[str, str] = {}
+        everything = False
+        for text in texts:
+            if text:
+                refs, all_keys = _references(text)
+                for low, name in refs:
+                    names.setdefault(low, name)
+                everything = everything or all_keys
+        found = (names, everything)
+        _merged.put(texts, found, weight=sum(len(t) for t in texts if t))
+    return found  # type: ignore[return-value]
+
+
 def variable_metadata(texts: Iterable[str], tags: Mapping[str, str]) -> dict[str, list[str]]:
     """Provided tag keys, referenced-but-missing names and provided-but-unused keys.
 
     Matching is case-insensitive; a part that does not parse contributes no references
     (its syntax error is reported separately).
     """
-    names: dict[str, str] = {}
-    everything = False
-    for text in texts:
-        if text:
-            found, all_keys = _references(text)
-            for low, name in found:
-                names.setdefault(low, name)
-            everything = everything or all_keys
-    refs = _Refs()
-    refs.names, refs.everything = names, everything
+    names, everything = _all_references(tuple(texts))
     provided = [str(k) for k in tags]
     have = {k.lower() for k in provided}
-    missing = [name for low, name in refs.names.items() if low not in have]
-    unused = [] if refs.everything else [k for k in provided if k.lower() not in refs.names]
+    missing = [name for low, name in names.items() if low not in have]
+    unused = [] if everything else [k for k in provided if k.lower() not in names]
     return {"providedVariables": provided, "missingVariables": missing,
             "unusedVariables": unused}
 

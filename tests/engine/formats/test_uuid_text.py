@@ -51,3 +51,11 @@ def test_random_ids_are_version_4_as_uuid4_writes_them() -> None:
         assert re.fullmatch(r"[0-9a-f]{32}", digits)
         parsed = uuid.UUID(hex=digits)
         assert (parsed.version, parsed.variant, parsed.hex) == (4, uuid.RFC_4122, digits)
+
+
+def test_lower_is_the_lower_case_text_of_any_id() -> None:
+    value = uuid.uuid4()
+    assert uuid_text.lower(value) == uuid_text.lower(value) == str(value)
+    assert uuid_text.lower("0C9D8E7F-6A5B-4C3D-9E2F-1A0B9C8D7E6F") == \
+        "0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f"
+    assert uuid_text.lower(42) == "42"

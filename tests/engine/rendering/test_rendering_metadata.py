@@ -33,3 +33,26 @@ def test_invalid_parts_and_empty_parts_are_skipped() -> None:
 def test_lookup_with_a_computed_key_uses_every_tag() -> None:
     meta = variable_metadata(["{{lookup this which}}"], {"which": "a", "a": "1"})
     assert meta["unusedVariables"] == [] and meta["missingVariables"] == []
+
+
+def test_the_same_texts_asked_again_answer_for_the_new_tags() -> None:
+    texts = ["Hi {{name}}", "{{> footer}} {{city}}"]
+    first = variable_metadata(texts, {"name": "Ada", "extra": "x"})
+    again = variable_metadata(list(texts), {"City": "Paris"})
+    assert first == {"providedVariables": ["name", "extra"], "missingVariables": ["city"],
+                     "unusedVariables": ["extra"]}
+    assert again == {"providedVariables": ["City"], "missingVariables": ["name"],
+                     "unusedVariables": []}
+    assert variable_metadata(texts, {"name": "Ada", "extra": "x"}) == first
+
+
+def test_a_partial_sets_called_texts_asked_again_are_the_same() -> None:
+    from engine.rendering import PartialSet, PartialSource
+
+    partials = PartialSet({"footer": PartialSource("f1", "{{> legal}} {{town}}"),
+                           "legal": PartialSource("l1", "(c) {{company}}")})
+    first = partials.texts_called(["Hi {{> footer}}"])
+    first.append("changed by the caller")
+    assert partials.texts_called(["Hi {{> footer}}"]) == [
+        "{{> legal}} {{town}}", "(c) {{company}}"]
+    assert partials.texts_called(["no partial"]) == []
