@@ -22,7 +22,9 @@ process (its imports, its SMTP connections); counting is switched on just before
 measured send is enqueued and off once the sink has every message and the row is
 delivered. Every thread of the worker is counted (RQ's, the delivery slots', the lanes', the
 reader's, the periodic loops'). ``smtp_floor [count]`` counts bench/smtp_floor.py's client
-(4 threads, one prebuilt message) into the same sink. Both print instructions per message.
+(4 threads, one prebuilt message) into the same sink. Both print instructions per message
+and context switches per message; with ``--native`` they run without callgrind and print
+the context switches only (under callgrind those are callgrind's own).
 Under callgrind the worker runs some fifty times slower: what it does by the clock (a
 checkpoint at least every second, RQ's heartbeat, the lease's renewal) comes more often a
 message than on a real machine, so the count leans high, never low.
@@ -252,10 +254,11 @@ def _settled(notification_id: str) -> bool:
         return Notification.get_by_id(notification_id).status == "delivered"
 
 
-def _count_worker(what: str, count: int) -> tuple[int, dict[str, int]]:
+def _count_worker(what: str, count: int, native: bool = False) -> tuple[int, dict[str, int]]:
     """Instructions of the worker's (or the bare client's) process while it sends ``count``
-    messages into bench/smtp_sink.py, and its context switches then (from /proc: under
-    callgrind one thread runs at a time, so they tell the hand-offs, not their cost)."""
+    messages into bench/smtp_sink.py (0 when ``native``: no callgrind), and its context
+    switches then (from /proc; under callgrind, which runs one thread at a time and
+    switches between them itself, they are callgrind's, not the process's)."""
     from bench.common import ROOT, bench_database_url, bench_env, herald, redis_server, stop_worker
     from bench.fairness import Sink
 
@@ -274,8 +277,11 @@ def _count_worker(what: str, count: int) -> tuple[int, dict[str, int]]:
         sink = Sink(env)
         env["HERALD_EMAIL_PROVIDER"] = f"smtp://127.0.0.1:{sink.port}?tls=none"
         # One file a process: RQ's scheduler is a process forked from the worker's.
-        valgrind = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-                    "--separate-threads=yes", f"--callgrind-out-file={out}.%p"]
+        valgrind = [] if native else [
+            "valgrind", "--tool=callgrind", "--instr-atstart=no", "--separate-threads=yes",
+            f"--callgrind-out-file={out}.%p"]
+        switch = (lambda pid, on: None) if native else _switch
+        totals = (lambda path: 0) if native else _totals
         try:
             if what == "smtp_floor":
                 child = subprocess.Popen(
@@ -283,32 +289,33 @@ def _count_worker(what: str, count: int) -> tuple[int, dict[str, int]]:
                      str(count), str(sink.port)], env=env, cwd=ROOT, stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
                 assert child.stdin is not None and child.stdout is not None
-                before: dict[str, int] = {}
+                switches = _Switches(child.pid)
                 for expected in ("ready", "done"):
                     if child.stdout.readline().strip() != expected:
                         raise RuntimeError("the measured client failed")
                     if expected == "ready":
-                        before = _switches(child.pid)
-                    _switch(child.pid, expected == "ready")
+                        switches.start()
+                    switch(child.pid, expected == "ready")
                     child.stdin.write("\n")
                     child.stdin.flush()
-                switches = _less(_switches(child.pid), before)
+                counted = switches.stop()
                 if child.wait() != 0:
                     raise RuntimeError("the measured client failed")
-                return _totals(Path(f"{out}.{child.pid}")), switches
+                return totals(Path(f"{out}.{child.pid}")), counted
             child = subprocess.Popen([*valgrind, sys.executable, "-m", "engine.worker.worker"],
                                      env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True)
             try:
                 _fan_out(env, sink, FANOUT_WARM, "warm")
-                before = _switches(child.pid)
-                _switch(child.pid, True)
+                switches = _Switches(child.pid)
+                switches.start()
+                switch(child.pid, True)
                 _fan_out(env, sink, count, "user")
-                _switch(child.pid, False)
-                switches = _less(_switches(child.pid), before)
+                switch(child.pid, False)
+                counted = switches.stop()
             finally:
                 stop_worker(child)
-            return _totals(Path(f"{out}.{child.pid}")), switches
+            return totals(Path(f"{out}.{child.pid}")), counted
         finally:
             sink.stop()
 
@@ -327,20 +334,45 @@ def _fan_out(env: dict[str, str], sink: Any, count: int, tag: str) -> None:
         time.sleep(0.2)
 
 
-def _switches(pid: int) -> dict[str, int]:
-    """Context switches of every thread of ``pid`` so far, voluntary and not."""
-    found = {"voluntary": 0, "nonvoluntary": 0}
-    for status in Path(f"/proc/{pid}/task").glob("*/status"):
-        with contextlib.suppress(OSError):
-            for line in status.read_text().splitlines():
-                name, _, value = line.partition(":")
-                if name.endswith("_ctxt_switches"):
-                    found[name.removesuffix("_ctxt_switches")] += int(value)
-    return found
+class _Switches:
+    """Context switches of every thread of a process between ``start`` and ``stop``, read
+    from /proc every 20 ms: a thread that ends in between (a fan-out's lanes, the bare
+    client's threads) keeps the count it last showed."""
 
+    def __init__(self, pid: int) -> None:
+        import threading
 
-def _less(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
-    return {k: after[k] - before[k] for k in after}
+        self.pid = pid
+        self.before: dict[str, tuple[int, int]] = {}
+        self.last: dict[str, tuple[int, int]] = {}
+        self.done = threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+
+    def _sample(self) -> dict[str, tuple[int, int]]:
+        found = {}
+        for status in Path(f"/proc/{self.pid}/task").glob("*/status"):
+            with contextlib.suppress(OSError, ValueError):
+                fields = dict(line.split(":", 1) for line in status.read_text().splitlines())
+                found[status.parent.name] = (int(fields["voluntary_ctxt_switches"]),
+                                             int(fields["nonvoluntary_ctxt_switches"]))
+        return found
+
+    def _read(self) -> None:
+        while not self.done.wait(0.02):
+            self.last.update(self._sample())
+
+    def start(self) -> None:
+        self.before = self._sample()
+        self.reader.start()
+
+    def stop(self) -> dict[str, int]:
+        self.done.set()
+        self.reader.join()
+        self.last.update(self._sample())
+        counts = [(v - self.before.get(t, (0, 0))[0], n - self.before.get(t, (0, 0))[1])
+                  for t, (v, n) in self.last.items()]
+        return {"voluntary": sum(c[0] for c in counts),
+                "nonvoluntary": sum(c[1] for c in counts)}
 
 
 def _floor_child(count: int, port: int) -> None:
@@ -375,12 +407,15 @@ def main(argv: list[str]) -> int:
         else:
             _child(argv[1], int(argv[2]))
         return 0
+    native = "--native" in argv
+    argv = [a for a in argv if a != "--native"]
     what = argv[0] if argv else "send"
     if what in WORKER:
         count = int(argv[1]) if len(argv) > 1 else 1000
-        total, switches = _count_worker(what, count)
-        print(f"{what}: {total // count:,} instructions per message "
-              f"({total:,} for {count}); context switches a message: "
+        total, switches = _count_worker(what, count, native)
+        counted = "" if native else (f"{total // count:,} instructions per message "
+                                     f"({total:,} for {count}); ")
+        print(f"{what}: {counted}context switches a message: "
               + ", ".join(f"{k} {v / count:.2f}" for k, v in switches.items()))
         return 0
     count = int(argv[1]) if len(argv) > 1 else 300
