@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -10,13 +9,13 @@ from flask import Request, Response, g, request
 from flask_smorest import Blueprint
 
 from api import examples
-from api.previews import preview_json
+from api.previews import preview_text
 from api.schemas import ApiKeyValidationResponse, PreviewResponse, ProblemDetails, SendResponse
 from api.views import ApiView
 from engine import sending
 from engine.catalog import keycache
 from engine.errors import ApiError, FieldErrors
-from engine.formats import json_limits
+from engine.formats import json_limits, json_text
 from engine.sending import body_gate
 
 blp = Blueprint("notifications", __name__, url_prefix="/api/v1",
@@ -102,7 +101,7 @@ def read_json(req: Request, glob: Any) -> Any:
 def _json(data: dict[str, Any], status: int) -> Response:
     """The engine already returns the documented shape (the schemas test it); a Response
     passes flask-smorest untouched, which spares a marshmallow dump on the hot path."""
-    return Response(json.dumps(data), status=status, mimetype="application/json")
+    return Response(json_text.dumps(data), status=status, mimetype="application/json")
 
 
 class Call(NamedTuple):
@@ -169,8 +168,9 @@ class Preview(ApiView):
     def post(self):
         call = _call()
         body, parse_error, found = _body_or_error(call)
-        return _json(preview_json(sending.preview(body, call.header, call.ip,
-                                                  parse_error=parse_error, found=found)), 200)
+        found = sending.preview(body, call.header, call.ip, parse_error=parse_error,
+                                found=found)
+        return Response(preview_text(found), status=200, mimetype="application/json")
 
 
 @blp.route("/api-keys/validate")

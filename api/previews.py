@@ -4,12 +4,47 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.formats.json_text import dumps, string
 from engine.sending.preview import EmailPreview
+
+_PARTS = ("subject", "body", "htmlHead")
 
 
 def preview_json(found: EmailPreview) -> dict[str, Any]:
-    recipients = found.recipients
     return {"email": {
+        **_head(found),
+        "renderedContent": dict(found.rendered),
+        "finalBodies": None if found.final is None else {"htmlBody": found.final.html,
+                                                          "textBody": found.final.text},
+        **_tail(found),
+    }, "validationErrors": found.warnings}
+
+
+def preview_text(found: EmailPreview) -> str:
+    """``json.dumps(preview_json(found))``, the same text; the rendered parts and the final
+    bodies, most of its characters, written as strings by engine/formats/json_text.py."""
+    rendered = found.rendered
+    if tuple(rendered) != _PARTS:
+        return dumps(preview_json(found))
+    final = found.final
+    return "".join((
+        '{"email": ', dumps(_head(found))[:-1],
+        ', "renderedContent": {"subject": ', _string(rendered["subject"]),
+        ', "body": ', _string(rendered["body"]),
+        ', "htmlHead": ', _string(rendered["htmlHead"]),
+        '}, "finalBodies": ', "null" if final is None else
+        '{"htmlBody": ' + string(final.html) + ', "textBody": ' + string(final.text) + "}",
+        ", ", dumps(_tail(found))[1:],
+        ', "validationErrors": ', dumps(found.warnings), "}"))
+
+
+def _string(value: str | None) -> str:
+    return "null" if value is None else string(value)
+
+
+def _head(found: EmailPreview) -> dict[str, Any]:
+    recipients = found.recipients
+    return {
         "success": found.success,
         "templateMetadata": {"templateId": found.template_id,
                              "versionNumber": found.version_number,
@@ -18,10 +53,11 @@ def preview_json(found: EmailPreview) -> dict[str, Any]:
         "sender": {"fromAddress": found.sender.address, "fromName": found.sender.name,
                    "replyTo": found.sender.reply_to},
         "recipients": {"to": recipients.to, "cc": recipients.cc, "bcc": recipients.bcc,
-                       "wasOverridden": recipients.was_overridden},
-        "renderedContent": dict(found.rendered),
-        "finalBodies": None if found.final is None else {"htmlBody": found.final.html,
-                                                          "textBody": found.final.text},
+                       "wasOverridden": recipients.was_overridden}}
+
+
+def _tail(found: EmailPreview) -> dict[str, Any]:
+    return {
         "variableMetadata": found.variables,
         "batchingInfo": {"emailType": found.email_type, "messageCount": found.message_count,
                          "batchingStrategy": found.batching_strategy},
@@ -33,4 +69,4 @@ def preview_json(found: EmailPreview) -> dict[str, Any]:
         "customHeaders": found.custom_headers,
         "renderingErrors": found.rendering_errors,
         "errorMessage": found.error_message,
-    }, "validationErrors": found.warnings}
+    }

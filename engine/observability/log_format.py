@@ -26,7 +26,7 @@ _format = "text"
 
 def extras(record: logging.LogRecord) -> dict[str, Any]:
     """The ids bound now, then the record's own fields (the record's win)."""
-    fields: dict[str, Any] = dict(context.current())
+    fields: dict[str, Any] = context.current()
     for key, value in vars(record).items():
         if key not in _STANDARD and not key.startswith("_") and value is not None:
             fields[key] = value
@@ -59,7 +59,15 @@ class TextFormatter(logging.Formatter):
         return self.default_msec_format % (self._second[1], record.msecs)
 
     def format(self, record: logging.LogRecord) -> str:
-        line = super().format(record)
+        if record.exc_info or record.exc_text or record.stack_info \
+                or record.process.__class__ is not int:
+            line = super().format(record)
+        else:
+            # logging's own line for TEXT_FORMAT, written directly: its %-mapping over the
+            # record's attributes and the checks around it were half of a line's cost.
+            record.message = message = record.getMessage()
+            record.asctime = asctime = self.formatTime(record, self.datefmt)
+            line = f"{asctime} {record.levelname} [{record.process}] {record.name}: {message}"
         fields = extras(record)
         if fields:
             head, sep, tail = line.partition("\n")
