@@ -15,6 +15,7 @@ from collections.abc import Callable
 from .budget import MAX_PART_CHARS, deadline_within
 from .errors import RenderError
 from .expressions import MAX_LOAD_DEPTH, Ev, InvalidProgram, expression
+from .flat_runs import flat_runner, is_flat
 from .helpers import BLOCK_HELPERS, MAX_LOG_LINES, log_lines_left
 from .partial_calls import LANGUAGE, PARTIALS, partial_op
 from .slots import DISCARDED, RenderedHtml
@@ -106,6 +107,8 @@ def _out(ev: Ev, table: dict[int, str] | None, track: bool) -> Op:
                 st.check()
             st.slots.append(len(out))
             out.append(written)
+        tracked_tag_op.tag_key = key  # type: ignore[attr-defined]  # flat_runs.py's
+        tracked_tag_op.escapes = (table, escaped)  # type: ignore[attr-defined]
         return tracked_tag_op
     if track and table is not None:  # an HTML part: each value's place is noted
         escaped = _escaped_by(table)
@@ -348,7 +351,7 @@ def _runner(ops: list, static: int, cost: int, dynamic: bool) -> Op:
                 out.append(op)
             else:
                 op(out, c, d, st)
-    return run
+    return flat_runner(ops, static, cost, run) if is_flat(ops) else run
 
 
 def load(program: object, deadline_seconds: float = RENDER_DEADLINE_SECONDS,
