@@ -15,6 +15,9 @@ import uuid
 from typing import Any
 
 KEPT = 4096
+# The longest usual spelling, "urn:uuid:" and the 36 characters; uuid.UUID reads longer ones
+# (any number of hyphens), which are worked out each time.
+LONGEST_KEPT = 45
 _MISSING = object()
 _canonical: dict[str, str | None] = {}
 # Keyed by the object's id(), its value held beside its text: while the entry keeps the
@@ -31,6 +34,8 @@ def canonical(text: str) -> str | None:
             found = str(uuid.UUID(text))
         except ValueError:
             found = None
+        if len(text) > LONGEST_KEPT:
+            return found  # a caller's megabyte of text is not kept 4,096 times over
         if len(_canonical) >= KEPT:
             _canonical.clear()
         _canonical[text] = found

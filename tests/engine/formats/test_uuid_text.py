@@ -24,6 +24,16 @@ def test_canonical_of_a_text_that_spells_no_uuid_is_none(text: str) -> None:
     assert uuid_text.canonical(text) is None
 
 
+def test_a_long_text_is_answered_but_never_kept() -> None:
+    """A body's tenantId or templateId can be megabytes: the answer is the uuid module's,
+    and the text is not held by the process afterwards."""
+    spelled = "-" * 100_000 + "0c9d8e7f6a5b4c3d9e2f1a0b9c8d7e6f"
+    junk = "x" * 100_000
+    assert uuid_text.canonical(spelled) == "0c9d8e7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f"
+    assert uuid_text.canonical(junk) is None
+    assert spelled not in uuid_text._canonical and junk not in uuid_text._canonical
+
+
 def test_of_is_str_for_kept_and_new_objects() -> None:
     ids = [uuid.uuid4() for _ in range(uuid_text.KEPT + 10)]
     for value in ids + ids[:5]:
