@@ -47,6 +47,19 @@ def test_the_reports_pages_carry_the_web_applications_policy(app):
     assert page.headers["Cache-Control"] == "no-store"
 
 
+def test_pages_name_their_icon_and_favicon_ico_leads_to_it(app):
+    """A browser asks /favicon.ico of a page that names no icon: a 404 there is an error in
+    its console, and the pages' own icon is what it should get."""
+    client = app.test_client()
+    page = client.get("/")
+    assert 'rel="icon" href="/assets/favicon.svg"' in page.text
+    moved = client.get("/favicon.ico")
+    assert moved.status_code == 301 and moved.headers["Location"] == "/assets/favicon.svg"
+    icon = client.get("/assets/favicon.svg")
+    assert icon.status_code == 200 and icon.mimetype == "image/svg+xml"
+    assert icon.data.startswith(b"<svg")
+
+
 def test_web_pages_keep_their_csrf_check_and_headers(app):
     """The web application's hooks guard its pages whatever the API's requests skip: the
     CSRF check on a form's POST, the strict policy and no-store on a page."""

@@ -31,6 +31,13 @@ def layout_context() -> dict:
             "dev_inbox": dev_inbox}
 
 
+@blueprint.get("/favicon.ico")
+def favicon():
+    """Browsers ask every site for /favicon.ico when a page names no icon (a JSON answer,
+    the API's documentation): the pages' own icon, not a 404 in the console."""
+    return redirect(url_for("core.static", filename="favicon.svg"), 301)
+
+
 @blueprint.get("/workspaces")
 @login_required
 def workspaces():
