@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.formats.json_text import dumps, string
+from engine.formats.json_text import LastStrings, dumps
 from engine.sending.preview import EmailPreview
 
 _PARTS = ("subject", "body", "htmlHead")
+# The JSON of the long parts each version (and language variant) rendered last: a preview
+# asked again with the same tags answers the same parts, their escape most of the answer's
+# work. Each text is compared whole with the one kept.
+_LAST = LastStrings()
 
 
 def preview_json(found: EmailPreview) -> dict[str, Any]:
@@ -22,24 +26,24 @@ def preview_json(found: EmailPreview) -> dict[str, Any]:
 
 def preview_text(found: EmailPreview) -> str:
     """``json.dumps(preview_json(found))``, the same text; the rendered parts and the final
-    bodies, most of its characters, written as strings by engine/formats/json_text.py."""
+    bodies, most of its characters, written as strings by engine/formats/json_text.py, those
+    its version rendered last kept as that version wrote them."""
     rendered = found.rendered
     if tuple(rendered) != _PARTS:
         return dumps(preview_json(found))
     final = found.final
+    subject, body, head, html, text = _LAST.strings(
+        (found.template_id, found.version_number, found.variant),
+        (rendered["subject"], rendered["body"], rendered["htmlHead"],
+         None if final is None else final.html, None if final is None else final.text))
     return "".join((
         '{"email": ', dumps(_head(found))[:-1],
-        ', "renderedContent": {"subject": ', _string(rendered["subject"]),
-        ', "body": ', _string(rendered["body"]),
-        ', "htmlHead": ', _string(rendered["htmlHead"]),
+        ', "renderedContent": {"subject": ', subject, ', "body": ', body,
+        ', "htmlHead": ', head,
         '}, "finalBodies": ', "null" if final is None else
-        '{"htmlBody": ' + string(final.html) + ', "textBody": ' + string(final.text) + "}",
+        '{"htmlBody": ' + html + ', "textBody": ' + text + "}",
         ", ", dumps(_tail(found))[1:],
         ', "validationErrors": ', dumps(found.warnings), "}"))
-
-
-def _string(value: str | None) -> str:
-    return "null" if value is None else string(value)
 
 
 def _head(found: EmailPreview) -> dict[str, Any]:

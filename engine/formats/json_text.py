@@ -14,6 +14,8 @@ none.
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Hashable
 from json.encoder import (  # type: ignore[attr-defined]
     c_make_encoder,
     encode_basestring,
@@ -68,3 +70,58 @@ def string(text: str) -> str:
     if len(raw.translate(None, _ESCAPED)) != len(raw):
         return encode_basestring_ascii(text)
     return '"' + text + '"'
+
+
+class LastStrings:
+    """The JSON of each key's last long texts, for the texts that come back whole: a
+    preview asked again with the same tags renders the same parts, and their escape is most
+    of its answer. A text is compared whole with the one its key wrote last, so a key never
+    answers for a text it did not write. At most ``keys`` keys and ``chars`` characters of
+    texts and their JSON are kept, the key written longest ago dropped first."""
+
+    def __init__(self, keys: int = 256, chars: int = 4_000_000) -> None:
+        self._keys = keys
+        self._max_chars = chars
+        self._chars = 0
+        self._rows: dict[Hashable, tuple[tuple[str, str] | None, ...]] = {}
+        self._lock = threading.Lock()
+
+    def strings(self, key: Hashable, texts: tuple[str | None, ...]) -> list[str]:
+        """Each of ``texts`` as JSON (``null`` for None), as ``json.dumps`` writes it."""
+        row = self._rows.get(key)
+        written: list[str] = []
+        fresh = False
+        for index, text in enumerate(texts):
+            if text is None:
+                written.append("null")
+            elif len(text) < LONG:
+                written.append(encode_basestring_ascii(text))
+            elif row is not None and (kept := row[index]) is not None and kept[0] == text:
+                written.append(kept[1])
+            else:
+                written.append(string(text))
+                fresh = True
+        if fresh:
+            self._keep(key, tuple(
+                None if text is None or len(text) < LONG else (text, json)
+                for text, json in zip(texts, written, strict=True)))
+        return written
+
+    def _keep(self, key: Hashable, row: tuple[tuple[str, str] | None, ...]) -> None:
+        size = sum(len(pair[0]) + len(pair[1]) for pair in row if pair is not None)
+        if size > self._max_chars // 4:
+            return
+        with self._lock:
+            old = self._rows.pop(key, None)
+            if old is not None:
+                self._chars -= sum(len(p[0]) + len(p[1]) for p in old if p is not None)
+            self._rows[key] = row
+            self._chars += size
+            while len(self._rows) > self._keys or self._chars > self._max_chars:
+                oldest = self._rows.pop(next(iter(self._rows)))
+                self._chars -= sum(len(p[0]) + len(p[1]) for p in oldest if p is not None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+            self._chars = 0

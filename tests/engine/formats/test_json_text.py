@@ -42,3 +42,22 @@ def test_a_value_json_cannot_write_is_refused_alike() -> None:
         json_text.dumps({"a": {1}})
     with pytest.raises(TypeError, match="Object of type object is not JSON serializable"):
         json_text.compact([object()])
+
+
+def test_a_key_answers_only_the_text_it_wrote_last() -> None:
+    last = json_text.LastStrings(keys=2, chars=100_000)
+    texts = (LONG, LONG + '"\n', None, "short")
+    assert last.strings("v1", texts) == [json.dumps(t) for t in texts]
+    again = last.strings("v1", tuple(t if t is None else (t + ".")[:-1] for t in texts))
+    assert again == [json.dumps(t) for t in texts]
+    changed = (LONG + "x", LONG + '"\n', None, "short")
+    assert last.strings("v1", changed) == [json.dumps(t) for t in changed]
+
+
+def test_the_last_strings_are_bounded_by_keys_and_characters() -> None:
+    last = json_text.LastStrings(keys=2, chars=len(LONG) * 12)
+    for key in range(5):
+        last.strings(key, (LONG,))
+    assert len(last._rows) == 2 and last._chars <= len(LONG) * 12
+    last.strings("huge", (LONG * 3,))  # more than a quarter of the budget: not kept
+    assert "huge" not in last._rows
