@@ -36,6 +36,8 @@ OTHER_MEANING = {
 KEPT_LINES = [
     ("api/previews.py", r'return \{"email": \{',
      "spec 4.2's PreviewResponse: its member is named `email`"),
+    ("api/previews.py", r"""'\{"email": ', dumps""",
+     "spec 4.2's PreviewResponse, written in sections: its member is named `email`"),
     ("api/previews.py", r'"notificationType": "email"',
      "spec 4.2's PreviewResponse.templateMetadata.notificationType"),
     ("api/examples.py", r'"email": \{', "the OpenAPI example of spec 4.2's PreviewResponse"),
