@@ -97,7 +97,10 @@ def serving_app(base_settings: Settings, host: str = "127.0.0.1") -> Iterator[Li
                 if not database.is_closed():
                     database.close()
 
-    server = make_server("127.0.0.1", 0, wsgi, threaded=False)
+    # A thread a connection, the gate passing one request at a time: a connection the browser
+    # opens and has not used yet (a preconnect) waits in its own thread, not in front of
+    # every other request, as it did when one thread served connections in turn.
+    server = make_server("127.0.0.1", 0, wsgi, threaded=True)
     url = f"http://{host}:{server.server_port}"
     server_settings = base_settings.with_changes(public_url=url)
     app = create_app(server_settings)
