@@ -156,6 +156,8 @@ def apply_tracking(html_body: str, *, notification_id: str | None, track_opens: 
 
     Without a notification (a preview) the URLs show what would be sent and lead nowhere.
     """
+    if not track_opens and not track_clicks:
+        return html_body  # what TrackedHtml renders then, without copying the body to a piece
     return TrackedHtml(html_body, track_opens=track_opens,
                        track_clicks=track_clicks).render(notification_id, recipient)
 

@@ -71,3 +71,10 @@ def test_a_body_worked_out_once_is_signed_for_each_recipient_as_alone(settings):
         assert once.render(NID, recipient) == alone
         assert alone.count("/t/c/") == 2 and alone.count("<img ") == 1
         assert alone.index('style="display:none"></body>') < alone.index("</BODY >")
+
+
+def test_a_body_without_tracking_is_given_back_as_it_is() -> None:
+    body = '<html><body><a href="https://example.com/a">a</a></body></html>'
+    assert apply_tracking(body, notification_id=None, track_opens=False,
+                          track_clicks=False) is body
+    assert TrackedHtml(body, track_opens=False, track_clicks=False).render(None, None) == body
