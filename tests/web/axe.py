@@ -54,7 +54,10 @@ def axe_source() -> str:
 def violations(page) -> list[str]:
     """What axe finds wrong with the page as it stands, one line each (rule, impact, where).
     The template preview's sandboxed frame is the author's document, not the application's:
-    it is left out (iframes: false)."""
+    it is left out (iframes: false). It waits for the page's load: text a test waited for
+    can be in the document before its stylesheet applies, and axe would measure the page
+    unstyled (touch targets too small, say) on a loaded machine."""
+    page.wait_for_load_state("load")
     if not page.evaluate("typeof window.axe === 'object'"):
         page.evaluate(axe_source())
     found = page.evaluate("""async (tags) => {
