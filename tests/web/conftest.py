@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
-from werkzeug.serving import make_server
+from werkzeug.serving import WSGIRequestHandler, make_server
 
 from config.settings import Settings
 
@@ -71,6 +71,12 @@ class RequestGate:
     request = held  # a request passes alone
 
 
+class _IdleDroppingHandler(WSGIRequestHandler):
+    """werkzeug's handler, its connection's reads bounded by a timeout."""
+
+    timeout = 5  # seconds; no page of the tests waits this long between its bytes
+
+
 @dataclass
 class LiveServer:
     url: str
@@ -97,10 +103,13 @@ def serving_app(base_settings: Settings, host: str = "127.0.0.1") -> Iterator[Li
                 if not database.is_closed():
                     database.close()
 
-    # A thread a connection, the gate passing one request at a time: a connection the browser
-    # opens and has not used yet (a preconnect) waits in its own thread, not in front of
-    # every other request, as it did when one thread served connections in turn.
-    server = make_server("127.0.0.1", 0, wsgi, threaded=True)
+    # One thread takes the connections in the order they came, so a page's requests meet
+    # the server in the order the browser made them (with a thread each, the editor's
+    # publish test once saw its own autosave as another person's). A connection that sends
+    # nothing (a browser's preconnect) is dropped after five seconds instead of holding
+    # every other request behind it.
+    server = make_server("127.0.0.1", 0, wsgi, threaded=False,
+                         request_handler=_IdleDroppingHandler)
     url = f"http://{host}:{server.server_port}"
     server_settings = base_settings.with_changes(public_url=url)
     app = create_app(server_settings)
