@@ -100,7 +100,10 @@ def check_hardening(env_file: Path) -> None:
             raise CheckFailed(f"{name} receives Herald's settings")
     probe = ("import socket; s = socket.create_connection(('redis', 6379), 5); "
              "s.sendall(b'PING\\r\\n'); print(s.recv(100).decode().strip())")
-    answer = run("podman", "exec", container("bounces"), "python3", "-c", probe).stdout
+    # The compose network's name server can take a moment to know a container that just
+    # started (a fresh machine's first stack): asked again until the name resolves.
+    answer = str(wait_for("Redis from the bounce listener's container", lambda: run(
+        "podman", "exec", container("bounces"), "python3", "-c", probe).stdout, 30))
     if "NOAUTH" not in answer:
         raise CheckFailed(f"Redis answered a client without its password: {answer!r}")
     for service in ("postgres", "redis", "api", "bounces"):
