@@ -10,10 +10,13 @@ PID 1, renewing the lock, and no live worker can take the scheduler over. Here:
   the reach of any signal but SIGKILL;
 - the scheduler gets SIGTERM when its worker dies (engine/worker/lifeline.py) and stops
   as RQ stops it, releasing the lock;
-- its lease is ``LEASE_SECONDS`` instead of RQ's 61, renewed every second as before, so a
-  scheduler killed outright (SIGKILL of the whole process group) frees the lock soon;
-- a scheduler that lost its lock to another (after Redis lost it) ends, where RQ's would
-  idle on; its worker starts one again when the lock is free;
+- its lease is ``LEASE_SECONDS`` instead of RQ's 61, renewed every second as before (and by
+  its worker while the process starts), so a scheduler killed outright (SIGKILL of the whole
+  process group) frees the lock soon;
+- one scheduler holds every queue's lock or none (RQ's lock per queue let two workers
+  starting together each take some and each start one);
+- a scheduler that lost a lock to another (after Redis lost it) ends, where RQ's would
+  idle on; its worker starts one again when the locks are free;
 - a lost Redis is waited out (engine/queue/redis_outages.py), quietly: the worker's own
   line says so.
 """
@@ -27,12 +30,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from redis import Redis
 from redis.exceptions import RedisError
 from rq.scheduler import RQScheduler, run
-from rq.scripts import ACQUIRE_OR_REFRESH_LOCK_SCRIPT, acquire_or_refresh_lock
+from rq.scripts import ACQUIRE_OR_REFRESH_LOCK_SCRIPT, acquire_or_refresh_lock, release_lock
 
 from engine.queue import redis_clients, redis_outages
 from engine.worker import lifeline
@@ -85,19 +89,45 @@ class HeraldScheduler(RQScheduler):
         super().request_stop(signum, frame)
 
     def acquire_locks(self, auto_start: bool = False) -> set[str]:
-        held = super().acquire_locks(auto_start)
-        for name in held:
+        """Every queue's lock, on the short lease, or none. RQ takes each lock on its own,
+        in the order of a set, which differs between processes (string hashes are seeded
+        per process): two workers starting together each took some of the locks and each
+        started a scheduler. Here the locks are taken in one order, the first one refused
+        ends the attempt, and what a partial attempt took is given back."""
+        held: set[str] = set()
+        for name in sorted(self._queue_names):
+            key = self.get_locking_key(name)
+            if acquire_or_refresh_lock(self.connection, key, self.name, LEASE_SECONDS) == "taken":
+                break
+            held.add(name)
+        if held != self._queue_names:
+            for name in held:
+                release_lock(self.connection, self.get_locking_key(name), self.name)
+            held = set()
+        self._scheduled_job_registries = []  # as RQ's: built again from the locks held
+        self._acquired_locks = held
+        self.lock_acquisition_time = datetime.now()
+        if held and auto_start and (self._process is None or not self._process.is_alive()):
+            self.start()
+        return held
+
+    def keep_lease(self) -> None:
+        """Renew, from the worker, the locks its scheduler process was started under. A
+        process can take longer than the lease to start (imports, on a loaded machine):
+        left to lapse, the lock went to another worker, whose scheduler was as slow, and
+        the two took turns for as long as the load lasted. Owner-checked, as the
+        heartbeat: a lock another scheduler holds is left alone."""
+        for name in sorted(self._acquired_locks):
             acquire_or_refresh_lock(self.connection, self.get_locking_key(name), self.name,
                                     LEASE_SECONDS)
-        return held
 
     def heartbeat(self) -> None:
         """RQ's heartbeat, then the short lease, and the scheduler's whole record written
         again (RQ's heartbeat writes one field: after Redis lost the record, the rest)."""
         super().heartbeat()
-        if not self._acquired_locks:
-            # Another scheduler took the lock (after Redis lost it, say): RQ would idle on
-            # for minutes; this one ends, and its worker starts one again if the lock frees.
+        if self._acquired_locks != self._queue_names:
+            # Another scheduler took a lock (after Redis lost it, say): RQ would idle on for
+            # minutes; this one ends, and its worker starts one again once the locks free.
             self._stop_requested = True  # RQ's own stop, at the top of its loop
             return
         script = self.connection.register_script(ACQUIRE_OR_REFRESH_LOCK_SCRIPT)

@@ -183,12 +183,13 @@ class _Unattended:
     def run_maintenance_tasks(self) -> None:
         if super().should_run_maintenance_tasks:
             super().run_maintenance_tasks()  # RQ's own: the registries, and the scheduler
-        elif not self._burst:
+        if self.scheduler is not None and not self._burst:
             self._ensure_scheduler()
         self._scheduler_checked = time.monotonic()
 
     def _ensure_scheduler(self) -> None:
-        """Run the scheduler here if its process here died or no worker holds its lock."""
+        """Run the scheduler here if its process here died or no worker holds its lock; while
+        its process here runs, keep its lease (the process may still be starting)."""
         process = self.scheduler._process
         if process is not None and not process.is_alive() and process.pid != self._gone:
             self._gone = process.pid  # one line per process that ended
@@ -196,6 +197,8 @@ class _Unattended:
                         "here or in another worker", process.pid, process.exitcode)
         if process is None or not process.is_alive():
             self.scheduler.acquire_locks(auto_start=True)
+        else:
+            self.scheduler.keep_lease()
 
     def _start_scheduler(self, burst: bool = False, logging_level: Any = "INFO",
                          date_format: str = DEFAULT_LOGGING_DATE_FORMAT,

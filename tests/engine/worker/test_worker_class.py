@@ -7,6 +7,8 @@ import contextlib
 import logging
 import os
 import signal
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -22,9 +24,9 @@ from engine.database.models.inbox import InboxMessage
 from engine.delivery.queue import enqueue_notification
 from engine.queue import redis_outages
 from engine.queue.embedded_redis import free_port
-from engine.queue.queueing import QUEUE_NAME, queue
+from engine.queue.queueing import QUEUE_NAME, WORKER_QUEUE_NAMES, queue
 from engine.worker import handoff
-from engine.worker.scheduler import LEASE_SECONDS, HeraldScheduler
+from engine.worker.scheduler import LEASE_SECONDS, HeraldScheduler, SchedulerProcess
 from engine.worker.worker_class import HeraldWorker
 from tests import factories
 
@@ -184,6 +186,69 @@ def test_a_scheduler_that_lost_its_lock_stops(settings):
     scheduler.heartbeat()
     assert scheduler._stop_requested, "RQ's scheduler would idle on without its lock"
     assert redis.get(scheduler.get_locking_key(QUEUE_NAME)) == b"another-scheduler"
+
+
+@pytest.mark.parametrize("held_by_another", WORKER_QUEUE_NAMES)
+def test_a_scheduler_takes_every_queue_s_lock_or_none(settings, held_by_another):
+    """RQ takes each queue's lock on its own, in the order of a set, which differs between
+    processes (string hashes are seeded per process): two workers starting together each
+    took some of the locks and each started a scheduler."""
+    redis = runtime.redis()
+    redis.set(HeraldScheduler.get_locking_key(held_by_another), "another-scheduler",
+              ex=LEASE_SECONDS)
+    scheduler = HeraldScheduler(list(WORKER_QUEUE_NAMES), connection=redis)
+    assert scheduler.acquire_locks() == set()
+    assert scheduler.acquired_locks == set()
+    assert [redis.get(HeraldScheduler.get_locking_key(name)) for name in WORKER_QUEUE_NAMES] \
+        == [b"another-scheduler" if name == held_by_another else None
+            for name in WORKER_QUEUE_NAMES]
+    redis.delete(HeraldScheduler.get_locking_key(held_by_another))
+    assert scheduler.acquire_locks() == set(WORKER_QUEUE_NAMES)
+
+
+def test_a_scheduler_that_lost_one_of_its_locks_stops(settings):
+    redis = runtime.redis()
+    scheduler = HeraldScheduler(list(WORKER_QUEUE_NAMES), connection=redis)
+    assert scheduler.acquire_locks() == set(WORKER_QUEUE_NAMES)
+    scheduler.register_birth()
+    redis.set(scheduler.get_locking_key(WORKER_QUEUE_NAMES[-1]), "another-scheduler")
+    scheduler.heartbeat()
+    assert scheduler._stop_requested
+
+
+@pytest.fixture
+def starting_scheduler(settings):
+    """A worker whose scheduler took the lock and whose process is still starting (importing,
+    on a loaded machine, for longer than the lease)."""
+    redis = runtime.redis()
+    worker = HeraldWorker([QUEUE_NAME], connection=redis)
+    worker.scheduler = HeraldScheduler([QUEUE_NAME], connection=redis)
+    assert worker.scheduler.acquire_locks() == {QUEUE_NAME}
+    starting = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    worker.scheduler._process = SchedulerProcess(starting)
+    yield worker
+    starting.kill()
+    starting.wait()
+
+
+def test_a_worker_keeps_the_lease_of_a_scheduler_process_still_starting(starting_scheduler):
+    """Left to lapse, the lock went to another worker, whose scheduler was as slow to start:
+    the two took turns, each started process living on beside the next, for as long as the
+    load lasted."""
+    redis = runtime.redis()
+    lock = starting_scheduler.scheduler.get_locking_key(QUEUE_NAME)
+    redis.pexpire(lock, 300)  # the lease nearly over, no heartbeat yet
+    starting_scheduler.run_maintenance_tasks()
+    assert redis.ttl(lock) > LEASE_SECONDS // 2
+    assert HeraldScheduler([QUEUE_NAME], connection=redis).acquire_locks() == set()
+
+
+def test_a_worker_never_takes_back_a_lock_another_scheduler_holds(starting_scheduler):
+    redis = runtime.redis()
+    lock = starting_scheduler.scheduler.get_locking_key(QUEUE_NAME)
+    redis.set(lock, "another-scheduler", ex=LEASE_SECONDS)
+    starting_scheduler.run_maintenance_tasks()
+    assert redis.get(lock) == b"another-scheduler"
 
 
 def test_a_stop_request_in_a_job_touches_nothing_of_redis(settings, monkeypatch):
