@@ -12,7 +12,6 @@ import functools
 import hashlib
 import hmac
 import html
-import json
 import re
 import time
 import zlib
@@ -21,6 +20,7 @@ from typing import Any
 from itsdangerous import BadSignature, URLSafeSerializer
 
 from engine import runtime
+from engine.formats import json_text
 
 # An <a tag with no http(s) href is taken whole by the second branch, so the search goes on
 # after it instead of back at each "<a" inside it, each read on to the same ">" again
@@ -38,9 +38,6 @@ _BODY_END = re.compile(r"</body\s*>", re.IGNORECASE)
 # recipient of a fan-out for the unsubscribe link alone). A click URL with a long query
 # is where compressing pays.
 _COMPRESS_FROM = 256
-# What json.dumps(data, ensure_ascii=False, separators=(",", ":")) writes, from one encoder:
-# json.dumps builds an encoder at every call that passes it an argument.
-_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 class _TokenSigner:
@@ -57,7 +54,9 @@ class _TokenSigner:
         self._mac = hmac.new(key, digestmod=hashlib.sha1)
 
     def dumps(self, data: Any) -> str:
-        raw = _COMPACT_JSON(data).encode("utf-8")
+        # What itsdangerous writes (json.dumps(data, ensure_ascii=False, separators=(",", ":"))),
+        # from one C encoder: json.dumps, and a JSONEncoder's encode, build one a call.
+        raw = json_text.compact(data).encode("utf-8")
         body = _b64(raw)
         if len(raw) >= _COMPRESS_FROM:
             packed = zlib.compress(raw)
