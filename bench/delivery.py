@@ -46,8 +46,10 @@ FORKED = 100
 FANOUT_ROUNDS = rounds(5, 3)
 # Each subject run sits right beside a floor run of its own, the order alternating from round
 # to round (this machine's speed changes by up to a factor of two within a minute); each
-# ratio is from one such pair, and the median pair is kept.
-ROUNDS = rounds(5, 3)
+# ratio is from one such pair, and the median pair is kept. Three rounds: email and webhook
+# delivery run at 1.3 of their floors against targets of 0.85 and 0.8, a margin far wider
+# than their rounds' spread (1.318-1.327 in five quick and full runs).
+ROUNDS = 3
 
 
 def _timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
