@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
+import uuid
 from collections.abc import Iterable
 from typing import Any
 
@@ -292,8 +293,9 @@ def _json_conversion(field: Field) -> Any:
     number PostgreSQL reads into its column."""
     if isinstance(field, DateTimeField):
         return _iso
-    if isinstance(field, ForeignKeyField):
-        return uuid_text.lower
+    if isinstance(field, ForeignKeyField):  # a row's id (a UUID), else as the field writes it
+        return lambda value: (uuid_text.of(value) if value.__class__ is uuid.UUID
+                              else str(field.db_value(value)))
     if isinstance(field, IntegerField):
         return None  # written as it is
     if type(field) in (CharField, TextField):

@@ -11,8 +11,8 @@ PID 1, renewing the lock, and no live worker can take the scheduler over. Here:
 - the scheduler gets SIGTERM when its worker dies (engine/worker/lifeline.py) and stops
   as RQ stops it, releasing the lock;
 - its lease is ``LEASE_SECONDS`` instead of RQ's 61, renewed every second as before (and by
-  its worker while the process starts), so a scheduler killed outright (SIGKILL of the whole
-  process group) frees the lock soon;
+  its worker for up to ``STARTING_SECONDS`` while the process starts), so a scheduler
+  killed outright (SIGKILL of the whole process group) frees the lock soon;
 - one scheduler holds every queue's lock or none (RQ's lock per queue let two workers
   starting together each take some and each start one);
 - a scheduler that lost a lock to another (after Redis lost it) ends, where RQ's would
@@ -29,6 +29,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -44,6 +45,9 @@ from engine.worker.process_log import configure_logging
 
 log = logging.getLogger("herald.scheduler")
 LEASE_SECONDS = 10
+# How long a scheduler process may take to start (its imports, on a loaded machine) with its
+# worker keeping its lease.
+STARTING_SECONDS = 120.0
 
 
 class HeraldScheduler(RQScheduler):
@@ -146,6 +150,13 @@ class SchedulerProcess:
 
     def __init__(self, popen: subprocess.Popen) -> None:
         self._popen = popen
+        self._started = time.monotonic()
+
+    def starting(self) -> bool:
+        """True for ``STARTING_SECONDS`` after its start: its worker keeps its lease meanwhile.
+        After that its own heartbeat must: a process that hangs loses the locks to another
+        worker's scheduler, as before."""
+        return time.monotonic() - self._started < STARTING_SECONDS
 
     @property
     def pid(self) -> int:

@@ -189,7 +189,7 @@ class _Unattended:
 
     def _ensure_scheduler(self) -> None:
         """Run the scheduler here if its process here died or no worker holds its lock; while
-        its process here runs, keep its lease (the process may still be starting)."""
+        its process here starts, keep its lease."""
         process = self.scheduler._process
         if process is not None and not process.is_alive() and process.pid != self._gone:
             self._gone = process.pid  # one line per process that ended
@@ -197,7 +197,7 @@ class _Unattended:
                         "here or in another worker", process.pid, process.exitcode)
         if process is None or not process.is_alive():
             self.scheduler.acquire_locks(auto_start=True)
-        else:
+        elif process.starting():
             self.scheduler.keep_lease()
 
     def _start_scheduler(self, burst: bool = False, logging_level: Any = "INFO",

@@ -26,6 +26,7 @@ from engine.queue import redis_outages
 from engine.queue.embedded_redis import free_port
 from engine.queue.queueing import QUEUE_NAME, WORKER_QUEUE_NAMES, queue
 from engine.worker import handoff
+from engine.worker import scheduler as scheduler_module
 from engine.worker.scheduler import LEASE_SECONDS, HeraldScheduler, SchedulerProcess
 from engine.worker.worker_class import HeraldWorker
 from tests import factories
@@ -241,6 +242,18 @@ def test_a_worker_keeps_the_lease_of_a_scheduler_process_still_starting(starting
     starting_scheduler.run_maintenance_tasks()
     assert redis.ttl(lock) > LEASE_SECONDS // 2
     assert HeraldScheduler([QUEUE_NAME], connection=redis).acquire_locks() == set()
+
+
+def test_a_scheduler_process_past_its_start_keeps_its_own_lease(starting_scheduler,
+                                                                 monkeypatch):
+    """A process that hangs after its start (no heartbeat) must lose the locks, so that
+    another worker's scheduler takes them over, as before the worker kept the lease."""
+    redis = runtime.redis()
+    lock = starting_scheduler.scheduler.get_locking_key(QUEUE_NAME)
+    monkeypatch.setattr(scheduler_module, "STARTING_SECONDS", 0.0)
+    redis.pexpire(lock, 300)
+    starting_scheduler.run_maintenance_tasks()
+    assert redis.pttl(lock) <= 300
 
 
 def test_a_worker_never_takes_back_a_lock_another_scheduler_holds(starting_scheduler):
