@@ -19,28 +19,17 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
-from peewee import (
-    CharField,
-    Database,
-    DateTimeField,
-    Field,
-    ForeignKeyField,
-    IntegerField,
-    PostgresqlDatabase,
-    TextField,
-)
+from peewee import Database, PostgresqlDatabase
 
-from engine.database import prepared, secrets
+from engine.database import attempt_rows, prepared, secrets
+from engine.database.attempt_rows import ATTEMPT_FIELDS, no_nul
 from engine.database.db import database
 from engine.database.models import DeliveryAttempt, Notification, Suppression, Workspace, utcnow
 from engine.database.vocabulary import NotificationStatus, merged_pairs, stops
-from engine.formats import json_text, uuid_text
 
-ATTEMPT_FIELDS = [f for f in DeliveryAttempt._meta.sorted_fields if f.name != "id"]
 NOTIFICATION_FIELDS = Notification._meta.sorted_fields
 # Outcomes with up to this many attempt rows run as prepared statements (one per count).
 _PREPARED_ATTEMPTS = 4
@@ -108,7 +97,7 @@ def _statements(db: Database) -> dict[str, str]:
                    f'"next_attempt_at" = {p} WHERE "id" = {p}'),
         "attempt_row": "(" + ", ".join([p] * len(ATTEMPT_FIELDS)) + ")",
         "attempts": f"INSERT INTO {attempt_table} ({attempt_columns}) VALUES ",
-        # PostgreSQL: any number of attempt rows as one JSON parameter (see _attempts_json).
+        # PostgreSQL: any number of attempt rows as one JSON parameter (attempt_rows.py).
         "attempts_json": (f"INSERT INTO {attempt_table} ({attempt_columns}) "
                           f"SELECT {attempt_columns} FROM "
                           f"json_populate_recordset(NULL::{attempt_table}, {p}::json)"),
@@ -120,13 +109,6 @@ def _statements(db: Database) -> dict[str, str]:
         "secret": (f'SELECT "signing_secret" FROM {_quoted(Workspace._meta.table_name)} '
                    f'WHERE "id" = {p}'),
     }
-
-
-def _value(values: dict[str, Any], field: Any) -> Any:
-    """The value of ``field`` in ``values``, else the field's default."""
-    if field.name in values:
-        return values[field.name]
-    return field.default() if callable(field.default) else field.default
 
 
 def _notification(row: tuple) -> Notification:
@@ -161,12 +143,6 @@ def _hashed_pairs(workspace_id: Any, keys: Iterable[str]) -> list[tuple[str, str
     rows = Suppression.select(Suppression.address, Suppression.scope).where(
         Suppression.workspace == workspace_id, Suppression.address.in_(list(by_hash))).tuples()
     return [(by_hash[address], scope) for address, scope in rows]
-
-
-def _no_nul(value: Any) -> Any:
-    """Text with any NUL replaced: PostgreSQL refuses it in text (psycopg2 raises ValueError),
-    and an outcome must be recorded whatever a provider's or receiver's answer held."""
-    return value.replace("\x00", "\ufffd") if type(value) is str and "\x00" in value else value
 
 
 def insert(**values: Any) -> None:
@@ -272,57 +248,11 @@ def signing_secret(notification: Notification) -> str | None:
     return Workspace.signing_secret.python_value(sealed)
 
 
-def _attempt_rows(attempts: list[dict[str, Any]]) -> list[tuple]:
-    return [tuple(_no_nul(f.db_value(_value(attempt, f))) for f in ATTEMPT_FIELDS)
-            for attempt in attempts]
-
-
 def _insert_attempts(sql: dict[str, str], attempts: list[dict[str, Any]]) -> tuple[str, tuple]:
     """One INSERT of the attempt rows, and its parameters."""
-    rows = _attempt_rows(attempts)
+    rows = attempt_rows.as_values(attempts)
     return (sql["attempts"] + ", ".join([sql["attempt_row"]] * len(rows)),
             tuple(v for row in rows for v in row))
-
-
-def _iso(value: dt.datetime | None) -> str | None:
-    return None if value is None else value.isoformat()  # naive UTC, as the column holds it
-
-
-def _json_conversion(field: Field) -> Any:
-    """How a value of ``field`` is written in the attempt rows' JSON: as the text or the
-    number PostgreSQL reads into its column."""
-    if isinstance(field, DateTimeField):
-        return _iso
-    if isinstance(field, ForeignKeyField):  # a row's id (a UUID), else as the field writes it
-        return lambda value: (uuid_text.of(value) if value.__class__ is uuid.UUID
-                              else str(field.db_value(value)))
-    if isinstance(field, IntegerField):
-        return None  # written as it is
-    if type(field) in (CharField, TextField):
-        return _no_nul
-    return lambda value: _no_nul(field.db_value(value))  # the column's own text (JSON)
-
-
-# Per attempt column: its name, the row's key, the conversion and the default.
-_ATTEMPT_JSON_PLAN = [(f.column_name, f.name, _json_conversion(f), f.default,
-                       callable(f.default)) for f in ATTEMPT_FIELDS]
-
-
-def _attempts_json(attempts: list[dict[str, Any]]) -> str:
-    """The attempt rows as one JSON array of objects keyed by column (a null left out), for
-    PostgreSQL's ``json_populate_recordset``. As values, a checkpoint's 40 rows were 520
-    parameters, which psycopg2 adapts one by one (about 11 µs a row, the JSON about 2) and
-    PostgreSQL parsed and planned anew at every checkpoint; as one parameter the statement
-    is prepared once."""
-    rows = []
-    for attempt in attempts:
-        row = {}
-        for column, name, convert, default, factory in _ATTEMPT_JSON_PLAN:
-            value = attempt[name] if name in attempt else default() if factory else default
-            if value is not None:
-                row[column] = value if convert is None else convert(value)
-        rows.append(row)
-    return json_text.compact(rows)
 
 
 def record_attempts(attempts: list[dict[str, Any]],
@@ -342,7 +272,7 @@ def record_attempts(attempts: list[dict[str, Any]],
     if notification is None:
         if postgres:
             prepared.execute(db, "herald_attempts", sql["attempts_json"],
-                             (_attempts_json(attempts),))
+                             (attempt_rows.as_json(attempts),))
         else:
             db.execute_sql(*_insert_attempts(sql, attempts))
         return
@@ -351,7 +281,7 @@ def record_attempts(attempts: list[dict[str, Any]],
     if postgres:
         prepared.execute(db, "herald_checkpoint",
                          f"WITH attempt AS ({sql['attempts_json']}) {sql['renew']}",
-                         (_attempts_json(attempts), *renew))
+                         (attempt_rows.as_json(attempts), *renew))
         return
     insert, values = _insert_attempts(sql, attempts)
     with db.atomic():
@@ -371,15 +301,15 @@ def record_outcome(notification: Notification, attempts: list[dict[str, Any]], s
     db = database.obj
     sql = _statements(db)
     at = Notification.updated_at.db_value
-    finish = (status, _no_nul(error), at(now), at(next_attempt_at),
+    finish = (status, no_nul(error), at(now), at(next_attempt_at),
               Notification.id.db_value(notification.id))
     if isinstance(db, PostgresqlDatabase):
         if len(attempts) > _PREPARED_ATTEMPTS:  # a fan-out's outcome
             prepared.execute(db, "herald_outcome_json",
                              f"WITH attempt AS ({sql['attempts_json']}) {sql['finish']}",
-                             (_attempts_json(attempts), *finish))
+                             (attempt_rows.as_json(attempts), *finish))
         elif attempts:
-            rows = _attempt_rows(attempts)
+            rows = attempt_rows.as_values(attempts)
             values = ", ".join([sql["attempt_row"]] * len(rows))
             statement = f"WITH attempt AS ({sql['attempts']}{values}) {sql['finish']}"
             prepared.execute(db, f"herald_outcome_{len(rows)}", statement,
@@ -387,7 +317,7 @@ def record_outcome(notification: Notification, attempts: list[dict[str, Any]], s
         else:
             prepared.execute(db, "herald_outcome_0", sql["finish"], finish)
     else:
-        rows = _attempt_rows(attempts)
+        rows = attempt_rows.as_values(attempts)
         with db.atomic():
             if rows:
                 db.cursor().executemany(sql["attempts"] + sql["attempt_row"], rows)
@@ -408,7 +338,7 @@ def record_pause(notification: Notification, attempts: list[dict[str, Any]]) -> 
     with db.atomic():
         if attempts and isinstance(db, PostgresqlDatabase):
             prepared.execute(db, "herald_attempts", sql["attempts_json"],
-                             (_attempts_json(attempts),))
+                             (attempt_rows.as_json(attempts),))
         elif attempts:
             db.execute_sql(*_insert_attempts(sql, attempts))
         cursor = db.execute_sql(sql["pause"], (

@@ -9,6 +9,7 @@ import datetime as dt
 import pytest
 
 from engine.database import notification_store
+from engine.database.attempt_rows import ATTEMPT_FIELDS
 from engine.database.models import DeliveryAttempt, Notification
 from engine.database.vocabulary import NotificationStatus, Outcome
 from engine.delivery.attempts import attempt_row
@@ -41,7 +42,7 @@ def _rows(notification: Notification, count: int) -> list[dict]:
 
 
 def _stored(notification: Notification) -> list[dict]:
-    fields = notification_store.ATTEMPT_FIELDS
+    fields = ATTEMPT_FIELDS
     return [{f.name: getattr(a, f.name if f.name != "notification" else "notification_id")
              for f in fields}
             for a in DeliveryAttempt.select().where(
@@ -53,7 +54,7 @@ def _expected(rows: list[dict]) -> list[dict]:
     def value(row: dict, name: str):
         found = row.get(name)
         return found.replace("\x00", "\ufffd") if isinstance(found, str) else found
-    return [{f.name: value(row, f.name) for f in notification_store.ATTEMPT_FIELDS}
+    return [{f.name: value(row, f.name) for f in ATTEMPT_FIELDS}
             for row in rows]
 
 
