@@ -255,6 +255,15 @@ def _insert_attempts(sql: dict[str, str], attempts: list[dict[str, Any]]) -> tup
             tuple(v for row in rows for v in row))
 
 
+def _write_attempts(db: Database, sql: dict[str, str], attempts: list[dict[str, Any]]) -> None:
+    """One INSERT of the attempt rows: on PostgreSQL their one JSON parameter, prepared."""
+    if isinstance(db, PostgresqlDatabase):
+        prepared.execute(db, "herald_attempts", sql["attempts_json"],
+                         (attempt_rows.as_json(attempts),))
+    else:
+        db.execute_sql(*_insert_attempts(sql, attempts))
+
+
 def record_attempts(attempts: list[dict[str, Any]],
                     notification: Notification | None = None) -> None:
     """Commit attempt rows of an attempt still running (a fan-out's checkpoint), in one
@@ -268,24 +277,18 @@ def record_attempts(attempts: list[dict[str, Any]],
         return
     db = database.obj
     sql = _statements(db)
-    postgres = isinstance(db, PostgresqlDatabase)
     if notification is None:
-        if postgres:
-            prepared.execute(db, "herald_attempts", sql["attempts_json"],
-                             (attempt_rows.as_json(attempts),))
-        else:
-            db.execute_sql(*_insert_attempts(sql, attempts))
+        _write_attempts(db, sql, attempts)
         return
     renew = (Notification.updated_at.db_value(utcnow()),
              Notification.id.db_value(notification.id), NotificationStatus.SENDING)
-    if postgres:
+    if isinstance(db, PostgresqlDatabase):
         prepared.execute(db, "herald_checkpoint",
                          f"WITH attempt AS ({sql['attempts_json']}) {sql['renew']}",
                          (attempt_rows.as_json(attempts), *renew))
         return
-    insert, values = _insert_attempts(sql, attempts)
     with db.atomic():
-        db.execute_sql(insert, values)
+        _write_attempts(db, sql, attempts)
         db.execute_sql(sql["renew"], renew)
 
 
@@ -336,11 +339,8 @@ def record_pause(notification: Notification, attempts: list[dict[str, Any]]) -> 
     db = database.obj
     sql = _statements(db)
     with db.atomic():
-        if attempts and isinstance(db, PostgresqlDatabase):
-            prepared.execute(db, "herald_attempts", sql["attempts_json"],
-                             (attempt_rows.as_json(attempts),))
-        elif attempts:
-            db.execute_sql(*_insert_attempts(sql, attempts))
+        if attempts:
+            _write_attempts(db, sql, attempts)
         cursor = db.execute_sql(sql["pause"], (
             NotificationStatus.QUEUED, Notification.updated_at.db_value(now),
             Notification.id.db_value(notification.id), NotificationStatus.SENDING))
