@@ -9,7 +9,9 @@ speed changes by up to a factor of two within a minute; a change then moves one 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
+import tempfile
 from collections.abc import Callable, Iterator
 
 from bench.common import (
@@ -73,6 +75,8 @@ RUNS = (("send_idempotent", False, "/api/v1/notifications/send", 202, "Idempoten
         ("json_floor", True, "/json", 200, None),
         ("preview", False, "/api/v1/notifications/preview", 200, None),
         ("preview_floor", True, "/json-admitted", 200, None))
+# The file holding the preview's answer, which the preview's floor answers (bench/floor_app.py).
+PREVIEW_ANSWER = "HERALD_BENCH_PREVIEW_ANSWER"
 # A quick run measures the figures with targets only.
 QUICK_RUNS = ("send", "durable_floor", "preview", "preview_floor")
 
@@ -100,21 +104,41 @@ def _pair(measured: list[dict[str, LoadResult]], subject: str,
     return median_pair([(runs[subject], runs[floor]) for runs in measured], _rate)
 
 
+def _answer(port: int, path: str, key: str, request: bytes) -> bytes:
+    """The body Herald answers ``request`` with: the preview floor answers the same bytes."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("POST", path, body=request,
+                           headers={"X-Api-Key": key, "Content-Type": "application/json"})
+        answer = connection.getresponse()
+        body = answer.read()
+    finally:
+        connection.close()
+    if answer.status != 200:
+        raise RuntimeError(f"{path} answered {answer.status}: {body[:200]!r}")
+    return body
+
+
 def run(seconds: float = 2.0) -> list[dict]:
-    with bench_tenant() as (env, key, request):
+    with bench_tenant() as (env, key, request), \
+            tempfile.NamedTemporaryFile(suffix=".json") as preview_answer:
         database_url = env["HERALD_DATABASE_URL"]
-        with server("bench.floor_app:app", env) as (floor_port, _), \
-                server("cli.app:create_app", env) as (port, pid):
+        with server("cli.app:create_app", env) as (port, pid):
+            preview_answer.write(_answer(port, "/api/v1/notifications/preview", key, request))
+            preview_answer.flush()
+            floor_env = {**env, PREVIEW_ANSWER: preview_answer.name}
+            with server("bench.floor_app:app", floor_env) as (floor_port, _):
 
-            def load(run: tuple, warm: float) -> LoadResult:
-                _name, on_floor, path, expect, unique = run
-                return run_load("127.0.0.1", floor_port if on_floor else port, path,
-                                method="POST", body=b"{}" if on_floor else request,
-                                headers=None if on_floor else {"X-Api-Key": key},
-                                expect=expect, seconds=seconds, warmup=warm,
-                                unique_header=unique)
+                def load(run: tuple, warm: float) -> LoadResult:
+                    # Floors and subjects read the same request (body and key header).
+                    _name, on_floor, path, expect, unique = run
+                    return run_load("127.0.0.1", floor_port if on_floor else port, path,
+                                    method="POST", body=request, headers={"X-Api-Key": key},
+                                    expect=expect, seconds=seconds, warmup=warm,
+                                    unique_header=unique)
 
-            measured = _rounds(load)
+                measured = _rounds(load)
+
             rss = max((peak_rss_mb(child) for child in children_of(pid)), default=0.0)
 
     db_name = "postgresql" if database_url.startswith("postgres") else "sqlite"

@@ -8,7 +8,7 @@ import threading
 import uuid
 from typing import Any
 
-from flask import Flask, jsonify
+from flask import Flask, Response, jsonify
 from redis import Redis
 from rq import Queue
 
@@ -83,11 +83,25 @@ def json_endpoint():
     return jsonify(ok=True)
 
 
+def _answer() -> bytes:
+    """The preview's own answer, as the bench read it from Herald (bench/api.py): the floor
+    writes the same bytes to the same client. Without it, a small JSON document."""
+    path = os.environ.get("HERALD_BENCH_PREVIEW_ANSWER")
+    if not path:
+        return b'{"ok": true}'
+    with open(path, "rb") as answer:
+        return answer.read()
+
+
+_PREVIEW_ANSWER = _answer()
+
+
 @app.post("/json-admitted")
 def json_admitted():
     """One Redis round trip (a script counting the request in two rate-limit windows, as
-    the preview's admission does), then JSON: the least a preview with limits shared
-    across hosts and a revoked key refused at once can do."""
+    the preview's admission does), then the preview's answer, read at start: the least a
+    preview with limits shared across hosts and a revoked key refused at once can do, and
+    the bytes any preview of the bench's template must write."""
     _queue.connection.execute_command("EVALSHA", _WINDOWS, 2, "bench-floor:ip",
                                       "bench-floor:key")
-    return jsonify(ok=True)
+    return Response(_PREVIEW_ANSWER, mimetype="application/json")

@@ -3,6 +3,8 @@ one count a busy machine does not move.
 
 ``python -m bench.instructions [send|preview|web_preview|web_preview_edit] [count]`` runs
 the requests in one process through the WSGI app, as ``bench.profile inprocess`` does
+(``durable_floor``, ``enqueue_floor``, ``preview_floor`` and ``json_floor``: the same
+request to the API figures' floors, bench/floor_app.py)
 (``web_preview`` and ``web_preview_edit`` are the requests of bench/web.py's figures: the
 editor's preview of the 50 KB template, signed in, the same text each time or a new one),
 under valgrind's callgrind
@@ -50,6 +52,9 @@ from bench.api import bench_tenant
 from bench.profile import PATHS
 
 WEB = ("web_preview", "web_preview_edit")
+# The API figures' floors (bench/api.py), by their names there: endpoint, status.
+FLOORS = {"durable_floor": ("/enqueue-durable", 202), "enqueue_floor": ("/enqueue", 202),
+          "preview_floor": ("/json-admitted", 200), "json_floor": ("/json", 200)}
 WORKER = ("fanout", "smtp_floor")
 FANOUT_WARM = 100
 
@@ -69,9 +74,13 @@ def _child(what: str, count: int) -> None:
         from engine.observability.log_format import configure_logging
 
         configure_logging("text")  # as `herald serve` logs, its lines to stderr (discarded)
-        app = create_app()
-        object.__setattr__(runtime.settings(), "key_cache_seconds", 1e9)
-        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": PATHS[what][0], "SERVER_NAME": "x",
+        if what in FLOORS:  # the same request to the floor's endpoint (bench/floor_app.py)
+            from bench.floor_app import app
+        else:
+            app = create_app()
+            object.__setattr__(runtime.settings(), "key_cache_seconds", 1e9)
+        path, expected = FLOORS.get(what) or PATHS[what]
+        environ = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "SERVER_NAME": "x",
                    "SERVER_PORT": "80", "wsgi.url_scheme": "http", "REMOTE_ADDR": "127.0.0.1",
                    "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
                    "HTTP_X_API_KEY": key, "SERVER_PROTOCOL": "HTTP/1.1"}
@@ -83,7 +92,7 @@ def _child(what: str, count: int) -> None:
                 pass
 
         _measured(call, count)
-        assert all(s.startswith(str(PATHS[what][1])) for s in statuses), set(statuses)
+        assert all(s.startswith(str(expected)) for s in statuses), set(statuses)
 
 
 def _measured(call: Callable[[], None], count: int, warm: int = 200) -> None:
