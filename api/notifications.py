@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 from flask import Request, Response, g, request
 from flask_smorest import Blueprint
 from werkzeug.datastructures import Headers
+from werkzeug.exceptions import ClientDisconnected
 
 from api import examples
 from api.previews import preview_text
@@ -83,9 +84,9 @@ def read_json(req: Request, glob: Any) -> Any:
     """The JSON body; None for an absent or null body; ApiError for anything unparsable,
     and for a string that holds a lone surrogate: that is not text, and no database,
     mail or HTTP header could carry it. (``req`` and ``glob``: the request and g.)"""
-    raw = glob.get("raw_body")
+    raw = glob.get("raw_body")  # a chunked body, already read by the gateway check
     if raw is None:
-        raw = req.get_data(cache=False)
+        raw = _body(req)
     if not raw.strip():
         return None
     try:
@@ -97,6 +98,22 @@ def read_json(req: Request, glob: Any) -> Any:
     errors = FieldErrors()
     errors.add("$", "notifications.request_malformed", message)
     errors.raise_if_any()
+
+
+def _body(req: Request) -> bytes:
+    """The body of a request that gave its Content-Length (the gateway check refused one
+    over the limit), read from the server's stream as ``get_data`` reads it, without the
+    stream wrapper werkzeug builds for the read (about 3% of a preview's instructions);
+    a body cut short is werkzeug's ClientDisconnected. Anything else: ``get_data``."""
+    environ = req.environ
+    length, stream = environ.get("CONTENT_LENGTH"), environ.get("wsgi.input")
+    if stream is None or not (length and length.isascii() and length.isdigit()):
+        return req.get_data(cache=False)
+    size = int(length)
+    raw = stream.read(size)
+    if len(raw) != size:
+        raise ClientDisconnected()
+    return raw
 
 
 def _json(data: dict[str, Any], status: int) -> Response:

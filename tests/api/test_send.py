@@ -369,3 +369,25 @@ def test_validation_stops_at_the_spec_limits_and_caps_the_errors_map(client, ten
             "notifications.email.custom_headers.too_many",
             "notifications.email.custom_headers.name_invalid"} <= set(problem["errorCodes"])
     assert Notification.select().count() == 0
+
+
+def test_a_body_shorter_than_its_content_length_is_a_400_and_nothing_is_sent(client, tenant):
+    """The body is read to its Content-Length off the server's stream: one that ends first
+    (the client went away) is refused as werkzeug refuses it, never parsed as it stands."""
+    from engine.database.models import Notification
+
+    whole = json.dumps(tenant["body"]).encode() + b"   "
+    response = client.post(SEND, data=whole[:-3], content_type="application/json",
+                           headers={"X-Api-Key": tenant["key"]},
+                           environ_overrides={"CONTENT_LENGTH": str(len(whole))})
+    assert response.status_code == 400
+    assert response.mimetype == "application/problem+json"
+    assert Notification.select().count() == 0
+
+
+@pytest.mark.parametrize("length", ["²", "1e3", "-5", " 12"])
+def test_a_content_length_that_is_not_a_number_is_no_500(client, tenant, length):
+    response = client.post(SEND, data=json.dumps(tenant["body"]).encode(),
+                           content_type="application/json", headers={"X-Api-Key": tenant["key"]},
+                           environ_overrides={"CONTENT_LENGTH": length})
+    assert response.status_code < 500, response.data
