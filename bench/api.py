@@ -119,15 +119,23 @@ def _answer(port: int, path: str, key: str, request: bytes) -> bytes:
     return body
 
 
+@contextlib.contextmanager
+def floor_server(env: dict[str, str], port: int, key: str,
+                 request: bytes) -> Iterator[tuple[int, int]]:
+    """The floors' server (bench/floor_app.py), its preview floor answering the bytes
+    Herald's server on ``port`` answers ``request`` with; yields its port and pid."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as answer:
+        answer.write(_answer(port, "/api/v1/notifications/preview", key, request))
+        answer.flush()
+        with server("bench.floor_app:app", {**env, PREVIEW_ANSWER: answer.name}) as started:
+            yield started
+
+
 def run(seconds: float = 2.0) -> list[dict]:
-    with bench_tenant() as (env, key, request), \
-            tempfile.NamedTemporaryFile(suffix=".json") as preview_answer:
+    with bench_tenant() as (env, key, request):
         database_url = env["HERALD_DATABASE_URL"]
         with server("cli.app:create_app", env) as (port, pid):
-            preview_answer.write(_answer(port, "/api/v1/notifications/preview", key, request))
-            preview_answer.flush()
-            floor_env = {**env, PREVIEW_ANSWER: preview_answer.name}
-            with server("bench.floor_app:app", floor_env) as (floor_port, _):
+            with floor_server(env, port, key, request) as (floor_port, _):
 
                 def load(run: tuple, warm: float) -> LoadResult:
                     # Floors and subjects read the same request (body and key header).

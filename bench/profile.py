@@ -19,7 +19,7 @@ import sys
 import threading
 from pathlib import Path
 
-from bench.api import bench_tenant
+from bench.api import bench_tenant, floor_server
 from bench.common import (
     bench_database_url,
     bench_env,
@@ -83,8 +83,8 @@ def account(what: str = "send", seconds: float = 6.0) -> None:
     """CPU per request by part of the machine: ``what`` (send or preview) and its floor, one
     after the other."""
     with bench_tenant() as (env, key, body), \
-            server("bench.floor_app:app", env) as (floor_port, floor_pid), \
-            server("cli.app:create_app", env) as (port, pid):
+            server("cli.app:create_app", env) as (port, pid), \
+            floor_server(env, port, key, body) as (floor_port, floor_pid):
         floor_pids = {floor_pid, *children_of(floor_pid)}
         pids = {pid, *children_of(pid)}
         subject_path, subject_expect = PATHS[what]
@@ -93,14 +93,14 @@ def account(what: str = "send", seconds: float = 6.0) -> None:
         run_load("127.0.0.1", port, subject_path, method="POST", body=body,
                  headers={"X-Api-Key": key}, expect=subject_expect, seconds=2, warmup=0)
         rows = {}
-        for label, target, owned, path, sent, headers, expect in (
-                ("floor", floor_port, floor_pids, floor_path, b"{}", {}, floor_expect),
-                (what, port, pids, subject_path, body, {"X-Api-Key": key}, subject_expect),
-                ("floor ", floor_port, floor_pids, floor_path, b"{}", {}, floor_expect),
-                (what + " ", port, pids, subject_path, body, {"X-Api-Key": key},
-                 subject_expect)):
-            rows[label] = cpu_per_request(target, owned, path, sent, headers, expect,
-                                          seconds)
+        # The floor gets the very request the subject gets (bench/api.py).
+        for label, target, owned, path, expect in (
+                ("floor", floor_port, floor_pids, floor_path, floor_expect),
+                (what, port, pids, subject_path, subject_expect),
+                ("floor ", floor_port, floor_pids, floor_path, floor_expect),
+                (what + " ", port, pids, subject_path, subject_expect)):
+            rows[label] = cpu_per_request(target, owned, path, body, {"X-Api-Key": key},
+                                          expect, seconds)
     print_cpu(rows)
 
 
