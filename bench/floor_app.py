@@ -84,8 +84,9 @@ def json_endpoint():
 
 
 def _answer() -> bytes:
-    """The preview's own answer, as the bench read it from Herald (bench/api.py): the floor
-    writes the same bytes to the same client. Without it, a small JSON document."""
+    """The preview's own answer, as the bench read it from Herald into the file its
+    variable names (bench/api.py's PREVIEW_ANSWER; this app imports nothing of the
+    bench's): the floor writes the same bytes to the same client. Else a small document."""
     path = os.environ.get("HERALD_BENCH_PREVIEW_ANSWER")
     if not path:
         return b'{"ok": true}'

@@ -3,11 +3,10 @@ one count a busy machine does not move.
 
 ``python -m bench.instructions [send|preview|web_preview|web_preview_edit] [count]`` runs
 the requests in one process through the WSGI app, as ``bench.profile inprocess`` does
-(``durable_floor``, ``enqueue_floor``, ``preview_floor`` and ``json_floor``: the same
-request to the API figures' floors, bench/floor_app.py)
 (``web_preview`` and ``web_preview_edit`` are the requests of bench/web.py's figures: the
-editor's preview of the 50 KB template, signed in, the same text each time or a new one),
-under valgrind's callgrind
+editor's preview of the 50 KB template, signed in, the same text each time or a new one;
+``durable_floor``, ``enqueue_floor``, ``preview_floor`` and ``json_floor`` send the API's
+request to its figures' floors, bench/floor_app.py), under valgrind's callgrind
 (valgrind itself is not installed by the bench), with counting switched on only around
 ``count`` requests (300 by default) after 200 of warm-up. The figure is every user-space
 instruction of that process (Python, its C modules, the database and Redis clients);
