@@ -207,6 +207,26 @@ def test_autosave_refuses_a_save_from_an_older_revision_and_offers_the_other_tex
     assert versions.current_draft(template).content["body"] == "<p>Second tab</p>"
 
 
+def test_publish_after_its_own_pages_autosave_is_no_conflict(ada, ws):
+    """Publish posts the whole form with the basis its page had; the page's own autosave,
+    answered first (the From address's change, sent as the button was pressed), moved the
+    draft on: no one else's change, as for a save. Another page's stale basis still is."""
+    template = factories.template(ws, publish_it=False)
+    draft = versions.current_draft(template)
+    basis = f"{draft.number}:{draft.revision}"
+    base = f"/w/{ws.id}/templates/{template.id}"
+    page = re.search(r'name="page" value="([^"]+)"', ada.get(base).text).group(1)
+    form = {**_email_form(body="<p>Mine</p>"), "basis": basis, "page": page}
+    assert ">Saved</p>" in ada.post(f"{base}/draft", form, HTMX).text
+    final = {**form, "body": "<p>Mine, typed on</p>"}  # the form as Publish posts it
+    other = ada.post(f"{base}/publish", {**final, "page": "another-page-token"})
+    assert other.status_code == 409, other.text
+    published = ada.post(f"{base}/publish", final)
+    assert published.status_code == 303, published.text
+    live = TemplateVersion.get(TemplateVersion.status == "live")
+    assert (live.number, live.content["body"]) == (draft.number, "<p>Mine, typed on</p>")
+
+
 def test_bad_sample_tags_are_said_and_not_remembered(ada, ws):
     from engine.authoring import samples
 

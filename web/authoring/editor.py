@@ -182,8 +182,13 @@ def publish(template_id):
         return page(template, problems=[Problem("draft", "Nothing to publish: this text is "
                                                          "the live version.")],
                     status=400, status_text="Not published: nothing changed")
+    # The page's own autosave may land just before its Publish (a field's change is sent as
+    # the button is pressed): that save is the page's, not a change made elsewhere.
+    page_token = loading.posted().get("page")
+    basis = own_saves.basis_for(template, basis, page_token)
     try:
         draft = drafts.save_draft(template, content, basis, loading.who())
+        own_saves.wrote(template, draft, page_token)
         version = publishing.publish_draft(g.workspace, template, draft.revision,
                                            loading.who())
     except DraftConflict as conflict:

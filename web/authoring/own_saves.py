@@ -7,7 +7,8 @@ be on its way then: it lands first, the draft's revision moves on, and the hand-
 from the revision before, was refused as a conflict: the last edit was lost. The server
 remembers which page wrote the draft's current revision (Redis, an hour); a save from that
 same page, made from an earlier revision of the same draft, is its own successor and
-goes on. A save from another page or tab is still a conflict (engine/authoring/drafts.py).
+goes on; so is a Publish, which posts the page's whole form as its autosave may still be on
+its way. A save from another page or tab is still a conflict (engine/authoring/drafts.py).
 """
 
 from __future__ import annotations
