@@ -137,6 +137,16 @@ def _posted(template: Template) -> tuple[dict[str, Any], Basis]:
     return content, Basis.parse(chosen)
 
 
+def _save(template: Template, content: dict[str, Any], basis: Basis) -> TemplateVersion:
+    """The editor's text saved as the draft; a revision its own page wrote since ``basis``
+    is no one else's change (web/authoring/own_saves.py). Raises DraftError, DraftConflict."""
+    page_token = loading.posted().get("page")
+    draft = drafts.save_draft(template, content, own_saves.basis_for(template, basis, page_token),
+                              loading.who())
+    own_saves.wrote(template, draft, page_token)
+    return draft
+
+
 @blueprint.post("/templates/<template_id>/draft")
 @workspace_view("member")
 def save(template_id):
@@ -144,10 +154,7 @@ def save(template_id):
     template = loading.authorable(loading.template(template_id))
     try:
         content, basis = _posted(template)
-        page_token = loading.posted().get("page")
-        basis = own_saves.basis_for(template, basis, page_token)
-        draft = drafts.save_draft(template, content, basis, loading.who())
-        own_saves.wrote(template, draft, page_token)
+        draft = _save(template, content, basis)
     except DraftError as err:
         if loading.htmx():
             return autosave_fragment(template, error=str(err))
@@ -182,13 +189,10 @@ def publish(template_id):
         return page(template, problems=[Problem("draft", "Nothing to publish: this text is "
                                                          "the live version.")],
                     status=400, status_text="Not published: nothing changed")
-    # The page's own autosave may land just before its Publish (a field's change is sent as
-    # the button is pressed): that save is the page's, not a change made elsewhere.
-    page_token = loading.posted().get("page")
-    basis = own_saves.basis_for(template, basis, page_token)
     try:
-        draft = drafts.save_draft(template, content, basis, loading.who())
-        own_saves.wrote(template, draft, page_token)
+        # The page's own autosave may land just before its Publish (a field's change is sent
+        # as the button is pressed): that save is the page's, not a change made elsewhere.
+        draft = _save(template, content, basis)
         version = publishing.publish_draft(g.workspace, template, draft.revision,
                                            loading.who())
     except DraftConflict as conflict:
@@ -243,10 +247,7 @@ def confirm_remove_language(template_id):
     tag = (loading.posted().get("remove_language") or "").strip()
     try:
         content, basis = _posted(template)
-        page_token = loading.posted().get("page")
-        basis = own_saves.basis_for(template, basis, page_token)
-        draft = drafts.save_draft(template, content, basis, loading.who())
-        own_saves.wrote(template, draft, page_token)
+        draft = _save(template, content, basis)
     except DraftError as err:
         return page(template, problems=[Problem(err.field or "body", str(err))], status=400,
                     status_text=f"Not saved: {err}")
