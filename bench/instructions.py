@@ -60,11 +60,20 @@ FANOUT_WARM = 100
 
 def _child(what: str, count: int) -> None:
     """The measured process: warm up, then ``count`` requests between two handshakes."""
+    # A keystroke's text is new whatever came before: a few of them warm the process.
+    warm = 20 if what == "web_preview_edit" else 200
+    with request_calls(what, warm + count) as call:
+        _measured(call, count, warm)
+
+
+@contextlib.contextmanager
+def request_calls(what: str, calls: int) -> Iterator[Callable[[], None]]:
+    """A function that makes one request of ``what`` through the WSGI app in this process,
+    set up as its figure sets it up (its tenant, key and body, or its signed-in editor); at
+    most ``calls`` of them. Every answer is checked once the block ends."""
     if what in WEB:
-        # A keystroke's text is new whatever came before: a few of them warm the process.
-        warm = 200 if what == "web_preview" else 20
-        with _editor_calls(what, warm + count) as call:
-            _measured(call, count, warm)
+        with _editor_calls(what, calls) as call:
+            yield call
         return
     with bench_tenant() as (env, key, body):
         os.environ.update(env)
@@ -90,7 +99,7 @@ def _child(what: str, count: int) -> None:
             for _chunk in app(request, lambda status, *_: statuses.append(status)):
                 pass
 
-        _measured(call, count)
+        yield call
         assert all(s.startswith(str(expected)) for s in statuses), set(statuses)
 
 
