@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import collections
 import importlib
+import logging
+import os
 import statistics
 import sys
 import time
@@ -90,7 +92,13 @@ def measure(what: str, count: int) -> dict[str, list[float]]:
     per_round = max(1, count // ROUNDS)
     timed = Timed()
     rounds: dict[str, list[float]] = collections.defaultdict(list)
-    with request_calls(what, WARM + ROUNDS * per_round) as call:
+    with open(os.devnull, "w") as nowhere, \
+            request_calls(what, WARM + ROUNDS * per_round) as call:
+        # The log lines written to nowhere, as `bench.profile inprocess` writes them: what a
+        # write costs depends on where the server's stderr goes, not on Herald.
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler):
+                handler.setStream(nowhere)
         for label, where in PARTS.get(what, []):
             timed.wrap(label, where)
         for _ in range(WARM):
