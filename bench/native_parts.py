@@ -90,6 +90,7 @@ def measure(what: str, count: int) -> dict[str, list[float]]:
     """µs per request of the whole request (``"request"``) and of each part, one value a
     round."""
     per_round = max(1, count // ROUNDS)
+    parts = PARTS.get(what, [])  # a floor has none: only its whole request
     timed = Timed()
     rounds: dict[str, list[float]] = collections.defaultdict(list)
     with open(os.devnull, "w") as nowhere, \
@@ -99,7 +100,7 @@ def measure(what: str, count: int) -> dict[str, list[float]]:
         for handler in logging.getLogger().handlers:
             if isinstance(handler, logging.StreamHandler):
                 handler.setStream(nowhere)
-        for label, where in PARTS.get(what, []):
+        for label, where in parts:
             timed.wrap(label, where)
         for _ in range(WARM):
             call()
@@ -109,7 +110,7 @@ def measure(what: str, count: int) -> dict[str, list[float]]:
             for _ in range(per_round):
                 call()
             rounds["request"].append((time.thread_time_ns() - started) / per_round / 1000)
-            for label, _ in PARTS.get(what, []):
+            for label, _ in parts:
                 rounds[label].append(timed.spent[label] / per_round / 1000)
     return rounds
 
