@@ -132,6 +132,10 @@ def test_sigkill_mid_fan_out_re_sends_only_what_no_checkpoint_recorded(settings,
         first.wait(timeout=10)
     finally:
         _stop(first)
+    # A message whose DATA ended just before the kill is still waiting on the server's
+    # delay: once the server has closed the killed worker's sessions, it has arrived or
+    # been dropped, and what arrived is counted.
+    _wait(lambda: handler.open_sessions == 0, 10, "the killed worker's sessions closed")
     assert Notification.get_by_id(n.id).status == "sending", "ended before the kill"
     sent_before = len(handler.received)
     recorded = settled.count()

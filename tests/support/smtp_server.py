@@ -32,6 +32,9 @@ class Handler:
     smtputf8: bool = True  # advertise SMTPUTF8 (RFC 6531)
     # Each chunk read from a client socket, when a list is given (the pipelining tests).
     reads: list[bytes] | None = None
+    # Client connections open now: once a killed client's are closed here, nothing it sent
+    # can still arrive (a closed session's DATA still waiting on ``delay`` is cancelled).
+    open_sessions: int = 0
 
     async def handle_EHLO(self, server, session, envelope, hostname, responses):
         session.host_name = hostname
@@ -65,6 +68,15 @@ class Handler:
 
 class DsnSMTP(SMTP):
     """aiosmtpd refuses unknown ESMTP parameters; accept the DSN ones (RFC 3461)."""
+
+    def connection_made(self, transport):
+        if self.transport is None:  # not STARTTLS's second call for the same connection
+            self.event_handler.open_sessions += 1
+        super().connection_made(transport)
+
+    def connection_lost(self, error):
+        super().connection_lost(error)  # cancels the session's handler: nothing more arrives
+        self.event_handler.open_sessions -= 1
 
     def data_received(self, data):
         # Commands that arrive in one read were pipelined: the tests check it here.
