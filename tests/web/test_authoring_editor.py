@@ -7,6 +7,7 @@ import re
 
 from playwright.sync_api import Browser, Page, expect
 
+from engine.authoring import drafts
 from engine.catalog import versions
 from engine.database.models import Template, TemplateVersion
 from engine.database.models.inbox import InboxMessage
@@ -211,3 +212,57 @@ def test_sms_and_webhook_templates_publish_and_test_send(page: Page, live, recei
         click_when_ready(page, "Send test")
         expect(page.get_by_text("Test failed: receiver answered 404")).to_be_visible(
             timeout=15_000)
+
+
+def _requests_to(page: Page, ending: str) -> list[str]:
+    """The URLs of the page's requests whose path ends with ``ending``, as they are made."""
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url)
+            if request.url.split("?")[0].endswith(ending) else None)
+    return seen
+
+
+def test_an_autosave_while_publish_has_focus_saves_and_does_not_publish(page: Page, live):
+    """htmx sends a form's request to the action of the submit button that last had focus
+    (its formaction): an autosave made while Publish had focus went to Publish, and raced
+    the click's own submit (one of the two then answered "nothing changed")."""
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member")
+    template = factories.template(ws)  # version 1 live
+    sign_in(page, "mia@example.com")
+    open_editor(page, template)
+    published = _requests_to(page, "/publish")
+    replace_text(page, "Body", "<p>Typed, then Tab to Publish</p>")
+    page.get_by_role("button", name="Publish").focus()  # before autosave's 800 ms
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    assert published == []
+    assert drafts.live_version(template).number == 1
+    assert versions.current_draft(template).content["body"] == \
+        "<p>Typed, then Tab to Publish</p>"
+
+
+def test_an_autosave_while_replace_has_focus_does_not_replace_their_text(browser: Browser,
+                                                                         live):
+    """The conflict's button carries the choice to overwrite: an autosave sent while it had
+    focus must not carry it too."""
+    ws = factories.workspace()
+    make_user("mia@example.com", ws, "member", "Mia")
+    template = factories.template(ws, publish_it=False)
+    first, second = (browser.new_context(base_url=live.url).new_page() for _ in range(2))
+    for tab in (first, second):
+        sign_in(tab, "mia@example.com")
+        open_editor(tab, template)
+    replace_text(first, "Body", "<p>Theirs</p>")
+    expect(first.get_by_role("status")).to_have_text("Saved")
+    replace_text(second, "Body", "<p>Mine</p>")
+    expect(second.get_by_role("status")).to_have_text(
+        "Not saved: this draft was changed elsewhere")
+    with second.expect_response(lambda answer: answer.url.endswith("/draft")) as autosave:
+        replace_text(second, "Body", "<p>Mine, longer</p>")
+        second.get_by_role("button", name="Replace their text with mine").focus()
+    assert autosave.value.ok
+    expect(second.get_by_role("status")).to_have_text(
+        "Not saved: this draft was changed elsewhere")
+    assert versions.current_draft(template).content["body"] == "<p>Theirs</p>"
+    for tab in (first, second):
+        tab.context.close()

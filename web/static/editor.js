@@ -215,6 +215,21 @@
     });
   }
 
+  /* htmx sends a form's request to the formaction of the submit button that last had focus,
+     with that button's name and value. The editor's own requests (autosave) go where the
+     form says and carry no button's choice: an autosave made while Publish had focus must
+     not publish, nor one made while "Replace their text with mine" had focus overwrite. */
+  function keepAutosaveToTheForm(form) {
+    document.body.addEventListener("htmx:configRequest", function (event) {
+      if (event.detail.elt !== form) return;
+      event.detail.path = form.getAttribute("hx-post");
+      event.detail.verb = "post";
+      form.querySelectorAll("button[name], input[type=submit][name]").forEach(function (button) {
+        delete event.detail.parameters[button.name];
+      });
+    });
+  }
+
   function start() {
     document.querySelectorAll("textarea[data-code-editor]").forEach(enhance);
     switchLanguages();
@@ -227,6 +242,7 @@
         status("Unsaved changes");
       });
       guardEdits(form);
+      keepAutosaveToTheForm(form);
     }
     document.body.addEventListener("htmx:beforeRequest", function (event) {
       if (!fromEditor(event)) return;
