@@ -203,3 +203,23 @@ def open_editor(page, template) -> None:
     page.goto(f"/w/{template.workspace_id}/templates/{template.id}")
     expect(page.get_by_role("button", name="Publish")).to_be_visible()
     page.wait_for_load_state()
+
+
+def conflicting_tabs(browser, live, template, theirs: str, mine: str):
+    """Two tabs signed in as mia@example.com (a member the test made) on ``template``'s
+    editor: the first saved ``theirs``, then the second's ``mine`` was refused as a
+    conflict. Returns (first, second); the caller closes their contexts."""
+    from playwright.sync_api import expect
+
+    from tests.web.authoring_support import replace_text
+
+    first, second = (browser.new_context(base_url=live.url).new_page() for _ in range(2))
+    for tab in (first, second):
+        sign_in(tab, "mia@example.com")
+        open_editor(tab, template)
+    replace_text(first, "Body", theirs)
+    expect(first.get_by_role("status")).to_have_text("Saved")
+    replace_text(second, "Body", mine)
+    expect(second.get_by_role("status")).to_have_text(
+        "Not saved: this draft was changed elsewhere")
+    return first, second

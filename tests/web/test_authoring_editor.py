@@ -20,23 +20,16 @@ from tests.web.authoring_support import (
     running_worker,
     wait_for,
 )
-from tests.web.conftest import make_user, open_editor, sign_in
+from tests.web.conftest import conflicting_tabs, make_user, open_editor, sign_in
 
 
 def test_two_tabs_on_one_draft_do_not_overwrite_each_other(browser: Browser, live):
     ws = factories.workspace()
     make_user("mia@example.com", ws, "member", "Mia")
     template = factories.template(ws, publish_it=False)
-    first, second = (browser.new_context(base_url=live.url).new_page() for _ in range(2))
-    for tab in (first, second):
-        sign_in(tab, "mia@example.com")
-        open_editor(tab, template)
-    replace_text(first, "Body", "<p>Written in the first tab</p>")
-    expect(first.get_by_role("status")).to_have_text("Saved")
-
-    replace_text(second, "Body", "<p>Written in the second tab</p>")
+    first, second = conflicting_tabs(browser, live, template, "<p>Written in the first tab</p>",
+                                     "<p>Written in the second tab</p>")
     status = second.get_by_role("status")
-    expect(status).to_have_text("Not saved: this draft was changed elsewhere")
     alert = second.get_by_role("alert")
     expect(alert).to_contain_text("mia@example.com saved this draft")
     expect(alert).to_contain_text("<p>Written in the first tab</p>")
@@ -248,15 +241,7 @@ def test_an_autosave_while_replace_has_focus_does_not_replace_their_text(browser
     ws = factories.workspace()
     make_user("mia@example.com", ws, "member", "Mia")
     template = factories.template(ws, publish_it=False)
-    first, second = (browser.new_context(base_url=live.url).new_page() for _ in range(2))
-    for tab in (first, second):
-        sign_in(tab, "mia@example.com")
-        open_editor(tab, template)
-    replace_text(first, "Body", "<p>Theirs</p>")
-    expect(first.get_by_role("status")).to_have_text("Saved")
-    replace_text(second, "Body", "<p>Mine</p>")
-    expect(second.get_by_role("status")).to_have_text(
-        "Not saved: this draft was changed elsewhere")
+    first, second = conflicting_tabs(browser, live, template, "<p>Theirs</p>", "<p>Mine</p>")
     with second.expect_response(lambda answer: answer.url.endswith("/draft")) as autosave:
         replace_text(second, "Body", "<p>Mine, longer</p>")
         second.get_by_role("button", name="Replace their text with mine").focus()

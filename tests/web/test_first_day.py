@@ -10,7 +10,7 @@ from playwright.sync_api import Browser, Page, expect
 from engine.catalog import versions
 from tests import factories
 from tests.web.authoring_support import code_text, replace_text, wait_for
-from tests.web.conftest import make_user, open_editor, sign_in
+from tests.web.conftest import conflicting_tabs, make_user, open_editor, sign_in
 
 
 def _focused_id(page: Page) -> str:
@@ -131,15 +131,8 @@ def test_leaving_a_refused_save_asks_first(browser: Browser, live):
     ws = factories.workspace()
     make_user("mia@example.com", ws, "member", "Mia")
     template = factories.template(ws, publish_it=False)
-    first, second = (browser.new_context(base_url=live.url).new_page() for _ in range(2))
-    for tab in (first, second):
-        sign_in(tab, "mia@example.com")
-        open_editor(tab, template)
-    replace_text(first, "Body", "<p>First tab</p>")
-    expect(first.get_by_role("status")).to_have_text("Saved")
-    replace_text(second, "Body", "<p>Second tab</p>")
-    expect(second.get_by_role("status")).to_have_text(
-        "Not saved: this draft was changed elsewhere")
+    _first, second = conflicting_tabs(browser, live, template, "<p>First tab</p>",
+                                     "<p>Second tab</p>")
 
     second.on("dialog", lambda dialog: dialog.dismiss())  # "Stay on page"
     with second.expect_event("dialog") as asked:
