@@ -13,6 +13,7 @@ from gunicorn.app.base import BaseApplication
 
 from cli import http_gateway
 from config.settings import DEV_SECRET_KEY, Settings, provider_scheme_of, provider_urls
+from engine.long_lived import freeze_loaded_objects
 
 
 class GunicornServer(BaseApplication):
@@ -62,11 +63,13 @@ SWITCH_INTERVAL_SECONDS = 0.001
 
 
 def _worker_ready(worker: Any) -> None:
-    """gunicorn's post_worker_init: quit once; answer gunicorn's own errors as problems;
-    hand the interpreter lock over sooner."""
+    """gunicorn's post_worker_init, the app loaded: quit once; answer gunicorn's own errors
+    as problems; hand the interpreter lock over sooner; the loaded app kept out of the
+    garbage collector's full walks (engine/long_lived.py)."""
     _quit_once(worker)
     http_gateway.install()
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
+    freeze_loaded_objects()
 
 
 def gunicorn_options(host: str, port: int, workers: int, access_log: bool = True) -> dict:

@@ -23,6 +23,7 @@ from config.settings import ConfigError, Settings, load_settings
 from engine import runtime
 from engine.callbacks.sweep import run_periodically as sweep_callbacks
 from engine.database.db import wait_for_pooled_connections
+from engine.long_lived import freeze_loaded_objects
 from engine.plugins.manager import check_providers
 from engine.queue import redis_outages
 from engine.queue.queueing import WORKER_QUEUE_NAMES
@@ -69,6 +70,7 @@ def _work(settings: Settings, burst: bool, fork: bool, urgent: bool = False,
     if not _wait_for_redis():
         return 0
     default_registry()  # load plugins before the first job, not during it
+    freeze_loaded_objects()  # out of the garbage collector's full walks (engine/long_lived.py)
     stop = threading.Event()
     threading.Thread(target=run_periodically, args=(stop, None, urgent), daemon=True,
                      name="herald-reconciler").start()

@@ -57,7 +57,7 @@ def test_the_gthread_names_the_worker_extends_are_gunicorns():
     assert "self.data_ready" in inspect.getsource(TConn.__init__)
 
 
-def test_herald_serve_runs_this_worker_with_a_short_switch_interval(monkeypatch):
+def test_herald_serve_runs_this_worker_with_a_short_switch_interval_frozen(monkeypatch):
     import sys
 
     from cli import serve
@@ -68,5 +68,8 @@ def test_herald_serve_runs_this_worker_with_a_short_switch_interval(monkeypatch)
     monkeypatch.setattr(serve, "_quit_once", lambda worker: None)
     monkeypatch.setattr(serve.http_gateway, "install", lambda: None)
     monkeypatch.setattr(sys, "setswitchinterval", switched.append)
+    frozen = []
+    monkeypatch.setattr(serve, "freeze_loaded_objects", lambda: frozen.append(True))
     serve._worker_ready(object())
     assert switched == [serve.SWITCH_INTERVAL_SECONDS] and switched[0] < sys.getswitchinterval()
+    assert frozen == [True]  # the loaded app out of the collector's full walks
