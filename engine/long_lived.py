@@ -3,7 +3,7 @@
 Once an API worker has loaded its app (or a delivery worker its plugins), it holds about
 90,000 objects for good: modules, classes, functions, settings, schemas, compiled
 templates. Python's full collection walks every tracked object, and one of these took
-55-70 ms on a 2-core machine, about once every ten thousand requests, holding the
+54-70 ms on a 2-core machine, about once every ten thousand requests, holding the
 interpreter lock throughout: every request or delivery of that process waited for it.
 Frozen (``gc.freeze``), they are never walked again; a full collection walks only what came
 after, and the young collections, which free a request's own cycles, are unchanged.

@@ -10,6 +10,8 @@
  *   from the server's answer.
  * - Tab indents inside a code editor; Escape then Tab (or Shift+Tab) leaves it, as the
  *   field's hint says (WCAG 2.1.2: no keyboard trap).
+ * - An autosave goes to the draft whichever submit button has focus (htmx would send it to
+ *   that button's formaction, Publish's among them, with the button's value).
  * - No edit is lost: leaving the form saves at once; leaving the page hands the unsaved
  *   text to a keepalive request that outlives the page, and beforeunload warns only when
  *   that cannot carry it (a refused save waiting for a choice, a body over 60 KB).
