@@ -115,6 +115,7 @@ def test_take_the_first_day_screenshots(page: Page, live):
     expect(page.get_by_role("button", name="Copy API key")).to_be_visible()
     page.get_by_role("button", name="Revoke key backend").click()
     page.get_by_role("button", name="Revoke").click()
+    expect(page.get_by_text("is revoked")).to_be_visible()  # before a goto cancels the POST
     page.goto(f"/w/{ws.id}/settings/audit-log")
     page.screenshot(path=str(DOCS / "web-audit-log.png"), full_page=True)
 

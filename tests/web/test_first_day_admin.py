@@ -148,8 +148,12 @@ def test_the_audit_log_reads_in_words_filters_and_exports(page: Page, live):
     page.get_by_role("button", name="Create API key").click()
     page.get_by_role("button", name="Revoke key web-main").click()
     page.get_by_role("button", name="Revoke").click()
+    # Each answer seen before the next page: a goto made while a form's POST is still
+    # being sent cancels it.
+    expect(page.get_by_text("is revoked")).to_be_visible()
     page.goto(f"/w/{ws.id}/settings/webhooks/rotate")
     page.get_by_role("button", name="Rotate signing secret").click()
+    expect(page.get_by_role("textbox", name="New signing secret")).to_be_visible()
     page.get_by_role("link", name="Audit log").click()
     rows = page.get_by_role("table").get_by_role("row")
     expect(rows.nth(1)).to_contain_text("Webhook signing secret rotated")

@@ -152,6 +152,7 @@ def test_the_audit_log_lists_changes_newest_first_without_secrets(page: Page, li
     page.goto(f"/w/{ws.id}/settings/email-provider")
     page.get_by_role("textbox", name="Provider URL").fill("smtp://u:hunter2hunter2@m.example:25")
     page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("Saved: this workspace's email goes through")).to_be_visible()
     page.get_by_role("link", name="Audit log").click()
     rows = page.get_by_role("row")
     expect(rows.nth(1)).to_contain_text("Email provider changed")
