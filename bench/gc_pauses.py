@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import collections
 import gc
-import logging
-import os
 import subprocess
 import sys
 import time
 
-from bench.instructions import request_calls
+from bench.instructions import logs_to_nowhere, request_calls
 from engine.long_lived import freeze_loaded_objects
 
 WARM = 300
@@ -49,10 +47,7 @@ class Collections:
 def measure(what: str, count: int, frozen: bool) -> tuple[float, Collections]:
     """µs per request, and the collections made during ``count`` requests."""
     seen = Collections()
-    with open(os.devnull, "w") as nowhere, request_calls(what, WARM + count) as call:
-        for handler in logging.getLogger().handlers:
-            if isinstance(handler, logging.StreamHandler):
-                handler.setStream(nowhere)
+    with request_calls(what, WARM + count) as call, logs_to_nowhere():
         if frozen:
             freeze_loaded_objects()
         try:

@@ -37,6 +37,7 @@ import contextlib
 import html
 import io
 import json
+import logging
 import os
 import re
 import subprocess
@@ -64,6 +65,19 @@ def _child(what: str, count: int) -> None:
     warm = 20 if what == "web_preview_edit" else 200
     with request_calls(what, warm + count) as call:
         _measured(call, count, warm)
+
+
+@contextlib.contextmanager
+def logs_to_nowhere() -> Iterator[None]:
+    """The process's log lines written to the null device for the block, as
+    `bench.profile inprocess` writes them: what a write costs depends on where the
+    server's stderr goes, not on Herald. Call inside ``request_calls``, which sets the
+    logging up."""
+    with open(os.devnull, "w") as nowhere:
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler):
+                handler.setStream(nowhere)
+        yield
 
 
 @contextlib.contextmanager

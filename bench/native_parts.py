@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import collections
 import importlib
-import logging
-import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
 
-from bench.instructions import FLOORS, request_calls
+from bench.instructions import FLOORS, logs_to_nowhere, request_calls
 
 # A part: its label and where it is looked up when called ("module:attribute.path"); a
 # label's indent shows what it is part of.
@@ -93,13 +91,7 @@ def measure(what: str, count: int) -> dict[str, list[float]]:
     parts = PARTS.get(what, [])  # a floor has none: only its whole request
     timed = Timed()
     rounds: dict[str, list[float]] = collections.defaultdict(list)
-    with open(os.devnull, "w") as nowhere, \
-            request_calls(what, WARM + ROUNDS * per_round) as call:
-        # The log lines written to nowhere, as `bench.profile inprocess` writes them: what a
-        # write costs depends on where the server's stderr goes, not on Herald.
-        for handler in logging.getLogger().handlers:
-            if isinstance(handler, logging.StreamHandler):
-                handler.setStream(nowhere)
+    with request_calls(what, WARM + ROUNDS * per_round) as call, logs_to_nowhere():
         for label, where in parts:
             timed.wrap(label, where)
         for _ in range(WARM):
