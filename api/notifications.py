@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, NamedTuple
 
 from flask import Request, Response, g, request
@@ -80,13 +81,10 @@ def _errors(*statuses: int, operation: str = "send", path: str = ""):
     return wrap
 
 
-def read_json(req: Request, glob: Any) -> Any:
+def read_json(raw: bytes) -> Any:
     """The JSON body; None for an absent or null body; ApiError for anything unparsable,
     and for a string that holds a lone surrogate: that is not text, and no database,
-    mail or HTTP header could carry it. (``req`` and ``glob``: the request and g.)"""
-    raw = glob.get("raw_body")  # a chunked body, already read by the gateway check
-    if raw is None:
-        raw = _body(req)
+    mail or HTTP header could carry it."""
     if not raw.strip():
         return None
     try:
@@ -100,31 +98,41 @@ def read_json(req: Request, glob: Any) -> Any:
     errors.raise_if_any()
 
 
-def _body(req: Request) -> bytes:
-    """The body of a request that gave its Content-Length (the gateway check refused one
-    over the limit), read from the server's stream as ``get_data`` reads it, without the
-    stream wrapper werkzeug builds for the read (about 3% of a preview's instructions);
-    a body cut short is werkzeug's ClientDisconnected. Anything else: ``get_data``."""
-    environ = req.environ
-    length, stream = environ.get("CONTENT_LENGTH"), environ.get("wsgi.input")
-    if stream is None or not (length and length.isascii() and length.isdigit()):
-        return req.get_data(cache=False)
-    size = int(length)
+def read_exactly(stream: Any, size: int) -> bytes:
+    """``size`` bytes of the server's stream, as ``get_data`` reads a body that gave its
+    Content-Length, without the stream wrapper werkzeug builds for the read (about 3% of a
+    preview's instructions); a body cut short is werkzeug's ClientDisconnected."""
     raw = stream.read(size)
     if len(raw) != size:
         raise ClientDisconnected()
     return raw
 
 
+def _body(req: Request) -> bytes:
+    """The body of a request through Flask: read straight off the server's stream when it
+    gave its Content-Length (the gateway check refused one over the limit), else
+    ``get_data``."""
+    environ = req.environ
+    length, stream = environ.get("CONTENT_LENGTH"), environ.get("wsgi.input")
+    if stream is None or not (length and length.isascii() and length.isdigit()):
+        return req.get_data(cache=False)
+    return read_exactly(stream, int(length))
+
+
+def answer_text(data: dict[str, Any]) -> str:
+    """An answer's JSON, written straight from what the engine returns: it is already the
+    documented shape (the schemas test it), which a marshmallow dump would only copy."""
+    return json_text.dumps(data)
+
+
 def _json(data: dict[str, Any], status: int) -> Response:
-    """The engine already returns the documented shape (the schemas test it); a Response
-    passes flask-smorest untouched, which spares a marshmallow dump on the hot path."""
-    return json_response(json_text.dumps(data), status)
+    """A Response passes flask-smorest untouched: no marshmallow dump."""
+    return json_response(answer_text(data), status)
 
 
 # A status as werkzeug writes it ("202 ACCEPTED"), and its code.
-_STATUSES = {code: (made.status, made.status_code)
-             for code in (200, 202) for made in (Response(status=code),)}
+STATUSES = {code: (made.status, made.status_code)
+            for code in (200, 202) for made in (Response(status=code),)}
 
 
 def json_response(text: str, status: int) -> Response:
@@ -137,7 +145,7 @@ def json_response(text: str, status: int) -> Response:
     headers._list = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
     response = Response.__new__(Response)
     response.headers = headers
-    response._status, response._status_code = _STATUSES[status]
+    response._status, response._status_code = STATUSES[status]
     response.direct_passthrough = False
     response._on_close = []
     response.response = [data]
@@ -145,32 +153,78 @@ def json_response(text: str, status: int) -> Response:
 
 
 class Call(NamedTuple):
-    """What an operation reads of its request, read once: each read through Flask's
-    ``request`` or ``g`` goes through a proxy."""
+    """What an operation reads of its request, read once, whether Flask or
+    api/direct_routes.py dispatched it."""
     header: str | None  # X-Api-Key
     ip: str
-    req: Request
-    glob: Any  # the request's g
+    length: int | None  # Content-Length
+    body: Callable[[], bytes]  # reads the raw body; called at most once
+    correlation_id: str
+    idempotency_key: str | None
 
 
-def _call() -> Call:
+class Answer(NamedTuple):
+    """An operation's answer: its JSON and status, and the correlation id its
+    X-Correlation-Id gives (a replay's is the first answer's)."""
+    text: str
+    status: int
+    correlation_id: str
+    replayed: bool = False
+
+
+def _flask_call() -> Call:
+    # The request and g themselves: each read through Flask's proxies first fails the
+    # ordinary way (an AttributeError built and dropped).
     req = request._get_current_object()  # type: ignore[attr-defined]
+    glob = g._get_current_object()  # type: ignore[attr-defined]
     environ = req.environ
-    return Call(environ.get("HTTP_X_API_KEY"), environ.get("REMOTE_ADDR") or "", req,
-                g._get_current_object())  # type: ignore[attr-defined]
+    raw = glob.get("raw_body")  # a chunked body, already read by the gateway check
+    return Call(environ.get("HTTP_X_API_KEY"), environ.get("REMOTE_ADDR") or "",
+                req.content_length, (lambda: raw) if raw is not None else partial(_body, req),
+                glob.correlation_id, environ.get("HTTP_IDEMPOTENCY_KEY"))
+
+
+def _flask_answer(answer: Answer) -> Response:
+    response = json_response(answer.text, answer.status)
+    if answer.replayed:
+        g.correlation_id = answer.correlation_id  # stamped as X-Correlation-Id
+        response.headers["Idempotent-Replayed"] = "true"
+    return response
 
 
 def _body_or_error(call: Call) -> tuple[Any, ApiError | None, keycache.Found | None]:
     """The body (or its parse's error), and the key's look-up for admission to use."""
     # A request admission will refuse whatever it holds (no valid key, an address or key
     # over its rate limit) is not parsed: admission then answers 401 or 429 in D1's order.
-    gate = body_gate.check(call.header, call.ip, call.req.content_length)
+    gate = body_gate.check(call.header, call.ip, call.length)
     if not gate.parse:
         return None, None, gate.found
     try:
-        return read_json(call.req, call.glob), None, gate.found
+        return read_json(call.body()), None, gate.found
     except ApiError as err:
         return None, err, gate.found
+
+
+def send_answer(call: Call) -> Answer:
+    """Spec 4.1: the send's 202, or an ApiError."""
+    body, parse_error, found = _body_or_error(call)
+    try:
+        answer = sending.send(body, call.header, call.ip, call.correlation_id,
+                              parse_error=parse_error, idempotency_key=call.idempotency_key,
+                              found=found)
+    except sending.Replayed as replay:
+        # The first answer again, correlationId and all (X-Correlation-Id included).
+        return Answer(answer_text(replay.answer), 202, replay.answer["correlationId"],
+                      replayed=True)
+    return Answer(answer_text(answer), 202, call.correlation_id)
+
+
+def preview_answer(call: Call) -> Answer:
+    """Spec 4.2: the preview's 200, or an ApiError."""
+    body, parse_error, found = _body_or_error(call)
+    preview = sending.preview(body, call.header, call.ip, parse_error=parse_error,
+                              found=found)
+    return Answer(preview_text(preview), 200, call.correlation_id)
 
 
 @blp.route("/notifications/send")
@@ -182,20 +236,7 @@ class Send(ApiView):
                               headers=REPLAYED))
     @_errors(400, 401, 403, 404, 409, 413, 422, 429, 500, 503)
     def post(self):
-        call = _call()
-        body, parse_error, found = _body_or_error(call)
-        try:
-            answer = sending.send(body, call.header, call.ip, call.glob.correlation_id,
-                                  parse_error=parse_error,
-                                  idempotency_key=call.req.environ.get("HTTP_IDEMPOTENCY_KEY"),
-                                  found=found)
-        except sending.Replayed as replay:
-            # The first answer again, correlationId and all (X-Correlation-Id included).
-            call.glob.correlation_id = replay.answer["correlationId"]
-            response = _json(replay.answer, 202)
-            response.headers["Idempotent-Replayed"] = "true"
-            return response
-        return _json(answer, 202)
+        return _flask_answer(send_answer(_flask_call()))
 
 
 @blp.route("/notifications/preview")
@@ -206,11 +247,7 @@ class Preview(ApiView):
     @_documented(blp.response(200, PreviewResponse, example=examples.PREVIEW_RESPONSE))
     @_errors(400, 401, 403, 404, 413, 429, 500, 503, operation="preview")
     def post(self):
-        call = _call()
-        body, parse_error, found = _body_or_error(call)
-        found = sending.preview(body, call.header, call.ip, parse_error=parse_error,
-                                found=found)
-        return json_response(preview_text(found), 200)
+        return _flask_answer(preview_answer(_flask_call()))
 
 
 @blp.route("/api-keys/validate")
@@ -222,5 +259,6 @@ class Validate(ApiView):
     @_errors(401, 429, 500, 503, operation="validate",
              path="/api/v1/api-keys/validate")
     def get(self):
-        call = _call()
-        return _json(sending.validate_key(call.header, call.ip), 200)
+        environ = request.environ
+        return _json(sending.validate_key(environ.get("HTTP_X_API_KEY"),
+                                          environ.get("REMOTE_ADDR") or ""), 200)

@@ -38,7 +38,7 @@ PARTS: dict[str, list[tuple[str, str]]] = {
         ("  the row, inserted and committed", "engine.database.notification_store:insert_rows"),
         ("  the job, enqueued", "engine.sending.accepting:enqueue_notifications"),
         ("  the accepted log line", "engine.sending.accepting:log.info"),
-        ("the answer", "api.notifications:_json"),
+        ("the answer", "api.notifications:answer_text"),
     ],
     "preview": [
         ("the body, read and parsed", "api.notifications:_body_or_error"),

@@ -22,6 +22,7 @@ from werkzeug.routing import MapAdapter
 
 import api.app
 import web
+from api.direct_routes import DirectRoutes
 from config.redaction import install_log_masking
 from config.settings import Settings, load_settings
 from engine import runtime
@@ -182,6 +183,9 @@ def create_app(settings: Settings | None = None) -> Flask:
         check_providers(settings)
     runtime.configure(settings)
     app = HeraldFlask(__name__)
+    # The send and the preview, most of an API host's requests, answered before Flask's
+    # request cycle (api/direct_routes.py); inside ProxyFix, which gives them the client.
+    app.wsgi_app = DirectRoutes(app, app.wsgi_app)  # type: ignore[method-assign]
     if settings.trusted_proxies:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.trusted_proxies)  # type: ignore[method-assign]
     api.app.init_app(app, settings)
