@@ -25,7 +25,15 @@ from flask import Flask, g
 
 from api import problems
 from api.app import MAX_BODY_BYTES
-from api.notifications import STATUSES, Answer, Call, preview_answer, read_exactly, send_answer
+from api.notifications import (
+    STATUSES,
+    Answer,
+    Call,
+    declared_length,
+    preview_answer,
+    read_exactly,
+    send_answer,
+)
 from engine.database.db import database
 from engine.observability import context
 from engine.observability.outages import incidents
@@ -49,13 +57,11 @@ class DirectRoutes:
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]
                  ) -> Iterable[bytes]:
         operation = OPERATIONS.get(environ.get("PATH_INFO", ""))
-        length = environ.get("CONTENT_LENGTH")
+        size = declared_length(environ)
         if operation is None or environ.get("REQUEST_METHOD") != "POST" \
-                or "HTTP_TRANSFER_ENCODING" in environ \
-                or not (length and length.isascii() and length.isdigit()) \
-                or int(length) > MAX_BODY_BYTES or "wsgi.input" not in environ:
+                or "HTTP_TRANSFER_ENCODING" in environ or size is None \
+                or size > MAX_BODY_BYTES or "wsgi.input" not in environ:
             return self.wsgi_app(environ, start_response)
-        size = int(length)
         cid = problems.correlation_id(environ)
         token = context.correlation_id.set(cid)  # every log line of the request carries it
         try:

@@ -108,15 +108,21 @@ def read_exactly(stream: Any, size: int) -> bytes:
     return raw
 
 
+def declared_length(environ: dict[str, Any]) -> int | None:
+    """The Content-Length a request gave, when it is a plain decimal number."""
+    length = environ.get("CONTENT_LENGTH")
+    return int(length) if length and length.isascii() and length.isdigit() else None
+
+
 def _body(req: Request) -> bytes:
     """The body of a request through Flask: read straight off the server's stream when it
     gave its Content-Length (the gateway check refused one over the limit), else
     ``get_data``."""
     environ = req.environ
-    length, stream = environ.get("CONTENT_LENGTH"), environ.get("wsgi.input")
-    if stream is None or not (length and length.isascii() and length.isdigit()):
+    size, stream = declared_length(environ), environ.get("wsgi.input")
+    if stream is None or size is None:
         return req.get_data(cache=False)
-    return read_exactly(stream, int(length))
+    return read_exactly(stream, size)
 
 
 def answer_text(data: dict[str, Any]) -> str:
