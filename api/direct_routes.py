@@ -30,6 +30,7 @@ from api.notifications import (
     Answer,
     Call,
     declared_length,
+    json_headers,
     preview_answer,
     read_exactly,
     send_answer,
@@ -76,7 +77,7 @@ class DirectRoutes:
         finally:
             context.correlation_id.reset(token)
         data = answer.text.encode()
-        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+        headers = json_headers(data)
         if answer.replayed:
             headers.append(("Idempotent-Replayed", "true"))
         # As Flask's hooks add them: ``protect``, installed last, runs first.

@@ -141,6 +141,11 @@ STATUSES = {code: (made.status, made.status_code)
             for code in (200, 202) for made in (Response(status=code),)}
 
 
+def json_headers(data: bytes) -> list[tuple[str, str]]:
+    """A JSON answer's own two headers, as werkzeug would write them for ``data``."""
+    return [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+
+
 def json_response(text: str, status: int) -> Response:
     """``Response(text, status=status, mimetype="application/json")``, the same object, its
     two headers written in directly: werkzeug checks each value it is given for a newline
@@ -148,7 +153,7 @@ def json_response(text: str, status: int) -> Response:
     a response, for a constant and a number."""
     data = text.encode()
     headers = Headers()
-    headers._list = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+    headers._list = json_headers(data)
     response = Response.__new__(Response)
     response.headers = headers
     response._status, response._status_code = STATUSES[status]
