@@ -1,12 +1,14 @@
 """Instructions per request of the API's send or preview, or of the editor's preview: the
 one count a busy machine does not move.
 
-``python -m bench.instructions [send|preview|web_preview|web_preview_edit] [count]`` runs
-the requests in one process through the WSGI app, as ``bench.profile inprocess`` does
+``python -m bench.instructions [send|send_idempotent|preview|web_preview|web_preview_edit]
+[count]`` runs the requests in one process through the WSGI app, as ``bench.profile
+inprocess`` does
 (``web_preview`` and ``web_preview_edit`` are the requests of bench/web.py's figures: the
 editor's preview of the 50 KB template, signed in, the same text each time or a new one;
 ``durable_floor``, ``enqueue_floor``, ``preview_floor`` and ``json_floor`` send the API's
-request to its figures' floors, bench/floor_app.py), under valgrind's callgrind
+request to its figures' floors, bench/floor_app.py; ``send_idempotent`` is the send with an
+``Idempotency-Key`` of its own each time), under valgrind's callgrind
 (valgrind itself is not installed by the bench), with counting switched on only around
 ``count`` requests (300 by default) after 200 of warm-up. The figure is every user-space
 instruction of that process (Python, its C modules, the database and Redis clients);
@@ -101,15 +103,20 @@ def request_calls(what: str, calls: int) -> Iterator[Callable[[], None]]:
         else:
             app = create_app()
             object.__setattr__(runtime.settings(), "key_cache_seconds", 1e9)
-        path, expected = FLOORS.get(what) or PATHS[what]
+        keyed = what == "send_idempotent"  # a send with a fresh Idempotency-Key each time
+        path, expected = FLOORS.get(what) or PATHS["send" if keyed else what]
         environ = {"REQUEST_METHOD": "POST", "PATH_INFO": path, "SERVER_NAME": "x",
                    "SERVER_PORT": "80", "wsgi.url_scheme": "http", "REMOTE_ADDR": "127.0.0.1",
                    "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
                    "HTTP_X_API_KEY": key, "SERVER_PROTOCOL": "HTTP/1.1"}
         statuses: list[str] = []
 
+        keys = (f"bench-{number}" for number in range(calls))
+
         def call() -> None:
             request = {**environ, "wsgi.input": io.BytesIO(body), "wsgi.errors": io.StringIO()}
+            if keyed:
+                request["HTTP_IDEMPOTENCY_KEY"] = next(keys)
             for _chunk in app(request, lambda status, *_: statuses.append(status)):
                 pass
 

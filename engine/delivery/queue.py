@@ -9,11 +9,12 @@ notification, job id = notification id, on the priority queue or the bulk queue
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from engine.plugins.channel_contract import goes_bulk
 from engine.plugins.manager import default_registry
-from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME, JobSpec, writer
+from engine.queue.queueing import BULK_QUEUE_NAME, QUEUE_NAME, JobSpec, Record, writer
 
 JOB_FUNCTION = "engine.delivery.jobs.deliver_notification"
 JOB_TIMEOUT = 300
@@ -21,6 +22,10 @@ JOB_TIMEOUT = 300
 RESULT_TTL = 0
 FAILURE_TTL = 3600
 SPEC = JobSpec(JOB_FUNCTION, JOB_TIMEOUT, RESULT_TTL, FAILURE_TTL)
+# One job of ``enqueue_notifications``: (id, bulk, workspace), and the record its enqueue
+# sets (a send's Idempotency-Key record) when there is one.
+Job = (tuple[str, bool, uuid.UUID | str | None]
+       | tuple[str, bool, uuid.UUID | str | None, Record | None])
 
 
 def is_bulk(channel: str, payload: Any) -> bool:
@@ -34,7 +39,7 @@ def _lane(workspace: uuid.UUID | str | None) -> str | None:
 
 
 def enqueue_notification(notification_id: str,
-                         record: tuple[str, str, int] | None = None,
+                         record: Record | None = None,
                          bulk: bool = False,
                          workspace: uuid.UUID | str | None = None) -> None:
     """Enqueue after the row is committed; enqueuing twice is harmless (the job claims the row).
@@ -48,7 +53,9 @@ def enqueue_notification(notification_id: str,
                          _lane(workspace))
 
 
-def enqueue_notifications(jobs: list[tuple[str, bool, uuid.UUID | str | None]]) -> None:
-    """``enqueue_notification`` for each (id, bulk, workspace), all in one round trip."""
-    writer(SPEC).enqueue_each([(job_id, BULK_QUEUE_NAME if bulk else QUEUE_NAME, _lane(ws))
-                               for job_id, bulk, ws in jobs])
+def enqueue_notifications(jobs: Sequence[Job]) -> None:
+    """``enqueue_notification`` for each (id, bulk, workspace[, record]), all in one round
+    trip."""
+    writer(SPEC).enqueue_each([
+        (job[0], BULK_QUEUE_NAME if job[1] else QUEUE_NAME, _lane(job[2]),
+         job[3] if len(job) > 3 else None) for job in jobs])

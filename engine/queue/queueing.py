@@ -29,7 +29,7 @@ from rq.job import Job, JobStatus
 from rq.utils import now
 
 from engine import runtime
-from engine.queue import lanes
+from engine.queue import lanes, redis_scripts
 from engine.queue.redis_scripts import DirectScript
 
 QUEUE_NAME = "herald"  # the priority queue (its name from before there were two)
@@ -40,6 +40,8 @@ QUEUE_NAMES = (QUEUE_NAME, BULK_QUEUE_NAME)  # the order workers serve them in
 CALLBACK_QUEUE_NAME = "herald-callbacks"
 WORKER_QUEUE_NAMES = (*QUEUE_NAMES, CALLBACK_QUEUE_NAME)
 _PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
+# A record set in the enqueue's own call: (Redis key, value, seconds to keep it).
+Record = tuple[str, str, int]
 
 # ARGV[1]: the job id, ARGV[2]: its workspace ('' untracked: no lane keys follow).
 _ENQUEUE = """
@@ -90,19 +92,21 @@ class JobWriter:
         return cls(spec, queues, job.to_dict(), job.serializer, DirectScript(redis, _ENQUEUE),
                    DirectScript(redis, _ENQUEUE_RECORDING))
 
-    def enqueue(self, job_id: str, record: tuple[str, str, int] | None = None,
+    def enqueue(self, job_id: str, record: Record | None = None,
                 queue_name: str = QUEUE_NAME, workspace: str | None = None) -> None:
         """The job ``job_id``, its one argument its id; ``record``: (key, value, seconds)
         set in the same call; ``workspace``: the lane it joins (None: untracked)."""
         keys, args = self.call(job_id, record, queue_name, workspace)
         (self.script if record is None else self.recording)(keys=keys, args=args)
 
-    def enqueue_each(self, jobs: list[tuple[str, str, str | None]]) -> None:
-        """``enqueue`` for each (id, queue name, workspace), all in one round trip."""
-        self.script.call_each([self.call(job_id, None, queue_name, workspace)
-                               for job_id, queue_name, workspace in jobs])
+    def enqueue_each(self, jobs: list[tuple[str, str, str | None, Record | None]]) -> None:
+        """``enqueue`` for each (id, queue name, workspace, record), all in one round trip."""
+        redis_scripts.call_each([
+            (self.script if record is None else self.recording,
+             *self.call(job_id, record, queue_name, workspace))
+            for job_id, queue_name, workspace, record in jobs])
 
-    def call(self, job_id: str, record: tuple[str, str, int] | None = None,
+    def call(self, job_id: str, record: Record | None = None,
              queue_name: str = QUEUE_NAME,
              workspace: str | None = None) -> tuple[list[str], list[Any]]:
         """The enqueue script's keys and arguments for one job."""

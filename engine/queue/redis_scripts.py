@@ -39,13 +39,21 @@ class DirectScript:
         return self._script(keys=keys, args=args) if answers is None else answers[0]
 
     def call_each(self, calls: Sequence[tuple[Sequence[Any], Sequence[Any]]]) -> list[Any]:
-        """The script once per (keys, args), every call in one round trip. Anything
-        unexpected runs each call again through redis-py's own way: for the enqueue, which
-        is the caller, a job enqueued twice is harmless (its claim decides)."""
-        answers = _on_own_connection(self._pool, [self._evalsha(k, a) for k, a in calls])
-        if answers is None:
-            return [self._script(keys=keys, args=args) for keys, args in calls]
-        return answers
+        """The script once per (keys, args), every call in one round trip."""
+        return call_each([(self, keys, args) for keys, args in calls])
+
+
+def call_each(calls: Sequence[tuple[DirectScript, Sequence[Any], Sequence[Any]]]) -> list[Any]:
+    """Each (script, keys, args), scripts of one client, in one round trip. Anything
+    unexpected runs each call again through redis-py's own way: for the enqueue, which is
+    the caller, a job enqueued twice is harmless (its claim decides)."""
+    if not calls:
+        return []
+    answers = _on_own_connection(calls[0][0]._pool, [
+        script._evalsha(keys, args) for script, keys, args in calls])
+    if answers is None:
+        return [script._script(keys=keys, args=args) for script, keys, args in calls]
+    return answers
 
 
 def commands(redis: Redis, *calls: Sequence[Any]) -> list[Any]:

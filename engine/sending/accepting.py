@@ -17,7 +17,7 @@ from engine.catalog import keycache
 from engine.database import notification_store
 from engine.database.db import database
 from engine.database.vocabulary import NotificationStatus
-from engine.delivery.queue import enqueue_notification, enqueue_notifications, is_bulk
+from engine.delivery.queue import enqueue_notifications, is_bulk
 from engine.errors import ApiError
 from engine.formats import uuid_text
 from engine.observability import metrics
@@ -99,28 +99,20 @@ def accept(resolved: Resolved, built: dict[str, Any], correlation_id: str, *,
     row = _row(resolved, built, correlation_id, keyed, is_test, notification_id)
     queued_bulk = not is_test and (bulk or is_bulk(channel, built))
     try:
+        # With the sends beside it: one INSERT, one commit, one enqueue round trip (whose
+        # call for a keyed send also marks the key's record done). Redis gone after the
+        # commit, the send is accepted all the same and the reconciler enqueues its job.
         if keyed is None:
-            # With the sends beside it: one INSERT, one commit, one enqueue round trip.
             _group().submit(row, (nid, queued_bulk, workspace_id))
         else:
-            idempotency.insert_once(lambda: notification_store.insert_rows([row]), keyed,
-                                    workspace_id)
+            job = (nid, queued_bulk, workspace_id, (
+                keyed.record(workspace_id), keyed.done(correlation_id),
+                idempotency.KEEP_SECONDS))
+            idempotency.insert_once(lambda: _group().submit(row, job), keyed, workspace_id)
     except BaseException as err:
         if dependency_of(err) == "database":  # the commit may have happened unheard
             unheard_commits.mark(nid, correlation_id)
         raise
-    if keyed is not None:
-        # Committed: from here the send is accepted; Redis gone, the reconciler enqueues it.
-        try:
-            enqueue_notification(nid, record=(
-                keyed.record(workspace_id), keyed.done(correlation_id),
-                idempotency.KEEP_SECONDS), bulk=queued_bulk, workspace=workspace_id)
-        except Exception as err:
-            if (part := dependency_of(err)) is not None:
-                incidents.failed(part, err)  # one line per incident
-            else:
-                log.warning("notification %s accepted; its job was not enqueued (%s): the "
-                            "reconciler enqueues it", notification_id, type(err).__name__)
     if not is_test:
         metrics.accepted(resolved.channel.name)
         log.info("notification accepted", extra={

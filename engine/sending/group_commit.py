@@ -9,7 +9,10 @@ anyway, so a send alone takes the path it always took. A send still answers 202 
 its own row is committed and its job enqueued (or, Redis gone, left to the reconciler, as
 before). A row that the database refuses fails its own send only: the group is then
 inserted row by row. A database lost fails the whole group (its commit may have happened
-unheard: engine/queue/unheard_commits.py).
+unheard: engine/queue/unheard_commits.py). Sends with an Idempotency-Key join too: their
+job's enqueue call marks the key's record done, and a row the key's unique index refuses
+fails its own send, whose caller answers it as the replay it is
+(engine/sending/idempotency.py, ``insert_once``).
 
 Measured (docs/performance.md): under the bench's load half the sends join a group of two
 to four, and the machine spends about a tenth less CPU per send.
@@ -30,7 +33,9 @@ log = logging.getLogger("herald.api")
 # list sends (engine/lists/) could build.
 MAX_GROUP = 32
 
-Job = tuple[str, bool, str]  # (notification id, bulk, workspace id) as the enqueue takes it
+# (notification id, bulk, workspace id[, record]) as the enqueue takes it
+# (engine/delivery/queue.py): its first item names the notification in a log line.
+Job = tuple
 
 
 @dataclass

@@ -9,6 +9,7 @@ import uuid
 import pytest
 from peewee import IntegrityError, OperationalError
 
+from engine import runtime
 from engine.database import notification_store
 from engine.database.db import database
 from engine.database.models import Notification
@@ -42,22 +43,32 @@ class _Held:
         notification_store.insert_rows(rows)
 
 
-def _submit(group: GroupCommit, nid: uuid.UUID, row: tuple, ws, errors: dict) -> None:
+def _submit(group: GroupCommit, nid: uuid.UUID, row: tuple, ws, errors: dict,
+            record: tuple[str, str, int] | None = None) -> None:
     database.connect(reuse_if_open=True)  # a request thread's own connection
     try:
-        group.submit(row, (str(nid), False, str(ws.id)))
+        group.submit(row, (str(nid), False, str(ws.id), record))
     except Exception as err:
         errors[nid] = err
     finally:
         database.close()
 
 
-def _run(group: GroupCommit, held: _Held, ws, rows: list[tuple[uuid.UUID, tuple]]) -> dict:
+def _run(group: GroupCommit, held: _Held, ws, rows: list[tuple[uuid.UUID, tuple]],
+         records: dict | None = None) -> dict:
+    """Submit the first row, then the others while its insert is held; ``records``: the
+    record each row's job sets, by row id."""
     errors: dict = {}
-    first = threading.Thread(target=_submit, args=(group, *rows[0], ws, errors))
+    records = records or {}
+
+    def thread(nid: uuid.UUID, row: tuple) -> threading.Thread:
+        return threading.Thread(target=_submit, args=(group, nid, row, ws, errors,
+                                                      records.get(nid)))
+
+    first = thread(*rows[0])
     first.start()
     wait_for(lambda: held.sizes, 10, "the first group's insert")
-    others = [threading.Thread(target=_submit, args=(group, *r, ws, errors)) for r in rows[1:]]
+    others = [thread(*r) for r in rows[1:]]
     for thread in others:
         thread.start()
     wait_for(lambda: len(group._waiting) == len(others), 10, "the sends behind it to wait")
@@ -93,6 +104,24 @@ def test_a_row_the_database_refuses_fails_its_own_send_only(settings):
     ids = {str(nid) for nid, _ in good}
     assert {str(n.id) for n in Notification.select()} == ids | {str(taken)}
     assert set(queue(QUEUE_NAME).get_job_ids()) == ids  # the refused send enqueued nothing
+
+
+def test_a_keyed_send_in_a_group_sets_its_record_with_its_job(settings):
+    # An Idempotency-Key's record is marked done in the same enqueue call as its job, for
+    # keyed and unkeyed sends sharing one group (engine/sending/idempotency.py).
+    ws = factories.workspace()
+    held = _Held()
+    group = GroupCommit(held, enqueue_notifications)
+    rows = [_row(ws) for _ in range(4)]
+    records = {rows[1][0]: ("herald:test:record:1", "done-1", 300),
+               rows[3][0]: ("herald:test:record:3", "done-3", 600)}
+    assert _run(group, held, ws, rows, records) == {}
+    assert held.sizes == [1, 3]
+    assert set(queue(QUEUE_NAME).get_job_ids()) == {str(nid) for nid, _ in rows}
+    redis = runtime.redis()
+    for key, value, seconds in records.values():
+        assert redis.get(key) == value.encode()
+        assert 0 < redis.ttl(key) <= seconds
 
 
 class _AnswerLost(_Held):
