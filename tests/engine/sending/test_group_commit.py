@@ -61,14 +61,14 @@ def _run(group: GroupCommit, held: _Held, ws, rows: list[tuple[uuid.UUID, tuple]
     errors: dict = {}
     records = records or {}
 
-    def thread(nid: uuid.UUID, row: tuple) -> threading.Thread:
+    def sender(nid: uuid.UUID, row: tuple) -> threading.Thread:
         return threading.Thread(target=_submit, args=(group, nid, row, ws, errors,
                                                       records.get(nid)))
 
-    first = thread(*rows[0])
+    first = sender(*rows[0])
     first.start()
     wait_for(lambda: held.sizes, 10, "the first group's insert")
-    others = [thread(*r) for r in rows[1:]]
+    others = [sender(*r) for r in rows[1:]]
     for thread in others:
         thread.start()
     wait_for(lambda: len(group._waiting) == len(others), 10, "the sends behind it to wait")
